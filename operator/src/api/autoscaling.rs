@@ -1,0 +1,28 @@
+//! Horizontal pod autoscaling of the API Deployment.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Bounds and utilization targets of the HorizontalPodAutoscaler.
+///
+/// At least one target is required. `maxReplicas` also sizes the database user's
+/// `max_user_connections`, since the HPA owns the replica count.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoscalingSpec {
+    /// Lower bound; `spec.deployment.replicas` when unset. May not exceed `maxReplicas`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub min_replicas: Option<i32>,
+    /// Upper bound.
+    #[schemars(range(min = 1))]
+    pub max_replicas: i32,
+    /// Target average CPU utilization, percent of the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub target_cpu_utilization: Option<i32>,
+    /// Target average memory utilization, percent of the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub target_memory_utilization: Option<i32>,
+}

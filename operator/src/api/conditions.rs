@@ -1,0 +1,241 @@
+//! The condition and reason vocabulary of both kinds, in the spec's own words.
+//!
+//! Conditions are matched by string on the wire; naming them once here keeps the controllers,
+//! the tests and the feature files from drifting apart.
+
+macro_rules! vocabulary {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The string written to the API.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => stringify!($variant)),+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+vocabulary! {
+    /// Condition types of a `Barbican`.
+    BarbicanConditionType {
+        /// The aggregate: True when all nine sub-conditions are.
+        Ready,
+        /// ESO store, credential Secrets, DSN Secret and config Secret.
+        SecretsReady,
+        /// The attached stores form a valid projection.
+        SecretStoresReady,
+        /// The db-clean CronJob.
+        DBCleanReady,
+        /// Schema provisioning, the release gate and db-sync.
+        DatabaseReady,
+        /// The API Deployment, Service and PDB.
+        DeploymentReady,
+        /// The `/healthcheck` probe.
+        BarbicanAPIReady,
+        /// The HorizontalPodAutoscaler.
+        HPAReady,
+        /// The NetworkPolicy.
+        NetworkPolicyReady,
+        /// The HTTPRoute.
+        HTTPRouteReady,
+        /// Whether extraConfig overrides operator-owned keys; never aggregated.
+        ExtraConfigHealthy,
+    }
+}
+
+impl BarbicanConditionType {
+    /// The nine sub-conditions the aggregate `Ready` is computed from.
+    pub const AGGREGATED: [BarbicanConditionType; 9] = [
+        BarbicanConditionType::SecretsReady,
+        BarbicanConditionType::DatabaseReady,
+        BarbicanConditionType::SecretStoresReady,
+        BarbicanConditionType::DeploymentReady,
+        BarbicanConditionType::BarbicanAPIReady,
+        BarbicanConditionType::HPAReady,
+        BarbicanConditionType::NetworkPolicyReady,
+        BarbicanConditionType::HTTPRouteReady,
+        BarbicanConditionType::DBCleanReady,
+    ];
+}
+
+vocabulary! {
+    /// Condition types of a `BarbicanSecretStore`.
+    StoreConditionType {
+        /// The aggregate of the mode's sub-conditions.
+        Ready,
+        /// The credentials in hand are accepted by the server.
+        CredentialsReady,
+        /// The OpenBaoCluster carries the mount and the AppRole (managed mode only).
+        ProvisioningReady,
+        /// The parent's Deployment mounts a config carrying this store's section.
+        ConfigProjected,
+    }
+}
+
+vocabulary! {
+    /// Every reason either kind writes on a condition.
+    Reason {
+        /// Aggregate True.
+        AllReady,
+        /// Aggregate False.
+        NotAllReady,
+        /// SecretsReady True.
+        SecretsAvailable,
+        /// The target cluster is not registered or does not resolve.
+        TargetClusterUnavailable,
+        /// The selected ESO store is not Ready.
+        SecretStoreNotReady,
+        /// The database Secret lacks `username`/`password`.
+        WaitingForDBCredentials,
+        /// The service-user Secret lacks its key.
+        WaitingForServiceUserCredentials,
+        /// The config could not be rendered or stored.
+        ConfigError,
+        /// SecretStoresReady True.
+        AllStoresProjected,
+        /// Zero or several credential-ready defaults.
+        NoDefaultSecretStore,
+        /// Several credential-ready OpenBao stores.
+        MultipleOpenBaoStores,
+        /// A store's Secret was unreadable, or the cascade of a missing default store.
+        WaitingForSecretStores,
+        /// The CronJob is scheduled.
+        DBCleanScheduled,
+        /// The CronJob is paused (by the user or for a migration).
+        DBCleanSuspended,
+        /// The newest run failed.
+        DBCleanJobFailed,
+        /// Paused for a migration the release gate refused.
+        DBCleanBlocked,
+        /// DatabaseReady True.
+        DatabaseSynced,
+        /// The MariaDB children are not Ready.
+        WaitingForDatabase,
+        /// The referenced MariaDB cluster is not Ready.
+        ClusterNotReady,
+        /// db-sync is running.
+        DBSyncInProgress,
+        /// db-sync failed with the current pod template.
+        DBSyncFailed,
+        /// A release did not parse.
+        VersionParseError,
+        /// The requested release is older than the installed one.
+        DowngradeNotSupported,
+        /// The requested release is more than one step ahead.
+        UpgradePathInvalid,
+        /// The image does not match the requested release.
+        ImageReleaseMismatch,
+        /// DeploymentReady True.
+        DeploymentReady,
+        /// The Deployment has not converged.
+        WaitingForDeployment,
+        /// The probe passed.
+        APIHealthy,
+        /// The probe answered with a non-2xx status.
+        APIUnhealthy,
+        /// The probe timed out.
+        HealthCheckTimeout,
+        /// The probe could not connect.
+        ConnectionFailed,
+        /// The probe failed otherwise.
+        HealthCheckFailed,
+        /// The probe waits for `status.endpoint`.
+        EndpointNotReady,
+        /// HPAReady True.
+        HPAReady,
+        /// No autoscaling requested.
+        HPANotRequired,
+        /// NetworkPolicyReady True.
+        NetworkPolicyReady,
+        /// No network policy requested.
+        NetworkPolicyNotRequired,
+        /// A parent Gateway accepted the route.
+        HTTPRouteAccepted,
+        /// No gateway requested.
+        HTTPRouteNotRequired,
+        /// No parent accepted the route yet.
+        HTTPRouteNotAccepted,
+        /// The Gateway API CRDs are missing.
+        GatewayAPINotInstalled,
+        /// The Gateway API probe failed.
+        CapabilityProbeFailed,
+        /// ExtraConfigHealthy True.
+        NoOwnedKeysOverridden,
+        /// ExtraConfigHealthy False.
+        OwnedKeysOverridden,
+        /// CredentialsReady True.
+        CredentialsAvailable,
+        /// A credentials key is missing or empty.
+        WaitingForCredentials,
+        /// The server rejects the credentials.
+        InvalidCredentials,
+        /// The AppRole policy lacks a capability on the probe path.
+        InsufficientCapabilities,
+        /// The server did not answer.
+        OpenBaoUnreachable,
+        /// The parent Barbican does not exist.
+        WaitingForParent,
+        /// ProvisioningReady True.
+        Provisioned,
+        /// No OpenBaoCluster of that name.
+        InstanceNotFound,
+        /// The instance is not Available yet.
+        WaitingForInstance,
+        /// The instance's CA Secret is not there yet.
+        WaitingForInstanceTLS,
+        /// The self-init requests did not run.
+        InstanceNotProvisioned,
+        /// A token or an OpenBao request was denied.
+        ProvisioningDenied,
+        /// ConfigProjected True.
+        ConfigProjected,
+        /// The projection has not landed yet.
+        WaitingForProjection,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aggregate_reads_nine_sub_conditions_and_not_itself_or_extra_config() {
+        let aggregated = BarbicanConditionType::AGGREGATED;
+        assert_eq!(aggregated.len(), 9);
+        assert!(!aggregated.contains(&BarbicanConditionType::Ready));
+        assert!(!aggregated.contains(&BarbicanConditionType::ExtraConfigHealthy));
+    }
+
+    #[test]
+    fn wire_strings_are_the_spec_spelling() {
+        assert_eq!(BarbicanConditionType::DBCleanReady.as_str(), "DBCleanReady");
+        assert_eq!(
+            BarbicanConditionType::BarbicanAPIReady.as_str(),
+            "BarbicanAPIReady"
+        );
+        assert_eq!(
+            Reason::WaitingForInstanceTLS.to_string(),
+            "WaitingForInstanceTLS"
+        );
+        assert_eq!(
+            StoreConditionType::ConfigProjected.as_str(),
+            "ConfigProjected"
+        );
+    }
+}

@@ -1,0 +1,52 @@
+//! WSGI middleware and service plugins: the two ways to extend Barbican beyond its own options.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Where a middleware filter goes in the `barbican-api-keystone` pipeline.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PipelinePosition {
+    /// Before the base filters.
+    Before,
+    /// After the base filters, just ahead of the application.
+    After,
+}
+
+/// A WSGI filter inserted into the pipeline `composite:main` routes `/v1` to.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MiddlewareSpec {
+    /// Filter name, used as its paste section `[filter:<name>]` and pipeline entry.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// Python entry point of the filter factory (`audit_middleware:filter_factory`).
+    #[schemars(length(min = 1, max = 1024))]
+    pub filter_factory: String,
+    /// `before` or `after` the base filters.
+    pub position: PipelinePosition,
+    /// Options rendered into the filter's own paste section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<BTreeMap<String, String>>,
+}
+
+/// A service plugin or driver configured through its own INI section.
+///
+/// Plugin sections lose to the operator's defaults on a key collision, and to `extraConfig`
+/// on top of that.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginSpec {
+    /// Name of the plugin, for the reader.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// The INI section the options are rendered into; the list-map key, so two plugins cannot
+    /// claim one section and server-side apply merges entries by section.
+    #[schemars(length(min = 1, max = 253))]
+    pub config_section: String,
+    /// Options of the section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<BTreeMap<String, String>>,
+}

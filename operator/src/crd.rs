@@ -1,0 +1,63 @@
+//! The CustomResourceDefinition manifests, generated from the Rust types.
+//!
+//! `deploy/crds/` holds this output; a test fails when the committed files drift from it, so
+//! the YAML is never edited by hand.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::CustomResourceExt;
+
+use crate::api::{Barbican, BarbicanSecretStore};
+
+/// Failure to turn a CRD into YAML.
+#[derive(Debug, thiserror::Error)]
+pub enum CrdError {
+    /// The YAML serializer refused the CRD.
+    #[error("serializing CRD {name} to YAML: {source}")]
+    Serialize {
+        /// The CRD's metadata.name.
+        name: String,
+        /// What the serializer said.
+        source: serde_saphyr::SerializeError,
+    },
+}
+
+/// Both CRDs, Barbican first.
+pub fn definitions() -> Vec<CustomResourceDefinition> {
+    vec![Barbican::crd(), BarbicanSecretStore::crd()]
+}
+
+/// One generated manifest: the file it lives in under `deploy/crds/` and its YAML.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Manifest {
+    /// File name, `<plural>.<group>.yaml`.
+    pub file_name: String,
+    /// The YAML document.
+    pub yaml: String,
+}
+
+/// Renders every CRD as YAML, in the order of [`definitions`].
+pub fn manifests() -> Result<Vec<Manifest>, CrdError> {
+    definitions()
+        .into_iter()
+        .map(|crd| {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            let yaml = serde_saphyr::to_string(&crd).map_err(|source| CrdError::Serialize {
+                name: name.clone(),
+                source,
+            })?;
+            Ok(Manifest {
+                file_name: format!("{name}.yaml"),
+                yaml,
+            })
+        })
+        .collect()
+}
+
+/// All CRDs as one multi-document YAML stream, as `barbican-operator crd` prints it.
+pub fn stream(manifests: &[Manifest]) -> String {
+    manifests
+        .iter()
+        .map(|m| format!("---\n{}", m.yaml))
+        .collect::<Vec<_>>()
+        .join("")
+}

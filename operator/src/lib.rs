@@ -1,0 +1,9 @@
+//! barbican-operator: a Kubernetes operator that runs OpenStack Barbican (the key manager) and
+//! attaches OpenBao/Vault secret stores to it.
+//!
+//! The crate is organised after `shared/design.md`: [`api`] holds the two custom resources
+//! (`Barbican`, `BarbicanSecretStore`), their schema-level rules and the names the operator
+//! fixes; [`crd`] turns them into the CustomResourceDefinition manifests under `deploy/crds/`.
+
+pub mod api;
+pub mod crd;

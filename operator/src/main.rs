@@ -1,0 +1,56 @@
+//! The `barbican-operator` binary.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use barbican_operator::crd;
+use clap::{Parser, Subcommand};
+
+/// Kubernetes operator for OpenStack Barbican and its OpenBao secret stores.
+#[derive(Parser, Debug)]
+#[command(name = "barbican-operator", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print both CustomResourceDefinitions as a YAML stream, or write one file per CRD.
+    Crd {
+        /// Write `<plural>.<group>.yaml` files into this directory instead of printing.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("barbican-operator: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Crd { out_dir } => {
+            let manifests = crd::manifests().map_err(|e| e.to_string())?;
+            match out_dir {
+                None => print!("{}", crd::stream(&manifests)),
+                Some(dir) => {
+                    std::fs::create_dir_all(&dir)
+                        .map_err(|e| format!("creating {}: {e}", dir.display()))?;
+                    for manifest in &manifests {
+                        let path = dir.join(&manifest.file_name);
+                        std::fs::write(&path, &manifest.yaml)
+                            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,493 @@
+//! Structural OpenAPI v3 validation of custom resources, as kube-apiserver applies it.
+//!
+//! Checks types (with `nullable`, `x-kubernetes-int-or-string` and
+//! `x-kubernetes-preserve-unknown-fields`), `required`, `enum`, `pattern`, string, number, list
+//! and map bounds, and `x-kubernetes-list-type` uniqueness. Unknown fields are reported as the
+//! API server reports them under strict field validation (what kubectl asks for). CEL rules are
+//! not evaluated here; they run after this, on the defaulted object.
+//!
+//! Error paths and messages follow the API server's `field.Error` wording, so a test written
+//! against the sim reads the same as the message a user sees from a real cluster.
+
+use std::fmt;
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+/// One structural violation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaError {
+    /// Dotted field path (`spec.database.port`, `spec.plugins[1]`).
+    pub path: String,
+    /// What is wrong, in the API server's words.
+    pub message: String,
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Validates `value` against the OpenAPI v3 `schema` (an `openAPIV3Schema` node), returning every
+/// violation found. `root` names the value in error paths (empty for a whole object).
+pub fn validate(schema: &Value, value: &Value, root: &str) -> Vec<SchemaError> {
+    let mut errors = Vec::new();
+    walk(schema, value, root, &mut errors, true);
+    errors
+}
+
+fn push(errors: &mut Vec<SchemaError>, path: &str, message: String) {
+    errors.push(SchemaError {
+        path: if path.is_empty() {
+            "<root>".into()
+        } else {
+            path.into()
+        },
+        message,
+    });
+}
+
+fn child(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn flag(schema: &Value, key: &str) -> bool {
+    schema.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn quoted(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn type_matches(expected: &str, value: &Value) -> bool {
+    match (expected, value) {
+        ("object", Value::Object(_))
+        | ("array", Value::Array(_))
+        | ("string", Value::String(_)) => true,
+        ("boolean", Value::Bool(_)) => true,
+        ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
+        ("number", Value::Number(_)) => true,
+        _ => false,
+    }
+}
+
+fn walk(schema: &Value, value: &Value, path: &str, errors: &mut Vec<SchemaError>, is_root: bool) {
+    if value.is_null() {
+        if !flag(schema, "nullable") && !is_root {
+            push(
+                errors,
+                path,
+                "Invalid value: \"null\": must not be null".into(),
+            );
+        }
+        return;
+    }
+    let int_or_string = flag(schema, "x-kubernetes-int-or-string");
+    if int_or_string {
+        if !(type_matches("integer", value) || type_matches("string", value)) {
+            push(
+                errors,
+                path,
+                format!(
+                    "Invalid value: {}: must be an integer or a string",
+                    quoted(value)
+                ),
+            );
+            return;
+        }
+    } else if let Some(expected) = schema.get("type").and_then(Value::as_str)
+        && !type_matches(expected, value)
+    {
+        push(
+            errors,
+            path,
+            format!(
+                "Invalid value: \"{}\": {path} in body must be of type {expected}: \"{}\"",
+                json_type(value),
+                json_type(value)
+            ),
+        );
+        return;
+    }
+
+    check_enum(schema, value, path, errors);
+    match value {
+        Value::String(s) => check_string(schema, s, path, errors),
+        Value::Number(_) => check_number(schema, value, path, errors),
+        Value::Array(items) => check_array(schema, items, path, errors),
+        Value::Object(map) => check_object(schema, map, path, errors),
+        _ => {}
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(branches) = schema.get(key).and_then(Value::as_array) {
+            let passing = branches
+                .iter()
+                .filter(|b| validate(b, value, path).is_empty())
+                .count();
+            let ok = match key {
+                "allOf" => passing == branches.len(),
+                "anyOf" => passing > 0,
+                _ => passing == 1,
+            };
+            if !ok {
+                push(
+                    errors,
+                    path,
+                    format!(
+                        "Invalid value: {}: must validate {key} of the schema",
+                        quoted(value)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn check_enum(schema: &Value, value: &Value, path: &str, errors: &mut Vec<SchemaError>) {
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value)
+    {
+        let list = allowed.iter().map(quoted).collect::<Vec<_>>().join(", ");
+        push(
+            errors,
+            path,
+            format!(
+                "Unsupported value: {}: supported values: {list}",
+                quoted(value)
+            ),
+        );
+    }
+}
+
+fn check_string(schema: &Value, s: &str, path: &str, errors: &mut Vec<SchemaError>) {
+    let len = s.chars().count() as u64;
+    if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+        && len > max
+    {
+        push(
+            errors,
+            path,
+            format!("Too long: may not be more than {max} bytes"),
+        );
+    }
+    if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+        && len < min
+    {
+        push(
+            errors,
+            path,
+            format!("Invalid value: {s:?}: {path} in body should be at least {min} chars long"),
+        );
+    }
+    if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+        match Regex::new(pattern) {
+            Ok(re) if !re.is_match(s) => {
+                push(
+                    errors,
+                    path,
+                    format!("Invalid value: {s:?}: {path} in body should match '{pattern}'"),
+                );
+            }
+            Ok(_) => {}
+            Err(e) => push(
+                errors,
+                path,
+                format!("Internal error: pattern '{pattern}' does not compile: {e}"),
+            ),
+        }
+    }
+}
+
+fn check_number(schema: &Value, value: &Value, path: &str, errors: &mut Vec<SchemaError>) {
+    let Some(n) = value.as_f64() else { return };
+    if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
+        let exclusive = flag(schema, "exclusiveMinimum");
+        if n < min || (exclusive && n == min) {
+            let op = if exclusive {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
+            push(
+                errors,
+                path,
+                format!("Invalid value: {value}: {path} in body should be {op} {min}"),
+            );
+        }
+    }
+    if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
+        let exclusive = flag(schema, "exclusiveMaximum");
+        if n > max || (exclusive && n == max) {
+            let op = if exclusive {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
+            push(
+                errors,
+                path,
+                format!("Invalid value: {value}: {path} in body should be {op} {max}"),
+            );
+        }
+    }
+}
+
+fn check_array(schema: &Value, items: &[Value], path: &str, errors: &mut Vec<SchemaError>) {
+    if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+        && items.len() as u64 > max
+    {
+        push(
+            errors,
+            path,
+            format!("Too many: {}: must have at most {max} items", items.len()),
+        );
+    }
+    if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+        && (items.len() as u64) < min
+    {
+        push(
+            errors,
+            path,
+            format!(
+                "Invalid value: {} items: {path} in body should have at least {min} items",
+                items.len()
+            ),
+        );
+    }
+    if let Some(item_schema) = schema.get("items") {
+        for (i, item) in items.iter().enumerate() {
+            walk(item_schema, item, &format!("{path}[{i}]"), errors, false);
+        }
+    }
+    match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
+        Some("set") => {
+            for (i, item) in items.iter().enumerate() {
+                if items[..i].contains(item) {
+                    push(
+                        errors,
+                        &format!("{path}[{i}]"),
+                        format!("Duplicate value: {}", quoted(item)),
+                    );
+                }
+            }
+        }
+        Some("map") => {
+            let keys: Vec<&str> = schema
+                .get("x-kubernetes-list-map-keys")
+                .and_then(Value::as_array)
+                .map(|k| k.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let key_of = |item: &Value| {
+                keys.iter()
+                    .map(|k| item.get(*k).cloned().unwrap_or(Value::Null))
+                    .collect::<Vec<_>>()
+            };
+            for (i, item) in items.iter().enumerate() {
+                let key = key_of(item);
+                if items[..i].iter().any(|earlier| key_of(earlier) == key) {
+                    let shown = keys
+                        .iter()
+                        .zip(&key)
+                        .map(|(k, v)| format!("\"{k}\":{v}"))
+                        .collect::<Vec<_>>()
+                        .join(",");
+                    push(
+                        errors,
+                        &format!("{path}[{i}]"),
+                        format!("Duplicate value: map[string]interface {{}}{{{shown}}}"),
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn check_object(
+    schema: &Value,
+    map: &Map<String, Value>,
+    path: &str,
+    errors: &mut Vec<SchemaError>,
+) {
+    if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
+        && map.len() as u64 > max
+    {
+        push(
+            errors,
+            path,
+            format!("Too many: {}: must have at most {max} items", map.len()),
+        );
+    }
+    if let Some(min) = schema.get("minProperties").and_then(Value::as_u64)
+        && (map.len() as u64) < min
+    {
+        push(
+            errors,
+            path,
+            format!(
+                "Invalid value: {}: {path} in body should have at least {min} properties",
+                map.len()
+            ),
+        );
+    }
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !map.contains_key(name) {
+                push(errors, &child(path, name), "Required value".into());
+            }
+        }
+    }
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let additional = schema.get("additionalProperties");
+    let preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
+    // The API server's own metadata handling owns ObjectMeta; a CRD schema only constrains it
+    // loosely, so metadata is not walked for unknown fields.
+    for (key, field) in map {
+        let field_path = child(path, key);
+        if let Some(prop) = properties.and_then(|p| p.get(key)) {
+            if !(path.is_empty() && key == "metadata") {
+                walk(prop, field, &field_path, errors, false);
+            }
+        } else if let Some(add) = additional.filter(|a| a.is_object()) {
+            walk(add, field, &field_path, errors, false);
+        } else if !(preserve
+            || additional == Some(&Value::Bool(true))
+            || (path.is_empty() && matches!(key.as_str(), "apiVersion" | "kind")))
+        {
+            push(
+                errors,
+                &field_path,
+                format!("unknown field \"{field_path}\""),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn messages(schema: Value, value: Value) -> Vec<String> {
+        validate(&schema, &value, "")
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn accepts_a_matching_object() {
+        let schema = json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "integer", "minimum": 1}}});
+        assert!(messages(schema, json!({"a": 2})).is_empty());
+    }
+
+    #[test]
+    fn reports_required_type_and_bounds_at_once() {
+        let schema = json!({"type": "object", "required": ["a", "b"], "properties": {
+            "a": {"type": "integer", "minimum": 1},
+            "b": {"type": "string"},
+            "c": {"type": "string", "pattern": "^x", "maxLength": 3}
+        }});
+        let got = messages(schema, json!({"a": 0, "c": "yyyy"}));
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert!(got.iter().any(|m| m == "b: Required value"));
+        assert!(
+            got.iter().any(|m| m.starts_with("a: Invalid value: 0")
+                && m.contains("greater than or equal to 1"))
+        );
+        assert!(
+            got.iter()
+                .any(|m| m.contains("c in body should match '^x'"))
+        );
+        assert!(
+            got.iter()
+                .any(|m| m == "c: Too long: may not be more than 3 bytes")
+        );
+    }
+
+    #[test]
+    fn rejects_unknown_fields_unless_preserved() {
+        let strict = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert_eq!(
+            messages(strict, json!({"b": "x"})),
+            vec!["b: unknown field \"b\""]
+        );
+        let preserved = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+        assert!(messages(preserved, json!({"b": "x"})).is_empty());
+    }
+
+    #[test]
+    fn enforces_enums_maps_and_nullability() {
+        let schema = json!({"type": "object", "properties": {
+            "e": {"type": "string", "enum": ["A", "B"]},
+            "m": {"type": "object", "maxProperties": 1, "additionalProperties": {"type": "string"}},
+            "n": {"type": "string", "nullable": true},
+            "s": {"type": "string"}
+        }});
+        let got = messages(
+            schema,
+            json!({"e": "C", "m": {"x": "1", "y": 2}, "n": null, "s": null}),
+        );
+        assert!(
+            got.iter()
+                .any(|m| m == "e: Unsupported value: \"C\": supported values: \"A\", \"B\""),
+            "{got:?}"
+        );
+        assert!(
+            got.iter()
+                .any(|m| m == "m: Too many: 2: must have at most 1 items"),
+            "{got:?}"
+        );
+        assert!(
+            got.iter()
+                .any(|m| m.starts_with("m.y: Invalid value: \"integer\"")),
+            "{got:?}"
+        );
+        assert!(
+            got.iter()
+                .any(|m| m.starts_with("s: Invalid value: \"null\"")),
+            "{got:?}"
+        );
+        assert_eq!(got.len(), 4, "{got:?}");
+    }
+
+    #[test]
+    fn list_map_keys_must_be_unique() {
+        let schema = json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+            "items": {"type": "object", "properties": {"k": {"type": "string"}, "v": {"type": "string"}}}});
+        let got = messages(schema, json!([{"k": "a", "v": "1"}, {"k": "a", "v": "2"}]));
+        assert_eq!(
+            got,
+            vec!["<root>[1]: Duplicate value: map[string]interface {}{\"k\":\"a\"}"]
+        );
+    }
+
+    #[test]
+    fn int_or_string_takes_both() {
+        let schema = json!({"x-kubernetes-int-or-string": true});
+        assert!(messages(schema.clone(), json!(1)).is_empty());
+        assert!(messages(schema.clone(), json!("50%")).is_empty());
+        assert_eq!(messages(schema, json!(true)).len(), 1);
+    }
+}
