@@ -61,3 +61,75 @@ pub fn stream(manifests: &[Manifest]) -> String {
         .collect::<Vec<_>>()
         .join("")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns(crd: &CustomResourceDefinition) -> Vec<(String, String, String)> {
+        crd.spec.versions[0]
+            .additional_printer_columns
+            .as_ref()
+            .expect("printer columns")
+            .iter()
+            .map(|c| (c.name.clone(), c.type_.clone(), c.json_path.clone()))
+            .collect()
+    }
+
+    fn row(name: &str, type_: &str, path: &str) -> (String, String, String) {
+        (name.into(), type_.into(), path.into())
+    }
+
+    #[test]
+    fn barbican_prints_ready_release_endpoint_age() {
+        assert_eq!(
+            columns(&Barbican::crd()),
+            vec![
+                row(
+                    "Ready",
+                    "string",
+                    ".status.conditions[?(@.type=='Ready')].status"
+                ),
+                row("Release", "string", ".status.installedRelease"),
+                row("Endpoint", "string", ".status.endpoint"),
+                row("Age", "date", ".metadata.creationTimestamp"),
+            ]
+        );
+    }
+
+    #[test]
+    fn secret_store_prints_ready_type_default_barbican_age() {
+        assert_eq!(
+            columns(&BarbicanSecretStore::crd()),
+            vec![
+                row(
+                    "Ready",
+                    "string",
+                    ".status.conditions[?(@.type=='Ready')].status"
+                ),
+                row("Type", "string", ".spec.type"),
+                row("Default", "boolean", ".spec.isDefault"),
+                row("Barbican", "string", ".spec.barbicanRef.name"),
+                row("Age", "date", ".metadata.creationTimestamp"),
+            ]
+        );
+    }
+
+    #[test]
+    fn both_kinds_are_namespaced_with_a_status_subresource() {
+        for crd in definitions() {
+            assert_eq!(crd.spec.group, "barbican.openstack.c5c3.io");
+            assert_eq!(crd.spec.scope, "Namespaced");
+            let version = &crd.spec.versions[0];
+            assert_eq!(version.name, "v1alpha1");
+            assert!(version.served && version.storage);
+            assert!(
+                version
+                    .subresources
+                    .as_ref()
+                    .and_then(|s| s.status.as_ref())
+                    .is_some()
+            );
+        }
+    }
+}

@@ -37,6 +37,44 @@ pub fn validate(schema: &Value, value: &Value, root: &str) -> Vec<SchemaError> {
     errors
 }
 
+/// Applies the schema's `default`s to `value` the way the API server does on write and on read:
+/// a missing property with a default gets it; defaults are applied inside every object, list
+/// item and map value that is present, never inside one that is absent.
+pub fn apply_defaults(schema: &Value, value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+                for (key, prop) in properties {
+                    if !map.contains_key(key)
+                        && let Some(default) = prop.get("default")
+                    {
+                        map.insert(key.clone(), default.clone());
+                    }
+                    if let Some(field) = map.get_mut(key) {
+                        apply_defaults(prop, field);
+                    }
+                }
+            }
+            if let Some(additional) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+                let known = schema.get("properties").and_then(Value::as_object);
+                for (key, field) in map.iter_mut() {
+                    if known.is_none_or(|k| !k.contains_key(key)) {
+                        apply_defaults(additional, field);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                items
+                    .iter_mut()
+                    .for_each(|item| apply_defaults(item_schema, item));
+            }
+        }
+        _ => {}
+    }
+}
+
 fn push(errors: &mut Vec<SchemaError>, path: &str, message: String) {
     errors.push(SchemaError {
         path: if path.is_empty() {
@@ -360,20 +398,18 @@ fn check_object(
     let properties = schema.get("properties").and_then(Value::as_object);
     let additional = schema.get("additionalProperties");
     let preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
-    // The API server's own metadata handling owns ObjectMeta; a CRD schema only constrains it
-    // loosely, so metadata is not walked for unknown fields.
     for (key, field) in map {
         let field_path = child(path, key);
+        // At the root the API server itself owns apiVersion, kind and metadata (ObjectMeta is
+        // validated by its own rules), whatever the CRD schema says of them.
+        if path.is_empty() && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
         if let Some(prop) = properties.and_then(|p| p.get(key)) {
-            if !(path.is_empty() && key == "metadata") {
-                walk(prop, field, &field_path, errors, false);
-            }
+            walk(prop, field, &field_path, errors, false);
         } else if let Some(add) = additional.filter(|a| a.is_object()) {
             walk(add, field, &field_path, errors, false);
-        } else if !(preserve
-            || additional == Some(&Value::Bool(true))
-            || (path.is_empty() && matches!(key.as_str(), "apiVersion" | "kind")))
-        {
+        } else if !(preserve || additional == Some(&Value::Bool(true))) {
             push(
                 errors,
                 &field_path,
@@ -479,7 +515,35 @@ mod tests {
         let got = messages(schema, json!([{"k": "a", "v": "1"}, {"k": "a", "v": "2"}]));
         assert_eq!(
             got,
-            vec!["<root>[1]: Duplicate value: map[string]interface {}{\"k\":\"a\"}"]
+            vec!["[1]: Duplicate value: map[string]interface {}{\"k\":\"a\"}"]
+        );
+    }
+
+    #[test]
+    fn the_root_object_meta_is_left_to_the_api_server() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object"}}});
+        let object =
+            json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"}, "spec": {}});
+        assert!(messages(schema.clone(), object).is_empty());
+        assert_eq!(
+            messages(schema, json!({"extra": 1})),
+            vec!["extra: unknown field \"extra\""]
+        );
+    }
+
+    #[test]
+    fn defaults_fill_missing_fields_inside_present_objects_only() {
+        let schema = json!({"type": "object", "properties": {
+            "present": {"type": "object", "nullable": true, "properties": {"mount": {"type": "string", "default": "barbican"}}},
+            "absent": {"type": "object", "properties": {"mount": {"type": "string", "default": "barbican"}}},
+            "list": {"type": "array", "items": {"type": "object", "properties": {"p": {"type": "integer", "default": 1}}}},
+            "kind": {"type": "string", "default": "ClusterSecretStore"}
+        }});
+        let mut value = json!({"present": {}, "list": [{}, {"p": 2}], "kind": "SecretStore"});
+        apply_defaults(&schema, &mut value);
+        assert_eq!(
+            value,
+            json!({"present": {"mount": "barbican"}, "list": [{"p": 1}, {"p": 2}], "kind": "SecretStore"})
         );
     }
 

@@ -18,7 +18,11 @@ pub struct AutoscalingSpec {
     #[schemars(range(min = 1))]
     pub max_replicas: i32,
     /// Target average CPU utilization, percent of the request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "targetCPUUtilization",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(range(min = 1))]
     pub target_cpu_utilization: Option<i32>,
     /// Target average memory utilization, percent of the request.
