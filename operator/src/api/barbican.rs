@@ -38,6 +38,9 @@ pub const TARGET_CLUSTER_REF_IMMUTABLE_MESSAGE: &str = "targetClusterRef is immu
 /// The secret stores Barbican writes to are separate `BarbicanSecretStore` resources that point
 /// at this one. The API Deployment is not created until an attached store is credential-ready
 /// and marked default, because Barbican resolves its store at start-up and exits without one.
+// clippy reads the repeated `type_ = "string"` of separate printcolumn(...) entries as one
+// attribute given twice.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[kube(
     group = "barbican.openstack.c5c3.io",

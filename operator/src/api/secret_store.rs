@@ -74,6 +74,9 @@ pub enum SecretStoreType {
 ///
 /// The store's `metadata.name` is its identifier in Barbican's config: the suffix of its
 /// `[secretstore:<name>]` section and an entry of `stores_lookup_suffix`.
+// clippy reads the repeated `type_ = "string"` of separate printcolumn(...) entries as one
+// attribute given twice.
+#[allow(clippy::duplicated_attributes)]
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[kube(
     group = "barbican.openstack.c5c3.io",
