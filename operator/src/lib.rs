@@ -3,7 +3,9 @@
 //!
 //! The crate is organised after `shared/design.md`: [`api`] holds the two custom resources
 //! (`Barbican`, `BarbicanSecretStore`), their schema-level rules and the names the operator
-//! fixes; [`crd`] turns them into the CustomResourceDefinition manifests under `deploy/crds/`.
+//! fixes; [`crd`] turns them into the CustomResourceDefinition manifests under `deploy/crds/`;
+//! [`admission`] holds the webhooks' defaulting and validation as pure functions.
 
+pub mod admission;
 pub mod api;
 pub mod crd;

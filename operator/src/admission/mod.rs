@@ -1,0 +1,6 @@
+//! Admission: defaulting and validation of both kinds as pure functions.
+//!
+//! The webhook server (to come) is a thin adapter around these: it decodes an AdmissionReview,
+//! calls [`defaulting`] or the validators, and encodes the verdict.
+
+pub mod defaulting;
