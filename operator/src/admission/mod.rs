@@ -3,4 +3,6 @@
 //! The webhook server (to come) is a thin adapter around these: it decodes an AdmissionReview,
 //! calls [`defaulting`] or the validators, and encodes the verdict.
 
+pub mod barbican;
 pub mod defaulting;
+pub mod verdict;
