@@ -26,6 +26,18 @@ pub fn definitions() -> Vec<CustomResourceDefinition> {
     vec![Barbican::crd(), BarbicanSecretStore::crd()]
 }
 
+/// The `openAPIV3Schema` of a kind's CRD as JSON: what the API server validates and defaults
+/// against, and what CEL rules are evaluated on.
+pub fn open_api_schema<K: CustomResourceExt>() -> serde_json::Value {
+    let crd = K::crd();
+    let schema = crd.spec.versions[0]
+        .schema
+        .as_ref()
+        .and_then(|s| s.open_api_v3_schema.as_ref())
+        .expect("a derived CRD carries an openAPIV3Schema");
+    serde_json::to_value(schema).expect("a schema serializes to JSON")
+}
+
 /// One generated manifest: the file it lives in under `deploy/crds/` and its YAML.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Manifest {

@@ -9,17 +9,7 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 fn crd_schema<K: CustomResourceExt>() -> Value {
-    let crd = K::crd();
-    serde_json::to_value(
-        crd.spec.versions[0]
-            .schema
-            .as_ref()
-            .unwrap()
-            .open_api_v3_schema
-            .as_ref()
-            .unwrap(),
-    )
-    .unwrap()
+    barbican_operator::crd::open_api_schema::<K>()
 }
 
 fn load(name: &str) -> Value {

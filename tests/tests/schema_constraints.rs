@@ -2,52 +2,28 @@
 //! mutates a valid object and names the field path and message the structural validation
 //! reports (or `None` when the mutation must be admitted).
 
-use barbican_operator::api::{Barbican, BarbicanSecretStore};
+use barbican_operator::api::{Barbican, BarbicanSecretStore, fixtures};
 use barbican_sim::schema;
 use kube::CustomResourceExt;
 use serde_json::{Value, json};
 
 fn crd_schema<K: CustomResourceExt>() -> Value {
-    let crd = K::crd();
-    serde_json::to_value(
-        crd.spec.versions[0]
-            .schema
-            .as_ref()
-            .unwrap()
-            .open_api_v3_schema
-            .as_ref()
-            .unwrap(),
-    )
-    .unwrap()
+    barbican_operator::crd::open_api_schema::<K>()
 }
 
 fn barbican() -> Value {
-    json!({
-        "apiVersion": "barbican.openstack.c5c3.io/v1alpha1",
-        "kind": "Barbican",
-        "metadata": {"name": "barbican", "namespace": "openstack"},
-        "spec": {
-            "openStackRelease": "2025.2",
-            "image": {"repository": "ghcr.io/c5c3/barbican", "tag": "2025.2"},
-            "database": {"clusterRef": {"name": "openstack-mariadb"}, "database": "barbican", "secretRef": {"name": "barbican-db"}},
-            "cache": {"clusterRef": {"name": "openstack-memcached"}},
-            "keystoneEndpoint": "http://keystone.openstack.svc.cluster.local:5000/v3",
-            "serviceUser": {"secretRef": {"name": "barbican-keystone"}}
-        }
-    })
+    fixtures::minimal_barbican()
 }
 
 fn store() -> Value {
-    json!({
-        "apiVersion": "barbican.openstack.c5c3.io/v1alpha1",
-        "kind": "BarbicanSecretStore",
-        "metadata": {"name": "openbao-primary", "namespace": "openstack"},
-        "spec": {
-            "barbicanRef": {"name": "barbican"},
-            "type": "OpenBao",
-            "openBao": {"server": {"url": "https://vault.example.com:8200", "credentialsSecretRef": {"name": "vault-approle"}}}
-        }
-    })
+    // A brownfield store, so the server URL and Secret references are there to constrain.
+    fixtures::with_spec(
+        fixtures::managed_store(),
+        &json!({"openBao": {"instanceRef": null, "server": {
+            "url": "https://vault.example.com:8200",
+            "credentialsSecretRef": {"name": "vault-approle"}
+        }}}),
+    )
 }
 
 /// Sets `pointer` (a JSON pointer below the object) to `value`, creating objects on the way.

@@ -330,22 +330,10 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::api::fixtures::{minimal_barbican, with_spec};
 
     fn barbican(spec_patch: Value) -> Barbican {
-        let mut object = json!({
-            "apiVersion": "barbican.openstack.c5c3.io/v1alpha1", "kind": "Barbican",
-            "metadata": {"name": "barbican", "namespace": "openstack"},
-            "spec": {
-                "openStackRelease": "2025.2",
-                "image": {"repository": "ghcr.io/c5c3/barbican", "tag": "2025.2"},
-                "database": {"clusterRef": {"name": "db"}, "database": "barbican", "secretRef": {"name": "barbican-db"}},
-                "cache": {"clusterRef": {"name": "mc"}},
-                "keystoneEndpoint": "http://keystone.openstack.svc:5000/v3",
-                "serviceUser": {"secretRef": {"name": "barbican-keystone"}}
-            }
-        });
-        json_patch::merge(&mut object["spec"], &spec_patch);
-        serde_json::from_value(object).unwrap()
+        serde_json::from_value(with_spec(minimal_barbican(), &spec_patch)).unwrap()
     }
 
     fn fields(verdict: &Verdict) -> Vec<&str> {

@@ -143,15 +143,7 @@ mod tests {
     use super::*;
 
     fn minimal() -> BarbicanSpec {
-        serde_json::from_value(json!({
-            "openStackRelease": "2025.2",
-            "image": {"repository": "ghcr.io/c5c3/barbican", "tag": "2025.2"},
-            "database": {"clusterRef": {"name": "db"}, "database": "barbican", "secretRef": {"name": "barbican-db"}},
-            "cache": {"clusterRef": {"name": "mc"}},
-            "keystoneEndpoint": "http://keystone:5000/v3",
-            "serviceUser": {"secretRef": {"name": "barbican-keystone"}}
-        }))
-        .unwrap()
+        serde_json::from_value(crate::api::fixtures::minimal_barbican()["spec"].clone()).unwrap()
     }
 
     #[test]

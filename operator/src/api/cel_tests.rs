@@ -3,81 +3,31 @@
 //! transition rules (`oldSelf`) included. Also checks that every rule compiles and stays inside
 //! the API server's cost budget.
 
-use kube::{
-    CustomResourceExt,
-    core::cel::{ErrorKind, ScopeContext, Validator, WarningKind, analyze_rule, compile_schema},
+use kube::core::cel::{
+    ErrorKind, ScopeContext, Validator, WarningKind, analyze_rule, compile_schema,
 };
 use serde_json::{Value, json};
 
+use crate::crd::open_api_schema;
+
 use super::{
-    Barbican, BarbicanSecretStore, api_server::*, barbican::*, cache::*, database::*, image::*,
-    policy::*, secret_store::*,
+    Barbican, BarbicanSecretStore,
+    api_server::*,
+    barbican::*,
+    cache::*,
+    database::*,
+    fixtures::{managed_store, minimal_barbican, with_spec},
+    image::*,
+    policy::*,
+    secret_store::*,
 };
 
-fn schema_of(
-    crd: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-) -> Value {
-    serde_json::to_value(
-        crd.spec.versions[0]
-            .schema
-            .as_ref()
-            .unwrap()
-            .open_api_v3_schema
-            .as_ref()
-            .unwrap(),
-    )
-    .unwrap()
-}
-
-/// Deep-merges `patch` into `base` (JSON merge patch semantics: null deletes).
-fn merged(base: &Value, patch: &Value) -> Value {
-    match (base, patch) {
-        (Value::Object(b), Value::Object(p)) => {
-            let mut out = b.clone();
-            for (k, v) in p {
-                if v.is_null() {
-                    out.remove(k);
-                } else {
-                    let next = merged(out.get(k).unwrap_or(&Value::Null), v);
-                    out.insert(k.clone(), next);
-                }
-            }
-            Value::Object(out)
-        }
-        (_, p) => p.clone(),
-    }
-}
-
 fn barbican(spec_patch: Value) -> Value {
-    let base = json!({
-        "apiVersion": "barbican.openstack.c5c3.io/v1alpha1",
-        "kind": "Barbican",
-        "metadata": {"name": "barbican", "namespace": "openstack"},
-        "spec": {
-            "openStackRelease": "2025.2",
-            "image": {"repository": "ghcr.io/c5c3/barbican", "tag": "2025.2"},
-            "database": {"clusterRef": {"name": "openstack-mariadb"}, "database": "barbican", "secretRef": {"name": "barbican-db"}},
-            "cache": {"clusterRef": {"name": "openstack-memcached"}},
-            "keystoneEndpoint": "http://keystone.openstack.svc.cluster.local:5000/v3",
-            "serviceUser": {"secretRef": {"name": "barbican-keystone"}}
-        }
-    });
-    merged(&base, &json!({ "spec": spec_patch }))
+    with_spec(minimal_barbican(), &spec_patch)
 }
 
 fn store(spec_patch: Value) -> Value {
-    let base = json!({
-        "apiVersion": "barbican.openstack.c5c3.io/v1alpha1",
-        "kind": "BarbicanSecretStore",
-        "metadata": {"name": "openbao-primary", "namespace": "openstack"},
-        "spec": {
-            "barbicanRef": {"name": "barbican"},
-            "type": "OpenBao",
-            "isDefault": true,
-            "openBao": {"instanceRef": {"name": "openbao-instance"}}
-        }
-    });
-    merged(&base, &json!({ "spec": spec_patch }))
+    with_spec(managed_store(), &spec_patch)
 }
 
 fn brownfield() -> Value {
@@ -125,11 +75,11 @@ fn assert_rejected(schema: &Value, object: &Value, old: Option<&Value>, message:
 }
 
 fn barbican_schema() -> Value {
-    schema_of(Barbican::crd())
+    open_api_schema::<Barbican>()
 }
 
 fn store_schema() -> Value {
-    schema_of(BarbicanSecretStore::crd())
+    open_api_schema::<BarbicanSecretStore>()
 }
 
 #[test]
@@ -383,9 +333,9 @@ fn managed_stores_are_pinned_to_the_barbican_mount_at_the_root_namespace() {
         OPENBAO_MANAGED_PIN_MESSAGE,
     );
     // Brownfield stores name whatever mount and namespace their server has.
-    let custom = merged(
-        &store(brownfield()),
-        &json!({"spec": {"openBao": {"kvMountpoint": "kv", "namespace": "tenant-a"}}}),
+    let custom = with_spec(
+        store(brownfield()),
+        &json!({"openBao": {"kvMountpoint": "kv", "namespace": "tenant-a"}}),
     );
     assert_accepted(&s, &custom, None);
 }
@@ -393,16 +343,16 @@ fn managed_stores_are_pinned_to_the_barbican_mount_at_the_root_namespace() {
 #[test]
 fn kv_mountpoint_is_immutable_and_defaulted_before_the_rule_runs() {
     let s = store_schema();
-    let old = merged(
-        &store(brownfield()),
-        &json!({"spec": {"openBao": {"kvMountpoint": "kv"}}}),
+    let old = with_spec(
+        store(brownfield()),
+        &json!({"openBao": {"kvMountpoint": "kv"}}),
     );
-    let same = merged(&old, &json!({"spec": {"isDefault": false}}));
+    let same = with_spec(old.clone(), &json!({"isDefault": false}));
     assert_accepted(&s, &same, Some(&old));
-    let moved = merged(&old, &json!({"spec": {"openBao": {"kvMountpoint": "kv2"}}}));
+    let moved = with_spec(old.clone(), &json!({"openBao": {"kvMountpoint": "kv2"}}));
     assert_rejected(&s, &moved, Some(&old), KV_MOUNTPOINT_IMMUTABLE_MESSAGE);
     // An absent mount is the default `barbican`, so dropping an explicit `kv` is a change too.
-    let dropped = merged(&old, &json!({"spec": {"openBao": {"kvMountpoint": null}}}));
+    let dropped = with_spec(old.clone(), &json!({"openBao": {"kvMountpoint": null}}));
     assert_rejected(&s, &dropped, Some(&old), KV_MOUNTPOINT_IMMUTABLE_MESSAGE);
 }
 

@@ -13,6 +13,7 @@ pub mod conditions;
 pub mod database;
 pub mod db_clean;
 pub mod deployment;
+pub mod fixtures;
 pub mod gateway;
 pub mod image;
 pub mod logging;
