@@ -34,12 +34,27 @@ fn main() -> ExitCode {
     }
 }
 
+/// Writes to stdout; a reader that closed the pipe early (`| head`) is a normal end, not an error.
+fn write_stdout(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("writing to stdout: {e}"))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Crd { out_dir } => {
             let manifests = crd::manifests().map_err(|e| e.to_string())?;
             match out_dir {
-                None => print!("{}", crd::stream(&manifests)),
+                None => write_stdout(&crd::stream(&manifests))?,
                 Some(dir) => {
                     std::fs::create_dir_all(&dir)
                         .map_err(|e| format!("creating {}: {e}", dir.display()))?;

@@ -78,3 +78,29 @@ fn the_printed_stream_parses_back_into_both_crds() {
     );
     assert_eq!(docs, crd::definitions());
 }
+
+#[test]
+fn a_reader_closing_the_pipe_early_is_not_an_error() {
+    use std::{io::Read, process::Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_barbican-operator"))
+        .arg("crd")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The pipe is closed here, as `| head -c 16` would.
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(&first[..4], b"---\n");
+}
