@@ -10,6 +10,9 @@ cargo fmt --all -- --check
 echo "== cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+echo "== option catalogs reproduce from barbican's own option definitions"
+ci/check-catalogs.sh
+
 echo "== tests (cargo nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
   # nextest does not run doctests; run them first so nextest's summary closes the log.

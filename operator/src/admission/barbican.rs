@@ -1,9 +1,5 @@
-//! Validation of a `Barbican`: every rule the spec lists that needs nothing but the object
-//! (and the stored object on update).
-//!
-//! Still to come in this module (issue 3): requests ≤ limits, PriorityClass existence,
-//! topology-spread selectors, the cron grammar, the extraConfig ownership registry and the
-//! per-release option catalogs, and the two admission warnings.
+//! Validation of a `Barbican`: every rule of the spec's "Defaulting and validation", all
+//! violations collected into one verdict, plus the two admission warnings.
 
 use crate::api::{
     Barbican,
@@ -19,15 +15,44 @@ use crate::api::{
     policy::POLICY_RULES_OR_CONFIGMAP_MESSAGE,
 };
 
-use super::verdict::{Operation, Verdict, has_line_break};
+use std::collections::BTreeMap;
+
+use super::{
+    catalog, cron,
+    defaulting::default_barbican,
+    lookups::Lookups,
+    quantity,
+    verdict::{Operation, Verdict, has_line_break},
+};
+use crate::api::{config_ownership::OWNED_KEYS, db_clean::DbCleanSpec, refs::is_dns1123_subdomain};
 
 /// Why `targetClusterRef` cannot change, appended to the schema rule's message.
 pub const TARGET_CLUSTER_REF_IMMUTABLE_REASON: &str = "changing it would strand the children already created on the previously selected cluster; delete and recreate the Barbican instead";
 
 /// Validates `new` (and the transition from `old` on update), collecting every violation.
-pub fn validate_barbican(operation: Operation, old: Option<&Barbican>, new: &Barbican) -> Verdict {
+pub fn validate_barbican(
+    operation: Operation,
+    old: Option<&Barbican>,
+    new: &Barbican,
+    lookups: &dyn Lookups,
+) -> Verdict {
     let mut verdict = Verdict::default();
     let spec = &new.spec;
+
+    // The update that removes the finalizer of a deleting CR must pass even when a rule would
+    // now refuse the unchanged spec (a PriorityClass deleted since, a regenerated catalog):
+    // refusing it would hold the CR in Terminating with nothing left to edit. The stored spec
+    // is defaulted first, so a default added by a newer operator is no spec change.
+    if operation == Operation::Update
+        && new.metadata.deletion_timestamp.is_some()
+        && let Some(old) = old
+    {
+        let mut stored = old.spec.clone();
+        default_barbican(&mut stored);
+        if stored == new.spec {
+            return verdict;
+        }
+    }
 
     if operation == Operation::Create
         && let Some(name) = new.metadata.name.as_deref()
@@ -188,6 +213,11 @@ pub fn validate_barbican(operation: Operation, old: Option<&Barbican>, new: &Bar
         }
     }
 
+    check_db_clean(&mut verdict, operation, old, new);
+    check_secret_store_ref(&mut verdict, new);
+    check_resources(&mut verdict, new, lookups);
+    check_extra_config(&mut verdict, operation, old, new);
+
     if let Some(old) = old {
         let before = old
             .spec
@@ -325,12 +355,239 @@ fn check_scaling(verdict: &mut Verdict, barbican: &Barbican) {
     }
 }
 
+/// retentionDays floor, the cron grammar, and the two warnings about what a clean-up deletes.
+fn check_db_clean(
+    verdict: &mut Verdict,
+    operation: Operation,
+    old: Option<&Barbican>,
+    new: &Barbican,
+) {
+    let spec = &new.spec;
+    if let Some(schedule) = spec.db_clean.as_ref().and_then(|d| d.schedule.as_deref())
+        && !schedule.is_empty()
+        && let Err(why) = cron::check(schedule)
+    {
+        verdict.reject(
+            "spec.dbClean.schedule",
+            schedule,
+            format!("not a Kubernetes CronJob schedule: {why}"),
+        );
+    }
+    let effective = DbCleanSpec::effective(spec.db_clean.as_ref());
+    match (operation, old) {
+        (Operation::Update, Some(old)) => {
+            let before = DbCleanSpec::effective(old.spec.db_clean.as_ref()).retention_days;
+            if effective.retention_days < before {
+                verdict.warn(format!(
+                    "spec.dbClean.retentionDays drops from {before} to {}: the next clean-up hard-deletes every soft-deleted row older than {} days, which cannot be undone",
+                    effective.retention_days, effective.retention_days
+                ));
+            }
+        }
+        (Operation::Create, _) if spec.database.host.is_some() && !effective.suspend => {
+            verdict.warn(format!(
+                "brownfield database (spec.database.host) without spec.dbClean.suspend: the first clean-up applies the {}-day retention window to a backlog that has never been cleaned; set spec.dbClean.suspend: true to stage it",
+                effective.retention_days
+            ));
+        }
+        _ => {}
+    }
+}
+
+fn check_secret_store_ref(verdict: &mut Verdict, new: &Barbican) {
+    if let Some(store) = &new.spec.secret_store_ref
+        && !is_dns1123_subdomain(&store.name)
+    {
+        verdict.reject(
+            "spec.secretStoreRef.name",
+            &store.name,
+            "must be a non-empty DNS-1123 subdomain (lowercase alphanumerics, '-' and '.')",
+        );
+    }
+}
+
+/// Requests within limits, an existing PriorityClass, and topology-spread selectors that select
+/// this Barbican's API pods.
+fn check_resources(verdict: &mut Verdict, new: &Barbican, lookups: &dyn Lookups) {
+    let Some(deployment) = &new.spec.deployment else {
+        return;
+    };
+    if let Some(resources) = &deployment.resources {
+        let limits = resources.limits.clone().unwrap_or_default();
+        for (name, request) in resources.requests.iter().flatten() {
+            let Some(limit) = limits.get(name) else {
+                continue;
+            };
+            match (quantity::parse(&request.0), quantity::parse(&limit.0)) {
+                (Some(r), Some(l)) if r > l => verdict.reject(
+                    format!("spec.deployment.resources.requests.{name}"),
+                    &request.0,
+                    format!("must not exceed the {name} limit ({})", limit.0),
+                ),
+                (None, _) => verdict.reject(
+                    format!("spec.deployment.resources.requests.{name}"),
+                    &request.0,
+                    "must be a quantity",
+                ),
+                (_, None) => verdict.reject(
+                    format!("spec.deployment.resources.limits.{name}"),
+                    &limit.0,
+                    "must be a quantity",
+                ),
+                _ => {}
+            }
+        }
+    }
+    if let Some(class) = &deployment.priority_class_name {
+        match lookups.priority_class_exists(class) {
+            Ok(true) => {}
+            Ok(false) => verdict.reject(
+                "spec.deployment.priorityClassName",
+                class,
+                "no PriorityClass of that name exists",
+            ),
+            Err(e) => verdict.reject(
+                "spec.deployment.priorityClassName",
+                class,
+                format!("could not check that the PriorityClass exists: {e}"),
+            ),
+        }
+    }
+    let name = new.metadata.name.clone().unwrap_or_default();
+    let pod_labels: BTreeMap<String, String> = [
+        ("app.kubernetes.io/name", "barbican"),
+        ("app.kubernetes.io/instance", name.as_str()),
+        ("app.kubernetes.io/component", "api"),
+        ("app.kubernetes.io/managed-by", "barbican-operator"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    for (i, constraint) in deployment
+        .topology_spread_constraints
+        .iter()
+        .flatten()
+        .enumerate()
+    {
+        let field = format!("spec.deployment.topologySpreadConstraints[{i}].labelSelector");
+        let allowed = format!(
+            "must select this Barbican's API pods: matchLabels app.kubernetes.io/name=barbican and app.kubernetes.io/instance={name}"
+        );
+        let Some(selector) = &constraint.label_selector else {
+            verdict.require(field, allowed);
+            continue;
+        };
+        let match_labels = selector.match_labels.clone().unwrap_or_default();
+        let names_both = match_labels
+            .get("app.kubernetes.io/name")
+            .map(String::as_str)
+            == Some("barbican")
+            && match_labels.get("app.kubernetes.io/instance") == Some(&name);
+        if !names_both || !selects(selector, &pod_labels) {
+            verdict.require(field, allowed);
+        }
+    }
+}
+
+/// Whether a LabelSelector selects a pod with `labels`.
+fn selects(
+    selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    labels: &BTreeMap<String, String>,
+) -> bool {
+    let by_labels = selector
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    let by_expressions = selector.match_expressions.iter().flatten().all(|e| {
+        let values = e.values.clone().unwrap_or_default();
+        let value = labels.get(&e.key);
+        match e.operator.as_str() {
+            "In" => value.is_some_and(|v| values.contains(v)),
+            "NotIn" => value.is_none_or(|v| !values.contains(v)),
+            "Exists" => value.is_some(),
+            "DoesNotExist" => value.is_none(),
+            _ => false,
+        }
+    });
+    by_labels && by_expressions
+}
+
+/// Empty names, line breaks, the registry's rejected credential keys, and the catalog.
+fn check_extra_config(
+    verdict: &mut Verdict,
+    operation: Operation,
+    old: Option<&Barbican>,
+    new: &Barbican,
+) {
+    let Some(extra) = &new.spec.extra_config else {
+        return;
+    };
+    for (section, options) in extra {
+        if section.is_empty() {
+            verdict.require("spec.extraConfig", "section names must not be empty");
+            continue;
+        }
+        if has_line_break(section) {
+            verdict.require(
+                "spec.extraConfig",
+                "section names must not contain a newline or carriage return",
+            );
+            continue;
+        }
+        for (key, value) in options {
+            if key.is_empty() {
+                verdict.require(
+                    format!("spec.extraConfig[{section}]"),
+                    "option names must not be empty",
+                );
+            } else if has_line_break(key) || has_line_break(value) {
+                verdict.require(
+                    format!("spec.extraConfig[{section}]"),
+                    "option names and values must not contain a newline or carriage return: the INI file is written verbatim",
+                );
+            }
+        }
+    }
+    for owned in OWNED_KEYS {
+        let Some(why) = owned.rejected else { continue };
+        let set = extra
+            .iter()
+            .filter(|(section, _)| section.as_str() == owned.section)
+            .any(|(_, options)| options.contains_key(owned.key));
+        if set {
+            verdict.require(
+                format!("spec.extraConfig[{}][{}]", owned.section, owned.key),
+                format!(
+                    "is managed through {} and must not be set in extraConfig: {why}",
+                    owned.owned_by
+                ),
+            );
+        }
+    }
+    // On update the catalog re-runs only when one of its inputs changed, so an unrelated edit
+    // cannot retroactively refuse a CR a regenerated catalog has since invalidated.
+    let inputs_changed = match (operation, old) {
+        (Operation::Update, Some(old)) => {
+            old.spec.extra_config != new.spec.extra_config
+                || old.spec.open_stack_release != new.spec.open_stack_release
+        }
+        _ => true,
+    };
+    if inputs_changed {
+        catalog::check(verdict, &new.spec.open_stack_release, extra);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::api::fixtures::{minimal_barbican, with_spec};
+    use crate::{
+        admission::lookups::KnownState,
+        api::fixtures::{minimal_barbican, with_spec},
+    };
 
     fn barbican(spec_patch: Value) -> Barbican {
         serde_json::from_value(with_spec(minimal_barbican(), &spec_patch)).unwrap()
@@ -347,7 +604,12 @@ mod tests {
     /// One row: a spec patch and the field paths it must be refused on (empty: admitted).
     fn check(rows: &[(Value, &[&str])]) {
         for (patch, expected) in rows {
-            let verdict = validate_barbican(Operation::Create, None, &barbican(patch.clone()));
+            let verdict = validate_barbican(
+                Operation::Create,
+                None,
+                &barbican(patch.clone()),
+                &KnownState::default(),
+            );
             assert_eq!(
                 fields(&verdict),
                 *expected,
@@ -359,7 +621,15 @@ mod tests {
 
     #[test]
     fn the_minimal_barbican_is_admitted() {
-        assert!(validate_barbican(Operation::Create, None, &barbican(json!({}))).allowed());
+        assert!(
+            validate_barbican(
+                Operation::Create,
+                None,
+                &barbican(json!({})),
+                &KnownState::default()
+            )
+            .allowed()
+        );
     }
 
     #[test]
@@ -369,11 +639,12 @@ mod tests {
             None,
             &barbican(json!({
                 "image": {"digest": format!("sha256:{}", "0".repeat(64))},
-                "database": {"host": "db.example.com"},
+                "database": {"host": "db.example.com", "clusterRef": {"name": "db"}},
                 "keystoneEndpoint": "https://",
                 "region": "RegionOne\n[DEFAULT]\nhost_href = evil",
                 "deployment": {"preStopSleepSeconds": 40}
             })),
+            &KnownState::default(),
         );
         assert_eq!(
             fields(&verdict),
@@ -605,12 +876,19 @@ mod tests {
     fn the_name_bound_applies_on_create_only() {
         let mut long = barbican(json!({}));
         long.metadata.name = Some("b".repeat(44));
-        let created = validate_barbican(Operation::Create, None, &long);
+        let created = validate_barbican(Operation::Create, None, &long, &KnownState::default());
         assert_eq!(fields(&created), ["metadata.name"]);
-        let updated = validate_barbican(Operation::Update, Some(&long), &long);
+        let updated = validate_barbican(
+            Operation::Update,
+            Some(&long),
+            &long,
+            &KnownState::default(),
+        );
         assert!(updated.allowed(), "{}", updated.message());
         long.metadata.name = Some("b".repeat(43));
-        assert!(validate_barbican(Operation::Create, None, &long).allowed());
+        assert!(
+            validate_barbican(Operation::Create, None, &long, &KnownState::default()).allowed()
+        );
     }
 
     #[test]
@@ -618,9 +896,18 @@ mod tests {
         let local = barbican(json!({}));
         let east = barbican(json!({"targetClusterRef": {"name": "east"}}));
         let west = barbican(json!({"targetClusterRef": {"name": "west"}}));
-        assert!(validate_barbican(Operation::Update, Some(&east), &east).allowed());
+        assert!(
+            validate_barbican(
+                Operation::Update,
+                Some(&east),
+                &east,
+                &KnownState::default()
+            )
+            .allowed()
+        );
         for (old, new) in [(&local, &east), (&east, &local), (&east, &west)] {
-            let verdict = validate_barbican(Operation::Update, Some(old), new);
+            let verdict =
+                validate_barbican(Operation::Update, Some(old), new, &KnownState::default());
             assert_eq!(fields(&verdict), ["spec.targetClusterRef"]);
             assert!(
                 verdict
@@ -630,5 +917,327 @@ mod tests {
                 verdict.message()
             );
         }
+    }
+
+    fn with_lookups(patch: Value, lookups: &KnownState) -> Verdict {
+        validate_barbican(Operation::Create, None, &barbican(patch), lookups)
+    }
+
+    #[test]
+    fn db_clean_schedule_uses_the_kubernetes_cron_grammar() {
+        check(&[
+            (json!({"dbClean": {"schedule": "@daily"}}), &[]),
+            (json!({"dbClean": {"schedule": "30 2 * * SUN"}}), &[]),
+            (
+                json!({"dbClean": {"schedule": "0 0 * * * *"}}),
+                &["spec.dbClean.schedule"],
+            ),
+            (
+                json!({"dbClean": {"schedule": "0 0 L * *"}}),
+                &["spec.dbClean.schedule"],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn secret_store_ref_names_a_dns_subdomain() {
+        check(&[
+            (
+                json!({"secretStoreRef": {"name": "openbao-cluster-store"}}),
+                &[],
+            ),
+            (
+                json!({"secretStoreRef": {"kind": "SecretStore", "name": "Tenant_Store"}}),
+                &["spec.secretStoreRef.name"],
+            ),
+            (
+                json!({"secretStoreRef": {"name": ""}}),
+                &["spec.secretStoreRef.name"],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn requests_may_not_exceed_limits() {
+        check(&[
+            (
+                json!({"deployment": {"resources": {"requests": {"cpu": "500m"}, "limits": {"cpu": "1"}}}}),
+                &[],
+            ),
+            (
+                json!({"deployment": {"resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "512Mi"}}}}),
+                &["spec.deployment.resources.requests.memory"],
+            ),
+            (
+                json!({"deployment": {"resources": {"requests": {"cpu": "2"}}}}),
+                &[],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn the_priority_class_must_exist() {
+        let known = KnownState {
+            priority_classes: vec!["openstack-control-plane".into()],
+            ..Default::default()
+        };
+        let patch = |name: &str| json!({"deployment": {"priorityClassName": name}});
+        assert!(with_lookups(patch("openstack-control-plane"), &known).allowed());
+        let missing = with_lookups(patch("openstack-contrl-plane"), &known);
+        assert_eq!(fields(&missing), ["spec.deployment.priorityClassName"]);
+        assert!(
+            missing
+                .message()
+                .contains("no PriorityClass of that name exists")
+        );
+        let down = KnownState {
+            unavailable: Some("the server is unavailable".into()),
+            ..Default::default()
+        };
+        let unknown = with_lookups(patch("openstack-control-plane"), &down);
+        assert!(
+            unknown.message().contains(
+                "could not check that the PriorityClass exists: the server is unavailable"
+            )
+        );
+    }
+
+    #[test]
+    fn topology_spread_selectors_must_select_this_barbicans_api_pods() {
+        let constraint = |selector: Value| {
+            let mut c = json!({"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"});
+            if !selector.is_null() {
+                c["labelSelector"] = selector;
+            }
+            json!({"deployment": {"topologySpreadConstraints": [c]}})
+        };
+        let field: &[&str] = &["spec.deployment.topologySpreadConstraints[0].labelSelector"];
+        check(&[
+            (
+                constraint(
+                    json!({"matchLabels": {"app.kubernetes.io/name": "barbican", "app.kubernetes.io/instance": "barbican"}}),
+                ),
+                &[],
+            ),
+            (
+                constraint(
+                    json!({"matchLabels": {"app.kubernetes.io/name": "barbican", "app.kubernetes.io/instance": "barbican"},
+                    "matchExpressions": [{"key": "app.kubernetes.io/component", "operator": "In", "values": ["api"]}]}),
+                ),
+                &[],
+            ),
+            (
+                constraint(json!({"matchLabels": {"app.kubernetes.io/name": "barbican"}})),
+                field,
+            ),
+            (
+                constraint(
+                    json!({"matchLabels": {"app.kubernetes.io/name": "barbican", "app.kubernetes.io/instance": "other"}}),
+                ),
+                field,
+            ),
+            (
+                constraint(
+                    json!({"matchLabels": {"app.kubernetes.io/name": "barbican", "app.kubernetes.io/instance": "barbican"},
+                    "matchExpressions": [{"key": "app.kubernetes.io/component", "operator": "In", "values": ["db-clean"]}]}),
+                ),
+                field,
+            ),
+            (constraint(Value::Null), field),
+            (
+                json!({"deployment": {"topologySpreadConstraints": []}}),
+                &[],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn extra_config_guards_names_line_breaks_and_the_three_credentials() {
+        check(&[
+            (json!({"extraConfig": {"DEFAULT": {"debug": "true"}}}), &[]),
+            (
+                json!({"extraConfig": {"": {"debug": "true"}}}),
+                &["spec.extraConfig"],
+            ),
+            (
+                json!({"extraConfig": {"DEFAULT": {"": "true"}}}),
+                &["spec.extraConfig[DEFAULT]"],
+            ),
+            (
+                json!({"extraConfig": {"DEFAULT\n[x]": {"debug": "true"}}}),
+                &["spec.extraConfig"],
+            ),
+            (
+                json!({"extraConfig": {"DEFAULT": {"debug": "true\nhost_href = x"}}}),
+                &["spec.extraConfig[DEFAULT]"],
+            ),
+            (
+                json!({"extraConfig": {"keystone_authtoken": {"password": "hunter2"}}}),
+                &["spec.extraConfig[keystone_authtoken][password]"],
+            ),
+            (
+                json!({"extraConfig": {"vault_plugin": {"approle_secret_id": "x"}}}),
+                &["spec.extraConfig[vault_plugin][approle_secret_id]"],
+            ),
+            (
+                json!({"extraConfig": {"vault_plugin": {"root_token_id": "x"}}}),
+                &["spec.extraConfig[vault_plugin][root_token_id]"],
+            ),
+            // Other owned keys are honoured (and reported by the controller), not refused.
+            (
+                json!({"extraConfig": {"database": {"connection": "mysql+pymysql://x"}, "DEFAULT": {"host_href": "https://x"}}}),
+                &[],
+            ),
+            (
+                json!({"extraConfig": {"DEFAULT": {"no_such_option": "1"}}}),
+                &["spec.extraConfig[DEFAULT][no_such_option]"],
+            ),
+            (
+                json!({"extraConfig": {"secretstore:openbao-primary": {"anything": "1"}}}),
+                &[],
+            ),
+        ]);
+        let verdict = validate_barbican(
+            Operation::Create,
+            None,
+            &barbican(json!({"extraConfig": {"keystone_authtoken": {"password": "hunter2"}}})),
+            &KnownState::default(),
+        );
+        assert!(
+            !verdict.message().contains("hunter2"),
+            "a credential is never echoed"
+        );
+        assert!(
+            verdict
+                .message()
+                .contains("OS_KEYSTONE_AUTHTOKEN__PASSWORD"),
+            "{}",
+            verdict.message()
+        );
+    }
+
+    #[test]
+    fn the_catalog_re_runs_on_update_only_when_its_inputs_change() {
+        let stale = barbican(json!({"extraConfig": {"DEFAULT": {"no_such_option": "1"}}}));
+        let mut scaled = stale.clone();
+        scaled.spec.deployment = Some(serde_json::from_value(json!({"replicas": 5})).unwrap());
+        assert!(
+            validate_barbican(
+                Operation::Update,
+                Some(&stale),
+                &scaled,
+                &KnownState::default()
+            )
+            .allowed()
+        );
+        let mut bumped = scaled.clone();
+        bumped.spec.open_stack_release = "2026.1".into();
+        bumped.spec.image.tag = Some("2026.1".into());
+        let verdict = validate_barbican(
+            Operation::Update,
+            Some(&stale),
+            &bumped,
+            &KnownState::default(),
+        );
+        assert_eq!(
+            fields(&verdict),
+            ["spec.extraConfig[DEFAULT][no_such_option]"]
+        );
+    }
+
+    #[test]
+    fn an_unknown_release_is_admitted_with_a_warning() {
+        let verdict = with_lookups(
+            json!({"openStackRelease": "2030.1", "extraConfig": {"DEFAULT": {"x": "1"}}}),
+            &KnownState::default(),
+        );
+        assert!(verdict.allowed(), "{}", verdict.message());
+        assert!(
+            verdict
+                .warnings
+                .iter()
+                .any(|w| w.contains("no option catalog is embedded for OpenStack release 2030.1"))
+        );
+    }
+
+    #[test]
+    fn warnings_name_what_a_clean_up_deletes() {
+        let brownfield =
+            barbican(json!({"database": {"clusterRef": null, "host": "db.example.com"}}));
+        let created =
+            validate_barbican(Operation::Create, None, &brownfield, &KnownState::default());
+        assert!(created.allowed());
+        assert_eq!(created.warnings.len(), 1);
+        assert!(
+            created.warnings[0].contains("brownfield database"),
+            "{:?}",
+            created.warnings
+        );
+        let staged = barbican(
+            json!({"database": {"clusterRef": null, "host": "db"}, "dbClean": {"suspend": true}}),
+        );
+        assert!(
+            validate_barbican(Operation::Create, None, &staged, &KnownState::default())
+                .warnings
+                .is_empty()
+        );
+        assert!(
+            validate_barbican(
+                Operation::Create,
+                None,
+                &barbican(json!({})),
+                &KnownState::default()
+            )
+            .warnings
+            .is_empty()
+        );
+
+        let before = barbican(json!({}));
+        let lowered = barbican(json!({"dbClean": {"retentionDays": 30}}));
+        let update = validate_barbican(
+            Operation::Update,
+            Some(&before),
+            &lowered,
+            &KnownState::default(),
+        );
+        assert!(update.allowed());
+        assert_eq!(update.warnings.len(), 1);
+        assert!(
+            update.warnings[0].contains("drops from 90 to 30"),
+            "{:?}",
+            update.warnings
+        );
+        let raised = validate_barbican(
+            Operation::Update,
+            Some(&lowered),
+            &before,
+            &KnownState::default(),
+        );
+        assert!(raised.warnings.is_empty());
+    }
+
+    #[test]
+    fn the_finalizer_release_of_a_deleting_barbican_is_admitted() {
+        let known = KnownState::default();
+        // Admitted while its PriorityClass existed; the class is gone now.
+        let old = barbican(json!({"deployment": {"priorityClassName": "gone"}}));
+        let mut releasing = old.clone();
+        default_barbican(&mut releasing.spec);
+        releasing.metadata.deletion_timestamp = Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Default::default()),
+        );
+        assert!(validate_barbican(Operation::Update, Some(&old), &releasing, &known).allowed());
+        // A deleting CR whose spec changes is still validated.
+        let mut edited = releasing.clone();
+        edited.spec.region = Some("RegionTwo".into());
+        assert_eq!(
+            fields(&validate_barbican(
+                Operation::Update,
+                Some(&old),
+                &edited,
+                &known
+            )),
+            ["spec.deployment.priorityClassName"]
+        );
     }
 }

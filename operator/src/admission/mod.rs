@@ -4,5 +4,10 @@
 //! calls [`defaulting`] or the validators, and encodes the verdict.
 
 pub mod barbican;
+pub mod catalog;
+pub mod cron;
 pub mod defaulting;
+pub mod lookups;
+pub mod quantity;
+pub mod secret_store;
 pub mod verdict;

@@ -10,6 +10,7 @@ pub mod autoscaling;
 pub mod barbican;
 pub mod cache;
 pub mod conditions;
+pub mod config_ownership;
 pub mod database;
 pub mod db_clean;
 pub mod deployment;

@@ -11,6 +11,22 @@ use serde::{Deserialize, Serialize};
 pub const DNS1123_SUBDOMAIN_PATTERN: &str =
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
 
+/// Whether `name` is a DNS-1123 subdomain: at most 253 characters of dot-separated labels, each
+/// lowercase alphanumerics and '-', starting and ending alphanumeric. The check
+/// [`DNS1123_SUBDOMAIN_PATTERN`] states for the schema, for code that runs without a regex engine.
+pub fn is_dns1123_subdomain(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
+}
+
 /// A Secret reference with an optional data key.
 ///
 /// The key selects which entry of the Secret holds the value; callers that read fixed keys
@@ -121,4 +137,19 @@ pub struct SecretStoreRefSpec {
     /// Name of the store. A DNS-1123 subdomain.
     #[schemars(length(min = 1, max = 253), regex(pattern = DNS1123_SUBDOMAIN_PATTERN))]
     pub name: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns1123_subdomains() {
+        for ok in ["a", "openbao-cluster-store", "a.b-c.d", "0abc"] {
+            assert!(is_dns1123_subdomain(ok), "{ok}");
+        }
+        for bad in ["", "A", "-a", "a-", "a..b", "a_b", &"a".repeat(254)] {
+            assert!(!is_dns1123_subdomain(bad), "{bad}");
+        }
+    }
 }

@@ -1,0 +1,240 @@
+//! The per-release option catalogs: which `[section] option` names barbican reads in each
+//! OpenStack release, generated from barbican's own option definitions by
+//! `operator/catalogs/generate.py` and embedded in the binary.
+
+use std::{collections::BTreeMap, sync::OnceLock};
+
+use serde::Deserialize;
+
+use super::verdict::{Verdict, has_line_break};
+use crate::api::config_ownership;
+
+/// What one release knows.
+#[derive(Debug, Deserialize)]
+pub struct Catalog {
+    /// The OpenStack release.
+    pub release: String,
+    /// The barbican version it was generated from.
+    pub barbican: String,
+    /// Section name to its options.
+    pub sections: BTreeMap<String, Section>,
+}
+
+/// The options of one section.
+#[derive(Debug, Deserialize)]
+pub struct Section {
+    /// Current option names.
+    pub options: BTreeMap<String, serde_json::Value>,
+    /// Deprecated names, each mapped to its replacement (`[section] option`).
+    pub deprecated: BTreeMap<String, String>,
+}
+
+const EMBEDDED: &[(&str, &str)] = &[
+    ("2025.1", include_str!("../../catalogs/2025.1.json")),
+    ("2025.2", include_str!("../../catalogs/2025.2.json")),
+    ("2026.1", include_str!("../../catalogs/2026.1.json")),
+    ("2026.2", include_str!("../../catalogs/2026.2.json")),
+];
+
+/// The catalog of `release`, if one is embedded.
+pub fn for_release(release: &str) -> Option<&'static Catalog> {
+    static CATALOGS: OnceLock<BTreeMap<&'static str, Catalog>> = OnceLock::new();
+    CATALOGS
+        .get_or_init(|| {
+            EMBEDDED
+                .iter()
+                .map(|(release, json)| {
+                    let catalog: Catalog =
+                        serde_json::from_str(json).expect("embedded catalogs are generated JSON");
+                    (*release, catalog)
+                })
+                .collect()
+        })
+        .get(release)
+}
+
+/// Releases with an embedded catalog.
+pub fn releases() -> impl Iterator<Item = &'static str> {
+    EMBEDDED.iter().map(|(release, _)| *release)
+}
+
+/// Prefix of the per-store sections, whose names come from store CRs and no catalog can list.
+pub const SECRET_STORE_SECTION_PREFIX: &str = "secretstore:";
+
+/// Checks every extraConfig option name against the release's catalog: unknown sections and
+/// options are violations naming the release; deprecated names are admitted with a warning
+/// naming the replacement; a release without a catalog is admitted with a warning.
+pub fn check(
+    verdict: &mut Verdict,
+    release: &str,
+    extra_config: &BTreeMap<String, BTreeMap<String, String>>,
+) {
+    let Some(catalog) = for_release(release) else {
+        verdict.warn(format!(
+            "no option catalog is embedded for OpenStack release {release}; spec.extraConfig option names are not checked (catalogs: {})",
+            releases().collect::<Vec<_>>().join(", ")
+        ));
+        return;
+    };
+    for (section, options) in extra_config {
+        // Empty or multi-line names are refused by the structural guards; one report each.
+        if section.starts_with(SECRET_STORE_SECTION_PREFIX)
+            || section.is_empty()
+            || has_line_break(section)
+        {
+            continue;
+        }
+        let name = if section.eq_ignore_ascii_case("DEFAULT") {
+            "DEFAULT"
+        } else {
+            section.as_str()
+        };
+        let known = catalog.sections.get(name);
+        for option in options.keys() {
+            if option.is_empty()
+                || has_line_break(option)
+                || config_ownership::owned(name, option).is_some()
+            {
+                continue;
+            }
+            match known {
+                Some(s) if s.options.contains_key(option) => {}
+                Some(s) => match s.deprecated.get(option) {
+                    Some(replacement) => verdict.warn(format!(
+                        "spec.extraConfig[{section}][{option}] is deprecated in OpenStack release {release}; use {replacement}"
+                    )),
+                    None => verdict.reject(
+                        format!("spec.extraConfig[{section}][{option}]"),
+                        option,
+                        format!("unknown option [{name}] {option} for OpenStack release {release} (barbican {})", catalog.barbican),
+                    ),
+                },
+                None => {
+                    verdict.reject(
+                        format!("spec.extraConfig[{section}]"),
+                        section,
+                        format!("unknown section [{section}] for OpenStack release {release} (barbican {})", catalog.barbican),
+                    );
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn extra(pairs: &[(&str, &str)]) -> BTreeMap<String, BTreeMap<String, String>> {
+        let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for (section, option) in pairs {
+            out.entry(section.to_string())
+                .or_default()
+                .insert(option.to_string(), "x".into());
+        }
+        out
+    }
+
+    #[test]
+    fn every_release_of_the_spec_has_a_catalog_generated_from_its_barbican() {
+        for (release, barbican) in [
+            ("2025.1", "20.0.0"),
+            ("2025.2", "21.0.0"),
+            ("2026.1", "22.0.0"),
+            ("2026.2", "23.0.0"),
+        ] {
+            let catalog = for_release(release).unwrap();
+            assert_eq!(catalog.release, release);
+            assert_eq!(catalog.barbican, barbican);
+            for section in [
+                "DEFAULT",
+                "database",
+                "keystone_authtoken",
+                "vault_plugin",
+                "secretstore",
+                "oslo_policy",
+                "queue",
+            ] {
+                assert!(
+                    catalog.sections.contains_key(section),
+                    "{release} lacks [{section}]"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn known_options_pass_and_unknown_ones_name_the_release() {
+        let mut verdict = Verdict::default();
+        check(
+            &mut verdict,
+            "2025.2",
+            &extra(&[
+                ("DEFAULT", "debug"),
+                ("database", "max_retries"),
+                ("oslo_messaging_notifications", "driver"),
+            ]),
+        );
+        assert!(
+            verdict.allowed() && verdict.warnings.is_empty(),
+            "{verdict:?}"
+        );
+
+        let mut verdict = Verdict::default();
+        check(
+            &mut verdict,
+            "2025.2",
+            &extra(&[("DEFAULT", "no_such_option"), ("no_such_section", "x")]),
+        );
+        let message = verdict.message();
+        assert!(
+            message
+                .contains("unknown option [DEFAULT] no_such_option for OpenStack release 2025.2"),
+            "{message}"
+        );
+        assert!(
+            message.contains("unknown section [no_such_section] for OpenStack release 2025.2"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn deprecated_names_are_admitted_with_a_warning_naming_the_replacement() {
+        let mut verdict = Verdict::default();
+        check(
+            &mut verdict,
+            "2025.1",
+            &extra(&[("keystone_authtoken", "memcache_servers")]),
+        );
+        assert!(verdict.allowed(), "{}", verdict.message());
+        assert_eq!(
+            verdict.warnings,
+            [
+                "spec.extraConfig[keystone_authtoken][memcache_servers] is deprecated in OpenStack release 2025.1; use [keystone_authtoken] memcached_servers"
+            ]
+        );
+    }
+
+    #[test]
+    fn store_sections_are_exempt_and_unknown_releases_only_warn() {
+        let mut verdict = Verdict::default();
+        check(
+            &mut verdict,
+            "2025.1",
+            &extra(&[("secretstore:openbao-primary", "anything")]),
+        );
+        assert!(verdict.allowed() && verdict.warnings.is_empty());
+        let mut verdict = Verdict::default();
+        check(
+            &mut verdict,
+            "2030.1",
+            &extra(&[("DEFAULT", "no_such_option")]),
+        );
+        assert!(verdict.allowed());
+        assert!(
+            verdict.warnings[0]
+                .contains("no option catalog is embedded for OpenStack release 2030.1")
+        );
+    }
+}
