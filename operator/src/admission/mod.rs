@@ -9,5 +9,8 @@ pub mod cron;
 pub mod defaulting;
 pub mod lookups;
 pub mod quantity;
+pub mod review;
 pub mod secret_store;
+pub mod server;
+pub mod tls;
 pub mod verdict;

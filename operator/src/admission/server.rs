@@ -1,0 +1,202 @@
+//! The HTTPS webhook server: four AdmissionReview v1 endpoints and `/healthz`, over TLS from
+//! mounted files that are reloaded when they change.
+//!
+//! Each handler decodes the body, asks its [`LookupSource`] for the cluster state the rules
+//! consult, and answers through [`review`](super::review). A body that does not decode is
+//! answered with a denial that says why: never a panic, never a 500.
+
+use std::{future::Future, net::SocketAddr, sync::Arc};
+
+use axum::{
+    Json, Router,
+    body::Bytes,
+    extract::State,
+    routing::{get, post},
+};
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo},
+    server::conn::auto,
+    service::TowerToHyperService,
+};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::{
+    Api, Client, ResourceExt,
+    api::ListParams,
+    core::{
+        DynamicObject,
+        admission::{AdmissionRequest, AdmissionReview},
+    },
+};
+use rustls::{ServerConfig, crypto::CryptoProvider};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+use super::{
+    lookups::KnownState,
+    review::{Endpoint, decode, denial, review},
+    tls::ReloadingCertificate,
+};
+use crate::api::BarbicanSecretStore;
+
+/// Where the rules' cluster state comes from for one request.
+pub trait LookupSource: Send + Sync + 'static {
+    /// The state `endpoint` needs to judge `request`.
+    fn known_state(
+        &self,
+        endpoint: Endpoint,
+        request: &AdmissionRequest<DynamicObject>,
+    ) -> impl Future<Output = KnownState> + Send;
+}
+
+/// Fixed state, for tests and for running without an API server.
+impl LookupSource for KnownState {
+    async fn known_state(
+        &self,
+        _endpoint: Endpoint,
+        _request: &AdmissionRequest<DynamicObject>,
+    ) -> KnownState {
+        self.clone()
+    }
+}
+
+/// Reads what the rules need from the API server, uncached, so a sibling created a moment
+/// ago is seen.
+#[derive(Clone)]
+pub struct ApiLookups {
+    client: Client,
+}
+
+impl ApiLookups {
+    /// Lookups through `client`.
+    pub fn new(client: Client) -> Self {
+        Self { client }
+    }
+}
+
+impl LookupSource for ApiLookups {
+    async fn known_state(
+        &self,
+        endpoint: Endpoint,
+        request: &AdmissionRequest<DynamicObject>,
+    ) -> KnownState {
+        let mut known = KnownState::default();
+        let Some(object) = &request.object else {
+            return known;
+        };
+        let result: Result<(), kube::Error> = async {
+            match endpoint {
+                Endpoint::ValidateBarbican => {
+                    let class = object
+                        .data
+                        .pointer("/spec/deployment/priorityClassName")
+                        .and_then(|v| v.as_str());
+                    if let Some(class) = class {
+                        let api: Api<PriorityClass> = Api::all(self.client.clone());
+                        if api.get_opt(class).await?.is_some() {
+                            known.priority_classes.push(class.to_string());
+                        }
+                    }
+                }
+                Endpoint::ValidateSecretStore => {
+                    let namespace = object
+                        .namespace()
+                        .unwrap_or_else(|| request.namespace.clone().unwrap_or_default());
+                    let api: Api<BarbicanSecretStore> =
+                        Api::namespaced(self.client.clone(), &namespace);
+                    known.secret_stores = api.list(&ListParams::default()).await?.items;
+                }
+                Endpoint::MutateBarbican | Endpoint::MutateSecretStore => {}
+            }
+            Ok(())
+        }
+        .await;
+        if let Err(e) = result {
+            known.unavailable = Some(e.to_string());
+        }
+        known
+    }
+}
+
+/// The router: the four endpoints and `/healthz`.
+pub fn router<L: LookupSource>(lookups: Arc<L>) -> Router {
+    let mut router = Router::new().route("/healthz", get(|| async { "ok" }));
+    for endpoint in Endpoint::ALL {
+        router = router.route(
+            endpoint.path(),
+            post(move |State(lookups): State<Arc<L>>, body: Bytes| handle(lookups, endpoint, body)),
+        );
+    }
+    router.with_state(lookups)
+}
+
+async fn handle<L: LookupSource>(
+    lookups: Arc<L>,
+    endpoint: Endpoint,
+    body: Bytes,
+) -> Json<AdmissionReview<DynamicObject>> {
+    let answer = match decode(&body) {
+        Ok(request) => {
+            let known = lookups.known_state(endpoint, &request).await;
+            review(endpoint, &request, &known).into_review()
+        }
+        Err(reason) => denial(reason),
+    };
+    Json(answer)
+}
+
+/// The crypto provider the webhook uses (ring, as the rest of the operator).
+pub fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Serves `router` over TLS on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: TcpListener,
+    certificate: Arc<ReloadingCertificate>,
+    router: Router,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), rustls::Error> {
+    let mut config = ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_cert_resolver(certificate);
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let acceptor = TlsAcceptor::from(Arc::new(config));
+    tokio::pin!(shutdown);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::warn!(error = %e, "webhook accept failed");
+                    continue;
+                }
+            },
+            () = &mut shutdown => return Ok(()),
+        };
+        let acceptor = acceptor.clone();
+        let service = TowerToHyperService::new(router.clone());
+        tokio::spawn(async move { connection(acceptor, tcp, peer, service).await });
+    }
+}
+
+async fn connection(
+    acceptor: TlsAcceptor,
+    tcp: tokio::net::TcpStream,
+    peer: SocketAddr,
+    service: TowerToHyperService<Router>,
+) {
+    let tls = match acceptor.accept(tcp).await {
+        Ok(tls) => tls,
+        Err(e) => {
+            tracing::debug!(%peer, error = %e, "webhook TLS handshake failed");
+            return;
+        }
+    };
+    if let Err(e) = auto::Builder::new(TokioExecutor::new())
+        .serve_connection(TokioIo::new(tls), service)
+        .await
+    {
+        tracing::debug!(%peer, error = %e, "webhook connection ended with an error");
+    }
+}

@@ -1,0 +1,318 @@
+//! The webhook over real HTTPS: AdmissionReview JSON for both kinds and both endpoints, a
+//! malformed body, `/healthz`, and a certificate rotation picked up without a restart.
+
+use std::{path::PathBuf, sync::Arc};
+
+use barbican_operator::{
+    admission::{
+        lookups::KnownState,
+        review::Endpoint,
+        server::{provider, router, serve},
+        tls::ReloadingCertificate,
+    },
+    api::fixtures::{managed_store, minimal_barbican, with_spec},
+};
+use http_body_util::{BodyExt, Full};
+use hyper::{Request, body::Bytes};
+use hyper_util::rt::TokioIo;
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+use rustls::{
+    ClientConfig, RootCertStore,
+    pki_types::{CertificateDer, ServerName, pem::PemObject},
+};
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsConnector;
+
+/// A CA and a `localhost` serving pair it signed, as PEM.
+struct Pki {
+    ca: String,
+    cert: String,
+    key: String,
+}
+
+fn pki() -> Pki {
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&key, &ca)
+        .unwrap();
+    Pki {
+        ca: ca.pem(),
+        cert: cert.pem(),
+        key: key.serialize_pem(),
+    }
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("barbican-webhook-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_pair(dir: &std::path::Path, pki: &Pki) {
+    // Write to temporary names and rename, as the kubelet's atomic Secret update does.
+    for (file, text) in [("tls.crt", &pki.cert), ("tls.key", &pki.key)] {
+        let tmp = dir.join(format!(".{file}.tmp"));
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, dir.join(file)).unwrap();
+    }
+}
+
+struct Webhook {
+    addr: std::net::SocketAddr,
+    dir: PathBuf,
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn start(name: &str, pki: &Pki, known: KnownState) -> Webhook {
+    let dir = scratch_dir(name);
+    write_pair(&dir, pki);
+    let certificate = Arc::new(
+        ReloadingCertificate::new(dir.join("tls.crt"), dir.join("tls.key"), provider()).unwrap(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(serve(
+        listener,
+        certificate,
+        router(Arc::new(known)),
+        async move {
+            let _ = rx.await;
+        },
+    ));
+    Webhook {
+        addr,
+        dir,
+        _shutdown: tx,
+    }
+}
+
+/// One HTTPS request trusting only `ca`; returns the status and the body.
+async fn call(
+    webhook: &Webhook,
+    ca: &str,
+    method: &str,
+    path: &str,
+    body: Vec<u8>,
+) -> Result<(u16, Vec<u8>), String> {
+    let mut roots = RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
+        .unwrap();
+    let config = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = TcpStream::connect(webhook.addr)
+        .await
+        .map_err(|e| e.to_string())?;
+    let tls = TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(connection);
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body)))
+        .unwrap();
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = response.status().as_u16();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes()
+        .to_vec();
+    Ok((status, bytes))
+}
+
+fn review_body(kind: &str, resource: &str, object: Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "e911857d-c318-11e8-bbad-025000000001",
+            "kind": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "kind": kind},
+            "resource": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "resource": resource},
+            "namespace": "openstack",
+            "operation": "CREATE",
+            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters"]},
+            "object": object
+        }
+    }))
+    .unwrap()
+}
+
+async fn review(webhook: &Webhook, ca: &str, endpoint: Endpoint, body: Vec<u8>) -> Value {
+    let (status, bytes) = call(webhook, ca, "POST", endpoint.path(), body)
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+    let review: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
+    assert_eq!(review["kind"], "AdmissionReview");
+    review["response"].clone()
+}
+
+#[tokio::test]
+async fn both_kinds_and_both_endpoints_answer_over_https() {
+    let pki = pki();
+    let webhook = start("endpoints", &pki, KnownState::default()).await;
+
+    let mutated = review(
+        &webhook,
+        &pki.ca,
+        Endpoint::MutateBarbican,
+        review_body("Barbican", "barbicans", minimal_barbican()),
+    )
+    .await;
+    assert_eq!(mutated["uid"], "e911857d-c318-11e8-bbad-025000000001");
+    assert_eq!(
+        (mutated["allowed"].clone(), mutated["patchType"].clone()),
+        (json!(true), json!("JSONPatch"))
+    );
+
+    let valid = review(
+        &webhook,
+        &pki.ca,
+        Endpoint::ValidateBarbican,
+        review_body("Barbican", "barbicans", minimal_barbican()),
+    )
+    .await;
+    assert_eq!(valid["allowed"], true);
+    let invalid_object = with_spec(
+        minimal_barbican(),
+        &json!({"region": "a\nb", "networkPolicy": {"ingress": []}}),
+    );
+    let invalid = review(
+        &webhook,
+        &pki.ca,
+        Endpoint::ValidateBarbican,
+        review_body("Barbican", "barbicans", invalid_object),
+    )
+    .await;
+    assert_eq!(invalid["allowed"], false);
+    let message = invalid["status"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("spec.region") && message.contains("spec.networkPolicy.ingress"),
+        "{message}"
+    );
+
+    let store = review_body(
+        "BarbicanSecretStore",
+        "barbicansecretstores",
+        managed_store(),
+    );
+    let mutated_store = review(
+        &webhook,
+        &pki.ca,
+        Endpoint::MutateSecretStore,
+        store.clone(),
+    )
+    .await;
+    assert_eq!(mutated_store["patchType"], "JSONPatch");
+    let valid_store = review(&webhook, &pki.ca, Endpoint::ValidateSecretStore, store).await;
+    assert_eq!(valid_store["allowed"], true);
+    let mut reserved = managed_store();
+    reserved["metadata"]["name"] = json!("DEFAULT");
+    let reserved = review(
+        &webhook,
+        &pki.ca,
+        Endpoint::ValidateSecretStore,
+        review_body("BarbicanSecretStore", "barbicansecretstores", reserved),
+    )
+    .await;
+    assert_eq!(reserved["allowed"], false);
+    assert!(
+        reserved["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("reserved barbican.conf section")
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_body_is_denied_with_a_reason_not_a_500() {
+    let pki = pki();
+    let webhook = start("malformed", &pki, KnownState::default()).await;
+    for endpoint in Endpoint::ALL {
+        for body in [
+            b"{not json".to_vec(),
+            Vec::new(),
+            br#"{"kind":"AdmissionReview"}"#.to_vec(),
+        ] {
+            let response = review(&webhook, &pki.ca, endpoint, body.clone()).await;
+            assert_eq!(
+                response["allowed"],
+                false,
+                "{endpoint:?} {}",
+                String::from_utf8_lossy(&body)
+            );
+            assert!(!response["status"]["message"].as_str().unwrap().is_empty());
+        }
+    }
+}
+
+#[tokio::test]
+async fn healthz_answers_ok() {
+    let pki = pki();
+    let webhook = start("healthz", &pki, KnownState::default()).await;
+    let (status, body) = call(&webhook, &pki.ca, "GET", "/healthz", Vec::new())
+        .await
+        .unwrap();
+    assert_eq!((status, body.as_slice()), (200, b"ok".as_slice()));
+}
+
+#[tokio::test]
+async fn a_rotated_certificate_is_served_without_a_restart() {
+    let first = pki();
+    let webhook = start("rotation", &first, KnownState::default()).await;
+    assert!(
+        call(&webhook, &first.ca, "GET", "/healthz", Vec::new())
+            .await
+            .is_ok()
+    );
+
+    let second = pki();
+    assert!(
+        call(&webhook, &second.ca, "GET", "/healthz", Vec::new())
+            .await
+            .is_err(),
+        "the new CA is not trusted yet"
+    );
+    write_pair(&webhook.dir, &second);
+    let (status, _) = call(&webhook, &second.ca, "GET", "/healthz", Vec::new())
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        call(&webhook, &first.ca, "GET", "/healthz", Vec::new())
+            .await
+            .is_err(),
+        "the old certificate is retired"
+    );
+
+    // A half-written rotation keeps the working certificate in service.
+    std::fs::write(webhook.dir.join("tls.key"), "not a key").unwrap();
+    assert!(
+        call(&webhook, &second.ca, "GET", "/healthz", Vec::new())
+            .await
+            .is_ok()
+    );
+}
