@@ -1,8 +1,14 @@
 //! The `barbican-operator` binary.
 
-use std::{path::PathBuf, process::ExitCode};
+use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc};
 
-use barbican_operator::crd;
+use barbican_operator::{
+    admission::{
+        server::{ApiLookups, provider, router, serve},
+        tls::ReloadingCertificate,
+    },
+    crd,
+};
 use clap::{Parser, Subcommand};
 
 /// Kubernetes operator for OpenStack Barbican and its OpenBao secret stores.
@@ -21,10 +27,30 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out_dir: Option<PathBuf>,
     },
+    /// Serve the defaulting and validating admission webhooks for both kinds over HTTPS.
+    Webhook {
+        /// Address to listen on.
+        #[arg(long, default_value = "0.0.0.0:9443")]
+        bind: SocketAddr,
+        /// PEM certificate chain; reloaded when the file changes (cert-manager rotation).
+        #[arg(long, default_value = "/tmp/k8s-webhook-server/serving-certs/tls.crt")]
+        tls_cert_file: PathBuf,
+        /// PEM private key; reloaded together with the certificate.
+        #[arg(long, default_value = "/tmp/k8s-webhook-server/serving-certs/tls.key")]
+        tls_key_file: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // One TLS provider for every client and server in the process (kube, the webhook).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -67,5 +93,37 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             Ok(())
         }
+        Command::Webhook {
+            bind,
+            tls_cert_file,
+            tls_key_file,
+        } => {
+            let runtime =
+                tokio::runtime::Runtime::new().map_err(|e| format!("starting the runtime: {e}"))?;
+            runtime.block_on(webhook(bind, tls_cert_file, tls_key_file))
+        }
     }
+}
+
+async fn webhook(bind: SocketAddr, cert: PathBuf, key: PathBuf) -> Result<(), String> {
+    let certificate = ReloadingCertificate::new(cert, key, provider())
+        .map_err(|e| format!("loading the serving certificate: {e}"))?;
+    let client = kube::Client::try_default()
+        .await
+        .map_err(|e| format!("building the API client (in-cluster or KUBECONFIG): {e}"))?;
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|e| format!("binding {bind}: {e}"))?;
+    tracing::info!(%bind, "serving admission webhooks");
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    serve(
+        listener,
+        Arc::new(certificate),
+        router(Arc::new(ApiLookups::new(client))),
+        shutdown,
+    )
+    .await
+    .map_err(|e| format!("configuring TLS: {e}"))
 }

@@ -316,3 +316,93 @@ async fn a_rotated_certificate_is_served_without_a_restart() {
             .is_ok()
     );
 }
+
+/// Kills the child on drop, so a failing assertion leaves no server behind.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn the_binary_serves_the_webhook_and_fails_closed_without_an_api_server() {
+    let pki = pki();
+    let dir = scratch_dir("binary");
+    write_pair(&dir, &pki);
+    // A kubeconfig whose API server does not answer: the client builds, every lookup fails.
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n\
+         users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u, namespace: openstack}}]\n\
+         current-context: x\n",
+    )
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _child = Child(
+        std::process::Command::new(env!("CARGO_BIN_EXE_barbican-operator"))
+            .args(["webhook", "--bind", &format!("127.0.0.1:{port}")])
+            .arg("--tls-cert-file")
+            .arg(dir.join("tls.crt"))
+            .arg("--tls-key-file")
+            .arg(dir.join("tls.key"))
+            .env("KUBECONFIG", &kubeconfig)
+            .env("RUST_LOG", "warn")
+            .spawn()
+            .unwrap(),
+    );
+    let (tx, _rx) = tokio::sync::oneshot::channel::<()>();
+    let webhook = Webhook {
+        addr: format!("127.0.0.1:{port}").parse().unwrap(),
+        dir,
+        _shutdown: tx,
+    };
+    // Wait for the process to listen: bounded retries, no assertion on how long it takes.
+    let mut ready = false;
+    for _ in 0..200 {
+        if call(&webhook, &pki.ca, "GET", "/healthz", Vec::new())
+            .await
+            .is_ok()
+        {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(ready, "the webhook binary never answered /healthz");
+
+    let mutated = review(
+        &webhook,
+        &pki.ca,
+        Endpoint::MutateBarbican,
+        review_body("Barbican", "barbicans", minimal_barbican()),
+    )
+    .await;
+    assert_eq!(mutated["patchType"], "JSONPatch");
+    let store = review(
+        &webhook,
+        &pki.ca,
+        Endpoint::ValidateSecretStore,
+        review_body(
+            "BarbicanSecretStore",
+            "barbicansecretstores",
+            managed_store(),
+        ),
+    )
+    .await;
+    assert_eq!(store["allowed"], false);
+    assert!(
+        store["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("could not list the other stores"),
+        "{store}"
+    );
+}

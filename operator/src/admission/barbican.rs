@@ -27,7 +27,7 @@ use super::{
 use crate::api::{config_ownership::OWNED_KEYS, db_clean::DbCleanSpec, refs::is_dns1123_subdomain};
 
 /// Why `targetClusterRef` cannot change, appended to the schema rule's message.
-pub const TARGET_CLUSTER_REF_IMMUTABLE_REASON: &str = "changing it would strand the children already created on the previously selected cluster; delete and recreate the Barbican instead";
+pub const TARGET_CLUSTER_REF_IMMUTABLE_REASON: &str = "changing it would strand the children already created on the previously selected cluster, so delete and recreate the Barbican instead";
 
 /// Validates `new` (and the transition from `old` on update), collecting every violation.
 pub fn validate_barbican(
@@ -155,6 +155,15 @@ pub fn validate_barbican(
                     "spec.logging.perLoggerLevels",
                     "logger names must not be empty",
                 );
+                continue;
+            }
+            // Logger names end up in oslo.log's default_log_levels line once logging is rendered.
+            if has_line_break(logger) {
+                verdict.require(
+                    "spec.logging.perLoggerLevels",
+                    "logger names must not contain a newline or carriage return",
+                );
+                continue;
             }
             if !LogLevel::ALL.contains(&level.as_str()) {
                 verdict.reject(

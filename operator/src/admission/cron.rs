@@ -15,7 +15,7 @@ pub fn check(schedule: &str) -> Result<(), String> {
         return Err("must not be empty".into());
     }
     if schedule.starts_with("TZ=") || schedule.starts_with("CRON_TZ=") {
-        return Err("must not carry a TZ= prefix; Kubernetes takes the time zone from the CronJob's timeZone field".into());
+        return Err("must not carry a TZ= prefix: Kubernetes takes the time zone from the CronJob's timeZone field".into());
     }
     if let Some(descriptor) = schedule.strip_prefix('@') {
         return match descriptor.split_once(' ') {
@@ -28,7 +28,7 @@ pub fn check(schedule: &str) -> Result<(), String> {
                 Ok(())
             }
             _ => Err(format!(
-                "unknown descriptor @{descriptor}; allowed: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly, @every <duration>"
+                "unknown descriptor @{descriptor}, allowed: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly, @every <duration>"
             )),
         };
     }

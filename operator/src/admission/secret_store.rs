@@ -87,7 +87,7 @@ pub fn validate_secret_store(
             "metadata.name",
             &name,
             format!(
-                "collides with the reserved barbican.conf section [{reserved}]; reserved (case-insensitive): {}",
+                "collides with the reserved barbican.conf section [{reserved}] (reserved, case-insensitive: {})",
                 RESERVED_SECTION_NAMES.join(", ")
             ),
         );
@@ -128,7 +128,7 @@ pub fn validate_secret_store(
         } else if is_denied_option(key) {
             verdict.require(
                 field.clone(),
-                "is set by the operator from the typed store spec or the store wiring; allowed: any other vault_plugin option",
+                "is set by the operator from the typed store spec or the store wiring (allowed: any other vault_plugin option)",
             );
         }
         if has_line_break(value) {
@@ -170,7 +170,7 @@ fn check_siblings(verdict: &mut Verdict, new: &BarbicanSecretStore, lookups: &dy
         verdict.require(
             "spec.isDefault",
             format!(
-                "BarbicanSecretStore {} is already the default of Barbican {barbican}; one default per Barbican",
+                "BarbicanSecretStore {} is already the default of Barbican {barbican}, and a Barbican has one default",
                 other.metadata.name.clone().unwrap_or_default()
             ),
         );
@@ -183,7 +183,7 @@ fn check_siblings(verdict: &mut Verdict, new: &BarbicanSecretStore, lookups: &dy
         verdict.require(
             "spec.type",
             format!(
-                "BarbicanSecretStore {} already attaches an OpenBao store to Barbican {barbican}; [vault_plugin] is process-global, so one OpenBao store per Barbican",
+                "BarbicanSecretStore {} already attaches an OpenBao store to Barbican {barbican}: [vault_plugin] is process-global, so a Barbican has one OpenBao store",
                 other.metadata.name.clone().unwrap_or_default()
             ),
         );

@@ -66,10 +66,15 @@ impl Verdict {
 
     /// Records a violation without echoing a value (absent fields, or values not safe to show).
     pub fn require(&mut self, field: impl Into<String>, allowed: impl Into<String>) {
+        let allowed = allowed.into();
+        debug_assert!(
+            !allowed.contains("; "),
+            "'; ' separates violations in the message: {allowed}"
+        );
         self.violations.push(Violation {
             field: field.into(),
             value: None,
-            allowed: allowed.into(),
+            allowed,
         });
     }
 

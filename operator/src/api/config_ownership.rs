@@ -83,7 +83,7 @@ pub const OWNED_KEYS: &[OwnedKey] = &[
         key: "password",
         owned_by: "spec.serviceUser.secretRef",
         rejected: Some(
-            "the password reaches the pods as OS_KEYSTONE_AUTHTOKEN__PASSWORD; a file value is inert and would copy it into the config Secret every API pod mounts",
+            "the password reaches the pods as OS_KEYSTONE_AUTHTOKEN__PASSWORD, so a file value is inert and would only copy it into the config Secret every API pod mounts",
         ),
     },
     honoured(
@@ -123,7 +123,7 @@ pub const OWNED_KEYS: &[OwnedKey] = &[
         key: "approle_secret_id",
         owned_by: "the store's credentials Secret",
         rejected: Some(
-            "the secret ID reaches the pods as OS_VAULT_PLUGIN__APPROLE_SECRET_ID; rendering it would copy the AppRole secret into the config Secret",
+            "the secret ID reaches the pods as OS_VAULT_PLUGIN__APPROLE_SECRET_ID, and rendering it would copy the AppRole secret into the config Secret",
         ),
     },
     OwnedKey {
