@@ -31,6 +31,7 @@ const BARBICAN_RULES: &[&str] = &[
     "identity-line-breaks",
     "region-line-break",
     "gateway-hostname-line-break",
+    "logging-enums",
     "logging-per-logger-levels",
     "pre-stop-within-grace",
     "harakiri-within-drain-window",

@@ -150,8 +150,16 @@ pub fn answer(
 }
 
 fn typed<K: DeserializeOwned>(raw: &serde_json::Value) -> Result<K, String> {
-    serde_json::from_value(raw.clone())
-        .map_err(|e| format!("the object does not match the schema: {e}"))
+    parse(raw).map_err(|e| format!("the object does not match the schema: {e}"))
+}
+
+/// Deserializes with the failing field's path in the error (`spec.logging.format: unknown
+/// variant ...`), so a malformed object is refused naming the field.
+fn parse<K: DeserializeOwned>(raw: &serde_json::Value) -> Result<K, String> {
+    serde_path_to_error::deserialize(raw.clone()).map_err(|e| {
+        let path = e.path().to_string();
+        format!("{path}: {}", e.into_inner())
+    })
 }
 
 fn old_object<K: DeserializeOwned>(
@@ -162,7 +170,7 @@ fn old_object<K: DeserializeOwned>(
         Some(old) => {
             let raw = serde_json::to_value(old)
                 .map_err(|e| format!("the old object does not serialize: {e}"))?;
-            serde_json::from_value(raw)
+            parse(&raw)
                 .map(Some)
                 .map_err(|e| format!("the stored object does not match the schema: {e}"))
         }
