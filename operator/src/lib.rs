@@ -9,3 +9,4 @@
 pub mod admission;
 pub mod api;
 pub mod crd;
+pub mod render;

@@ -14,8 +14,12 @@ use crate::api::{
     names::MAX_BARBICAN_NAME_LENGTH,
     policy::POLICY_RULES_OR_CONFIGMAP_MESSAGE,
 };
+use crate::render::{
+    ini::{key_problem, section_name_problem, value_problem},
+    paste::BUILT_IN_FILTERS,
+};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
     catalog, cron,
@@ -102,10 +106,10 @@ pub fn validate_barbican(
         );
     }
     for (i, server) in servers.iter().enumerate() {
-        if has_line_break(server) {
+        if value_problem(server).is_some() || server.contains(',') {
             verdict.require(
                 format!("spec.cache.servers[{i}]"),
-                "must not contain a newline or carriage return",
+                "must be one host:port without a newline, carriage return, comma or surrounding whitespace",
             );
         }
     }
@@ -139,8 +143,11 @@ pub fn validate_barbican(
             spec.gateway.as_ref().map(|g| g.hostname.as_str()),
         ),
     ] {
-        if value.is_some_and(has_line_break) {
-            verdict.require(field, "must not contain a newline or carriage return: it is rendered verbatim into barbican.conf");
+        if let Some(problem) = value.and_then(value_problem) {
+            verdict.require(
+                field,
+                format!("{problem}: it is rendered verbatim into barbican.conf"),
+            );
         }
     }
 
@@ -226,6 +233,8 @@ pub fn validate_barbican(
     check_secret_store_ref(&mut verdict, new);
     check_resources(&mut verdict, new, lookups);
     check_extra_config(&mut verdict, operation, old, new);
+    check_plugins(&mut verdict, new);
+    check_middleware(&mut verdict, new);
 
     if let Some(old) = old {
         let before = old
@@ -271,6 +280,10 @@ fn url_host(url: &str) -> Result<&str, &'static str> {
 }
 
 fn check_url(verdict: &mut Verdict, field: &str, url: Option<&str>) {
+    if let Some(problem) = url.and_then(value_problem) {
+        verdict.require(field, problem);
+        return;
+    }
     if let Some(url) = url
         && let Err(why) = url_host(url)
     {
@@ -522,6 +535,65 @@ fn selects(
     by_labels && by_expressions
 }
 
+/// Plugin sections are written verbatim: section names, option names and values must survive
+/// the INI syntax.
+fn check_plugins(verdict: &mut Verdict, new: &Barbican) {
+    for (i, plugin) in new.spec.plugins.iter().flatten().enumerate() {
+        if let Some(problem) = section_name_problem(&plugin.config_section) {
+            verdict.require(format!("spec.plugins[{i}].configSection"), problem);
+        }
+        for (key, value) in plugin.config.iter().flatten() {
+            if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
+                verdict.require(format!("spec.plugins[{i}].config"), problem);
+            }
+        }
+    }
+}
+
+/// A middleware name is one token of a space-separated pipeline and the name of its own
+/// `[filter:<name>]` section: a single word, not a built-in filter, not used twice.
+fn check_middleware(verdict: &mut Verdict, new: &Barbican) {
+    let mut seen = BTreeSet::new();
+    for (i, middleware) in new.spec.middleware.iter().flatten().enumerate() {
+        let name = &middleware.name;
+        let field = format!("spec.middleware[{i}].name");
+        let token = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !token {
+            verdict.require(
+                field,
+                "must be one word of letters, digits, '-', '_' or '.'",
+            );
+        } else if BUILT_IN_FILTERS.contains(&name.as_str()) {
+            verdict.reject(
+                field,
+                name,
+                format!(
+                    "is a filter barbican ships (built in: {})",
+                    BUILT_IN_FILTERS.join(", ")
+                ),
+            );
+        } else if !seen.insert(name.as_str()) {
+            verdict.reject(field, name, "is used by an earlier middleware");
+        }
+        if let Some(problem) = value_problem(&middleware.filter_factory) {
+            verdict.require(format!("spec.middleware[{i}].filterFactory"), problem);
+        }
+        for (key, value) in middleware.config.iter().flatten() {
+            if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
+                verdict.require(format!("spec.middleware[{i}].config"), problem);
+            } else if key == "paste.filter_factory" || key == "use" {
+                verdict.require(
+                    format!("spec.middleware[{i}].config"),
+                    format!("{key} is set from filterFactory"),
+                );
+            }
+        }
+    }
+}
+
 /// Empty names, line breaks, the registry's rejected credential keys, and the catalog.
 fn check_extra_config(
     verdict: &mut Verdict,
@@ -533,28 +605,13 @@ fn check_extra_config(
         return;
     };
     for (section, options) in extra {
-        if section.is_empty() {
-            verdict.require("spec.extraConfig", "section names must not be empty");
-            continue;
-        }
-        if has_line_break(section) {
-            verdict.require(
-                "spec.extraConfig",
-                "section names must not contain a newline or carriage return",
-            );
+        if let Some(problem) = section_name_problem(section) {
+            verdict.require("spec.extraConfig", problem);
             continue;
         }
         for (key, value) in options {
-            if key.is_empty() {
-                verdict.require(
-                    format!("spec.extraConfig[{section}]"),
-                    "option names must not be empty",
-                );
-            } else if has_line_break(key) || has_line_break(value) {
-                verdict.require(
-                    format!("spec.extraConfig[{section}]"),
-                    "option names and values must not contain a newline or carriage return: the INI file is written verbatim",
-                );
+            if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
+                verdict.require(format!("spec.extraConfig[{section}]"), problem);
             }
         }
     }

@@ -6,8 +6,9 @@ use std::{collections::BTreeMap, sync::OnceLock};
 
 use serde::Deserialize;
 
-use super::verdict::{Verdict, has_line_break};
+use super::verdict::Verdict;
 use crate::api::config_ownership;
+use crate::render::ini::{key_problem, section_name_problem};
 
 /// What one release knows.
 #[derive(Debug, Deserialize)]
@@ -77,10 +78,9 @@ pub fn check(
         return;
     };
     for (section, options) in extra_config {
-        // Empty or multi-line names are refused by the structural guards; one report each.
+        // Names the INI syntax refuses are reported by the syntax guard; one report each.
         if section.starts_with(SECRET_STORE_SECTION_PREFIX)
-            || section.is_empty()
-            || has_line_break(section)
+            || section_name_problem(section).is_some()
         {
             continue;
         }
@@ -91,10 +91,7 @@ pub fn check(
         };
         let known = catalog.sections.get(name);
         for option in options.keys() {
-            if option.is_empty()
-                || has_line_break(option)
-                || config_ownership::owned(name, option).is_some()
-            {
+            if key_problem(option).is_some() || config_ownership::owned(name, option).is_some() {
                 continue;
             }
             match known {

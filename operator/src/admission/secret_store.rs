@@ -3,7 +3,7 @@
 
 use super::{
     lookups::Lookups,
-    verdict::{Operation, Verdict, has_line_break},
+    verdict::{Operation, Verdict},
 };
 use crate::api::{
     BarbicanSecretStore, SecretStoreType,
@@ -13,6 +13,7 @@ use crate::api::{
         TYPE_UNION_MESSAGE,
     },
 };
+use crate::render::ini::value_problem;
 
 /// Section names of barbican.conf a store name may not take: its `[secretstore:<name>]` suffix
 /// resolves against the one flat section namespace of the file. Compared case-insensitively.
@@ -131,11 +132,8 @@ pub fn validate_secret_store(
                 "is set by the operator from the typed store spec or the store wiring (allowed: any other vault_plugin option)",
             );
         }
-        if has_line_break(value) {
-            verdict.require(
-                field,
-                "values must not contain a newline or carriage return",
-            );
+        if let Some(problem) = value_problem(value) {
+            verdict.require(field, problem);
         }
     }
 

@@ -1,0 +1,200 @@
+//! Rendering: `barbican.conf`, `barbican-api-paste.ini` and `policy.yaml` as pure functions of
+//! the spec and the inputs the reconciler resolved, with a content hash and a report of the
+//! operator-owned keys extraConfig overrode.
+//!
+//! Every byte is deterministic (sorted sections, keys and stores), every user string is checked
+//! against the INI syntax before it is written (the same predicates admission uses), and no
+//! credential is ever an input: passwords, the DSN and the AppRole secret ID travel as
+//! environment variables ([`secrets`]).
+
+pub mod barbican_conf;
+pub mod ini;
+pub mod paste;
+pub mod policy;
+pub mod secrets;
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+pub use barbican_conf::{ProjectedStore, endpoint};
+
+use crate::api::BarbicanSpec;
+
+/// A value that cannot be rendered, named by where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {problem}")]
+pub struct RenderError {
+    /// The spec field (or store field) the value came from.
+    pub field: String,
+    /// What is wrong and what is allowed.
+    pub problem: String,
+}
+
+pub(crate) fn check_section(field: &str, name: &str) -> Result<(), RenderError> {
+    ini::section_name_problem(name).map_or(Ok(()), |p| {
+        Err(RenderError {
+            field: field.into(),
+            problem: p.into(),
+        })
+    })
+}
+
+pub(crate) fn check_key(field: &str, key: &str) -> Result<(), RenderError> {
+    ini::key_problem(key).map_or(Ok(()), |p| {
+        Err(RenderError {
+            field: field.into(),
+            problem: p.into(),
+        })
+    })
+}
+
+pub(crate) fn check_value(field: &str, value: &str) -> Result<(), RenderError> {
+    ini::value_problem(value).map_or(Ok(()), |p| {
+        Err(RenderError {
+            field: field.into(),
+            problem: p.into(),
+        })
+    })
+}
+
+/// File names inside the config Secret.
+pub const BARBICAN_CONF: &str = "barbican.conf";
+/// See [`BARBICAN_CONF`].
+pub const PASTE_INI: &str = "barbican-api-paste.ini";
+/// See [`BARBICAN_CONF`].
+pub const POLICY_YAML: &str = "policy.yaml";
+/// Hex characters of the content hash in the config Secret's name.
+pub const HASH_PREFIX_LEN: usize = 8;
+
+/// Everything rendering reads besides the spec.
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    /// The Barbican's name.
+    pub name: String,
+    /// The Barbican's namespace.
+    pub namespace: String,
+    /// The credential-ready stores of a valid projection (any order).
+    pub stores: Vec<ProjectedStore>,
+    /// The rules of the `policy.yaml` key of `spec.policyOverrides.configMapRef`.
+    pub config_map_policy: BTreeMap<String, String>,
+}
+
+/// The rendered config Secret content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    /// File name to content.
+    pub files: BTreeMap<String, String>,
+    /// Lowercase hex SHA-256 over the files (see [`content_hash`]).
+    pub hash: String,
+    /// The operator-owned keys extraConfig overrides, as `[section] key`.
+    pub overridden_keys: Vec<String>,
+}
+
+impl Rendered {
+    /// `{name}-config-<first 8 hex of the hash>`.
+    pub fn secret_name(&self, barbican: &str) -> String {
+        format!("{barbican}-config-{}", &self.hash[..HASH_PREFIX_LEN])
+    }
+}
+
+/// SHA-256 over the files in key order, each as `<len(k)>:<k>=<len(v)>:<v>\n`: lengths make
+/// the framing unambiguous, so no two different file sets hash alike by concatenation.
+pub fn content_hash(files: &BTreeMap<String, String>) -> String {
+    let mut hasher = Sha256::new();
+    for (name, content) in files {
+        hasher.update(format!("{}:{name}={}:", name.len(), content.len()));
+        hasher.update(content.as_bytes());
+        hasher.update(b"\n");
+    }
+    secrets::hex(&hasher.finalize())
+}
+
+/// Renders the three files for `spec`.
+pub fn render(spec: &BarbicanSpec, inputs: &Inputs) -> Result<Rendered, RenderError> {
+    let endpoint = endpoint(&inputs.name, &inputs.namespace, spec);
+    check_value("spec.gateway.hostname", &endpoint)?;
+    for (field, value) in [
+        (
+            "spec.keystoneEndpoint",
+            Some(spec.keystone_endpoint.as_str()),
+        ),
+        (
+            "spec.keystonePublicEndpoint",
+            spec.keystone_public_endpoint.as_deref(),
+        ),
+        ("spec.region", spec.region.as_deref()),
+        (
+            "spec.serviceUser.username",
+            spec.service_user.username.as_deref(),
+        ),
+        (
+            "spec.serviceUser.projectName",
+            spec.service_user.project_name.as_deref(),
+        ),
+        (
+            "spec.serviceUser.userDomainName",
+            spec.service_user.user_domain_name.as_deref(),
+        ),
+        (
+            "spec.serviceUser.projectDomainName",
+            spec.service_user.project_domain_name.as_deref(),
+        ),
+    ] {
+        if let Some(value) = value {
+            check_value(field, value)?;
+        }
+    }
+    if let Some(servers) = barbican_conf::memcached_servers(spec) {
+        check_value("spec.cache", &servers)?;
+    }
+    for store in &inputs.stores {
+        let field = |what: &str| format!("BarbicanSecretStore {} {what}", store.name);
+        check_section(
+            &field("metadata.name"),
+            &format!("secretstore:{}", store.name),
+        )?;
+        check_value(&field("url"), &store.url)?;
+        check_value(&field("role-id"), &store.role_id)?;
+        check_value(&field("kvMountpoint"), &store.kv_mountpoint)?;
+        if let Some(namespace) = &store.namespace {
+            check_value(&field("namespace"), namespace)?;
+        }
+    }
+
+    let policy = policy::render(&policy::merged_rules(
+        spec.policy_overrides
+            .as_ref()
+            .and_then(|p| p.rules.as_ref()),
+        &inputs.config_map_policy,
+    ));
+    let mut conf = barbican_conf::plugin_sections(spec)?;
+    conf.overlay(&barbican_conf::operator_sections(
+        &endpoint,
+        spec,
+        &inputs.stores,
+        policy.is_some(),
+    )?);
+    let (extra, overridden_keys) = barbican_conf::extra_config(spec)?;
+    conf.overlay(&extra);
+
+    let internal = |e: ini::SyntaxError| RenderError {
+        field: "rendered file".into(),
+        problem: e.to_string(),
+    };
+    let mut files = BTreeMap::new();
+    files.insert(BARBICAN_CONF.to_string(), conf.render().map_err(internal)?);
+    files.insert(
+        PASTE_INI.to_string(),
+        paste::render(spec)?.render().map_err(internal)?,
+    );
+    if let Some(policy) = policy {
+        files.insert(POLICY_YAML.to_string(), policy);
+    }
+    let hash = content_hash(&files);
+    Ok(Rendered {
+        files,
+        hash,
+        overridden_keys,
+    })
+}
