@@ -13,6 +13,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== option catalogs reproduce from barbican's own option definitions"
 ci/check-catalogs.sh
 
+echo "== rendered configs load in each release's barbican"
+python3 ci/conformance/run.py
+
 echo "== tests (cargo nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
   # nextest does not run doctests; run them first so nextest's summary closes the log.

@@ -1,7 +1,13 @@
 //! `deploy/examples/`: every example parses into the Rust types without losing a field, passes
 //! the CRD's structural schema (strict about unknown fields, as kubectl asks) and its CEL rules.
 
-use barbican_operator::api::{Barbican, BarbicanSecretStore};
+use barbican_operator::{
+    admission::{
+        barbican::validate_barbican, lookups::KnownState, secret_store::validate_secret_store,
+        verdict::Operation,
+    },
+    api::{Barbican, BarbicanSecretStore},
+};
 use barbican_sim::schema;
 use barbican_tests::workspace_root;
 use kube::{CustomResourceExt, core::cel::Validator};
@@ -43,9 +49,36 @@ fn check<K: CustomResourceExt + Serialize + DeserializeOwned>(name: &str) -> K {
     typed
 }
 
+/// What the examples assume exists in the cluster.
+fn cluster() -> KnownState {
+    KnownState {
+        priority_classes: vec!["openstack-control-plane".into()],
+        ..Default::default()
+    }
+}
+
+fn admitted_barbican(barbican: &Barbican) {
+    let verdict = validate_barbican(Operation::Create, None, barbican, &cluster());
+    assert!(
+        verdict.allowed(),
+        "the webhook refuses the example: {}",
+        verdict.message()
+    );
+}
+
+fn admitted_store(store: &BarbicanSecretStore) {
+    let verdict = validate_secret_store(Operation::Create, None, store, &cluster());
+    assert!(
+        verdict.allowed(),
+        "the webhook refuses the example: {}",
+        verdict.message()
+    );
+}
+
 #[test]
 fn the_spec_barbican_example_is_valid() {
     let barbican: Barbican = check("barbican.yaml");
+    admitted_barbican(&barbican);
     assert_eq!(barbican.spec.open_stack_release, "2025.2");
     assert_eq!(
         barbican.spec.image.reference(),
@@ -56,6 +89,7 @@ fn the_spec_barbican_example_is_valid() {
 #[test]
 fn the_spec_managed_store_example_is_valid() {
     let store: BarbicanSecretStore = check("barbicansecretstore-managed.yaml");
+    admitted_store(&store);
     let open_bao = store.spec.open_bao.expect("an openBao block");
     assert_eq!(open_bao.instance_ref.unwrap().name, "openbao-instance");
     assert!(store.spec.is_default);
@@ -64,6 +98,7 @@ fn the_spec_managed_store_example_is_valid() {
 #[test]
 fn the_brownfield_store_example_is_valid() {
     let store: BarbicanSecretStore = check("barbicansecretstore-brownfield.yaml");
+    admitted_store(&store);
     let open_bao = store.spec.open_bao.expect("an openBao block");
     assert!(open_bao.instance_ref.is_none());
     assert_eq!(
@@ -75,6 +110,7 @@ fn the_brownfield_store_example_is_valid() {
 #[test]
 fn the_full_example_is_valid_and_sets_every_optional_block() {
     let barbican: Barbican = check("barbican-full.yaml");
+    admitted_barbican(&barbican);
     let raw = load("barbican-full.yaml");
     let schema = crd_schema::<Barbican>();
     let spec_properties = schema["properties"]["spec"]["properties"]
