@@ -198,3 +198,99 @@ pub fn render(spec: &BarbicanSpec, inputs: &Inputs) -> Result<Rendered, RenderEr
         overridden_keys,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::api::fixtures::{minimal_barbican, with_spec};
+
+    fn files(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_hash_frames_each_file_so_shifted_bytes_differ() {
+        assert_ne!(
+            content_hash(&files(&[("a", "bc")])),
+            content_hash(&files(&[("ab", "c")]))
+        );
+        assert_ne!(
+            content_hash(&files(&[("a", "b\n1:c=0:")])),
+            content_hash(&files(&[("a", "b"), ("c", "")]))
+        );
+        assert_eq!(
+            content_hash(&files(&[("a", "b"), ("c", "d")])),
+            content_hash(&files(&[("c", "d"), ("a", "b")]))
+        );
+    }
+
+    #[test]
+    fn the_secret_name_carries_eight_hex_characters_of_the_hash() {
+        let spec: BarbicanSpec =
+            serde_json::from_value(minimal_barbican()["spec"].clone()).unwrap();
+        let rendered = render(
+            &spec,
+            &Inputs {
+                name: "barbican".into(),
+                namespace: "openstack".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let name = rendered.secret_name("barbican");
+        assert_eq!(name, format!("barbican-config-{}", &rendered.hash[..8]));
+        assert!(
+            name["barbican-config-".len()..]
+                .chars()
+                .all(|c| c.is_ascii_hexdigit())
+        );
+    }
+
+    #[test]
+    fn the_endpoint_follows_the_gateway() {
+        let plain: BarbicanSpec =
+            serde_json::from_value(minimal_barbican()["spec"].clone()).unwrap();
+        assert_eq!(
+            endpoint("barbican", "openstack", &plain),
+            "http://barbican.openstack.svc.cluster.local:9311"
+        );
+        let exposed: BarbicanSpec = serde_json::from_value(
+            with_spec(
+                minimal_barbican(),
+                &json!({"gateway": {"hostname": "kms.example.com", "parentRef": {"name": "gw"}}}),
+            )["spec"]
+                .clone(),
+        )
+        .unwrap();
+        assert_eq!(
+            endpoint("barbican", "openstack", &exposed),
+            "https://kms.example.com"
+        );
+    }
+
+    #[test]
+    fn policy_overrides_add_the_file_and_point_oslo_policy_at_it() {
+        let spec: BarbicanSpec = serde_json::from_value(
+            with_spec(
+                minimal_barbican(),
+                &json!({"policyOverrides": {"rules": {"secrets:get": "role:admin"}}}),
+            )["spec"]
+                .clone(),
+        )
+        .unwrap();
+        let rendered = render(&spec, &Inputs::default()).unwrap();
+        assert_eq!(
+            rendered.files[POLICY_YAML],
+            "\"secrets:get\": \"role:admin\"\n"
+        );
+        assert!(
+            rendered.files[BARBICAN_CONF]
+                .contains("[oslo_policy]\npolicy_file = /etc/barbican/policy.yaml\n")
+        );
+    }
+}
