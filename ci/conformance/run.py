@@ -74,6 +74,23 @@ def load(python, release, config_dir):
         shutil.rmtree(home, ignore_errors=True)
 
 
+def shipped_paste_matches(release, rendered_dir):
+    """The rendered paste file (no middleware) holds exactly the sections and options of the one
+    the release's wheel installs at etc/barbican/barbican-api-paste.ini."""
+    import configparser
+
+    def read(path):
+        parser = configparser.RawConfigParser(strict=False, delimiters=("=", ":"))
+        parser.optionxform = str
+        parser.read(path)
+        return {s: dict(parser[s]) for s in parser.sections()}
+
+    shipped = os.path.join(ROOT, "target", "catalog-venvs", release, "etc", "barbican", "barbican-api-paste.ini")
+    ours, theirs = read(os.path.join(rendered_dir, "barbican-api-paste.ini")), read(shipped)
+    differing = sorted(name for name in set(ours) | set(theirs) if ours.get(name) != theirs.get(name))
+    return not differing, differing
+
+
 def negative(source_dir, edit):
     """A copy of a golden directory with barbican.conf edited."""
     target = tempfile.mkdtemp(prefix="barbican-negative-")
@@ -105,6 +122,10 @@ def main():
             else:
                 print("%s %s/%s: %s" % ("ok  " if ok else "FAIL", release, case, "; ".join(lines)))
             failures += not ok
+        same, difference = shipped_paste_matches(release, os.path.join(release_dir, "minimal"))
+        print("%s %s paste layout equals the shipped barbican-api-paste.ini%s" % (
+            "ok  " if same else "FAIL", release, "" if same else ": %s" % difference))
+        failures += not same
         controls = [
             ("no default store", lambda t: t.replace("global_default = True\n", "")),
             ("two default stores", lambda t: t.replace(
