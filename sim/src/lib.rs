@@ -1,7 +1,19 @@
 //! barbican-sim: an in-memory Kubernetes API server for testing operators without a cluster.
 //!
-//! The library is a general Kubernetes API server and knows nothing of Barbican. It grows
-//! piece by piece towards the contract in `shared/design.md`; today it holds the structural
-//! OpenAPI validation a real API server applies to custom resources ([`schema`]).
+//! The library is a general Kubernetes API server and knows nothing of Barbican. A [`Cluster`]
+//! serves the REST API in-process ([`Cluster::client`] hands out a `kube::Client`) and over HTTP
+//! on loopback ([`Cluster::serve`]); one process can run many clusters.
+//!
+//! Built so far: built-in and CRD-defined resource types ([`resources`]), object semantics
+//! ([`store`]), merge and JSON patches, list with selectors and paging, watch with history,
+//! bookmarks and initial events, finalizers, owner-reference garbage collection, namespace
+//! deletion, discovery, and structural schema validation and defaulting ([`schema`]).
 
+pub mod cluster;
+pub mod errors;
+pub mod resources;
 pub mod schema;
+pub mod selectors;
+pub mod store;
+
+pub use cluster::Cluster;

@@ -1,0 +1,689 @@
+//! One simulated cluster: a store, the types it serves, and the HTTP API over both, usable
+//! in-process (`Cluster::client`) or on a loopback port (`Cluster::serve`).
+
+use std::{
+    collections::BTreeMap,
+    convert::Infallible,
+    sync::{Arc, Mutex, MutexGuard},
+    time::Duration,
+};
+
+use axum::{
+    Router,
+    body::{Body, Bytes},
+    extract::State,
+    http::{HeaderMap, Method, StatusCode, Uri, header},
+    response::{IntoResponse, Response},
+};
+use serde_json::{Value, json};
+use tokio::{net::TcpListener, sync::mpsc};
+
+use crate::{
+    errors::ApiError,
+    resources::{Registry, ResourceType, from_crd},
+    selectors::{FieldSelector, LabelSelector},
+    store::{Event, EventType, Store, resource_name},
+};
+
+/// The Kubernetes version the sim reports.
+pub const KUBERNETES_MINOR: &str = "37";
+
+struct State_ {
+    store: Store,
+    registry: Registry,
+}
+
+/// A simulated cluster. Cheap to clone; clones share the cluster.
+#[derive(Clone)]
+pub struct Cluster {
+    state: Arc<Mutex<State_>>,
+}
+
+impl Default for Cluster {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Cluster {
+    /// A cluster with the namespaces kube-apiserver creates (`default`, `kube-system`,
+    /// `kube-public`).
+    pub fn new() -> Self {
+        Self::with_history(crate::store::DEFAULT_HISTORY)
+    }
+
+    /// A cluster keeping `history` events for watches to resume from (older: 410 Gone).
+    pub fn with_history(history: usize) -> Self {
+        let cluster = Self {
+            state: Arc::new(Mutex::new(State_ {
+                store: Store::new(history),
+                registry: Registry::with_builtins(),
+            })),
+        };
+        let namespaces = cluster
+            .lock()
+            .registry
+            .get("", "v1", "namespaces")
+            .cloned()
+            .unwrap();
+        for name in ["default", "kube-system", "kube-public"] {
+            cluster
+                .lock()
+                .store
+                .create(&namespaces, "", json!({"metadata": {"name": name}}), false)
+                .unwrap();
+        }
+        cluster
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State_> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The HTTP API as a router (a tower `Service`).
+    pub fn router(&self) -> Router {
+        Router::new().fallback(handle).with_state(self.clone())
+    }
+
+    /// A client that talks to this cluster in-process, with `default` as its namespace.
+    pub fn client(&self) -> kube::Client {
+        kube::Client::new(self.router(), "default")
+    }
+
+    /// Serves the API over plain HTTP on `listener` until the task is dropped.
+    pub async fn serve(&self, listener: TcpListener) -> std::io::Result<()> {
+        axum::serve(listener, self.router()).await
+    }
+
+    /// Installs a CustomResourceDefinition given as JSON (as `kubectl apply` would).
+    pub fn install_crd(&self, crd: Value) -> Result<Value, ApiError> {
+        let t = self
+            .lock()
+            .registry
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .cloned()
+            .unwrap();
+        let created = self.lock().store.create(&t, "", crd, false)?;
+        self.after_write(&t, &created);
+        Ok(created)
+    }
+
+    /// The current resourceVersion.
+    pub fn revision(&self) -> u64 {
+        self.lock().store.revision()
+    }
+
+    /// Keeps the registry in step with the CRDs, and marks a new CRD Established.
+    fn after_write(&self, t: &ResourceType, object: &Value) {
+        if t.plural != "customresourcedefinitions" {
+            return;
+        }
+        let mut state = self.lock();
+        let group = object["spec"]["group"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let plural = object["spec"]["names"]["plural"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        state.registry.remove(&group, &plural);
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let exists = state.store.get(t, "", &name).is_ok();
+        if !exists {
+            return;
+        }
+        for served in from_crd(object) {
+            state.registry.add(served);
+        }
+        let established = object["status"]["conditions"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["type"] == "Established"));
+        if !established {
+            let mut current = state.store.get(t, "", &name).unwrap();
+            let now = crate::store::now();
+            current["status"] = json!({
+                "acceptedNames": object["spec"]["names"],
+                "storedVersions": object["spec"]["versions"].as_array().into_iter().flatten()
+                    .filter(|v| v["storage"] == true).map(|v| v["name"].clone()).collect::<Vec<_>>(),
+                "conditions": [
+                    {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": now},
+                    {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": now},
+                ],
+            });
+            let _ = state.store.replace(t, "", &name, current, true, false);
+        }
+    }
+}
+
+/// What a request addresses.
+struct Target {
+    t: ResourceType,
+    namespace: String,
+    name: Option<String>,
+    subresource: Option<String>,
+}
+
+fn json_response(code: u16, body: &Value) -> Response {
+    (
+        StatusCode::from_u16(code).unwrap_or(StatusCode::OK),
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn error_response(error: &ApiError) -> Response {
+    json_response(error.code, &error.status())
+}
+
+fn query(uri: &Uri) -> BTreeMap<String, String> {
+    uri.query()
+        .map(|q| {
+            q.split('&')
+                .filter_map(|pair| {
+                    let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                    Some((decode(k)?, decode(v)?))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                out.push(
+                    u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?, 16).ok()?,
+                );
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+async fn handle(
+    State(cluster): State<Cluster>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    match route(&cluster, &method, &uri, &headers, body).await {
+        Ok(response) => response,
+        Err(error) => error_response(&error),
+    }
+}
+
+async fn route(
+    cluster: &Cluster,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let path = uri.path().trim_end_matches('/');
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let discovery = |v: Value| Ok(json_response(200, &v));
+    match segments.as_slice() {
+        ["version"] => discovery(json!({
+            "major": "1", "minor": KUBERNETES_MINOR, "gitVersion": format!("v1.{KUBERNETES_MINOR}.0-barbican-sim"),
+            "gitCommit": "sim", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
+            "goVersion": "none", "compiler": "none", "platform": "linux/amd64"
+        })),
+        ["api"] => discovery(
+            json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}),
+        ),
+        ["apis"] => discovery(cluster.group_list()),
+        ["api", "v1"] => discovery(cluster.resource_list("", "v1")),
+        ["apis", group, version] => discovery(cluster.resource_list(group, version)),
+        ["api", "v1", rest @ ..] => {
+            serve_resource(cluster, "", "v1", rest, method, uri, headers, body).await
+        }
+        ["apis", group, version, rest @ ..] => {
+            serve_resource(cluster, group, version, rest, method, uri, headers, body).await
+        }
+        _ => Err(ApiError::not_found("path", path)),
+    }
+}
+
+impl Cluster {
+    fn group_list(&self) -> Value {
+        let state = self.lock();
+        let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for t in state.registry.all().filter(|t| !t.group.is_empty()) {
+            let versions = groups.entry(t.group.clone()).or_default();
+            if !versions.contains(&t.version) {
+                versions.push(t.version.clone());
+            }
+        }
+        json!({
+            "kind": "APIGroupList",
+            "apiVersion": "v1",
+            "groups": groups.into_iter().map(|(name, versions)| json!({
+                "name": name,
+                "versions": versions.iter().map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v})).collect::<Vec<_>>(),
+                "preferredVersion": {"groupVersion": format!("{name}/{}", versions[0]), "version": versions[0]},
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    fn resource_list(&self, group: &str, version: &str) -> Value {
+        let state = self.lock();
+        let group_version = if group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{group}/{version}")
+        };
+        let mut resources = Vec::new();
+        for t in state
+            .registry
+            .all()
+            .filter(|t| t.group == group && t.version == version)
+        {
+            resources.push(json!({
+                "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced, "kind": t.kind,
+                "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+                "shortNames": t.short_names,
+            }));
+            if t.status_subresource {
+                resources.push(json!({"name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced, "kind": t.kind, "verbs": ["get", "patch", "update"]}));
+            }
+        }
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources})
+    }
+
+    fn target(&self, group: &str, version: &str, rest: &[&str]) -> Result<Target, ApiError> {
+        let (namespace, rest) = match rest {
+            ["namespaces", ns, plural, more @ ..]
+                if !(group.is_empty() && matches!(*plural, "status" | "finalize")) =>
+            {
+                (ns.to_string(), [&[*plural][..], more].concat())
+            }
+            other => (String::new(), other.to_vec()),
+        };
+        let plural = rest
+            .first()
+            .ok_or_else(|| ApiError::not_found("path", ""))?;
+        let state = self.lock();
+        let t = state
+            .registry
+            .get(group, version, plural)
+            .cloned()
+            .ok_or_else(|| {
+                ApiError::not_found("resource", &format!("{group}/{version}/{plural}"))
+            })?;
+        Ok(Target {
+            t,
+            namespace,
+            name: rest.get(1).map(|s| s.to_string()),
+            subresource: rest.get(2).map(|s| s.to_string()),
+        })
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn serve_resource(
+    cluster: &Cluster,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let target = cluster.target(group, version, rest)?;
+    let q = query(uri);
+    let dry_run = q.get("dryRun").is_some_and(|v| v == "All");
+    let t = &target.t;
+    let parse = |body: &Bytes| -> Result<Value, ApiError> {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))
+    };
+    let status_write = match target.subresource.as_deref() {
+        None => false,
+        Some("status") if t.status_subresource => true,
+        Some(other) => return Err(ApiError::not_found("subresource", other)),
+    };
+    let response = match (method.as_str(), &target.name) {
+        ("GET", None) if q.get("watch").is_some_and(|w| w == "true" || w == "1") => {
+            return watch(cluster, &target, &q);
+        }
+        ("GET", None) => json_response(200, &list(cluster, &target, &q)?),
+        ("GET", Some(name)) => {
+            json_response(200, &cluster.lock().store.get(t, &target.namespace, name)?)
+        }
+        ("POST", None) => {
+            let created =
+                cluster
+                    .lock()
+                    .store
+                    .create(t, &target.namespace, parse(&body)?, dry_run)?;
+            cluster.after_write(t, &created);
+            json_response(201, &created)
+        }
+        ("PUT", Some(name)) => {
+            let replaced = cluster.lock().store.replace(
+                t,
+                &target.namespace,
+                name,
+                parse(&body)?,
+                status_write,
+                dry_run,
+            )?;
+            cluster.after_write(t, &replaced);
+            json_response(200, &replaced)
+        }
+        ("PATCH", Some(name)) => {
+            let content_type = headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let patched = patch(
+                cluster,
+                &target,
+                name,
+                content_type,
+                &parse(&body)?,
+                status_write,
+                dry_run,
+            )?;
+            cluster.after_write(t, &patched);
+            json_response(200, &patched)
+        }
+        ("DELETE", Some(name)) => {
+            let options: Value = if body.is_empty() {
+                json!({})
+            } else {
+                parse(&body)?
+            };
+            let policy = q
+                .get("propagationPolicy")
+                .cloned()
+                .or_else(|| options["propagationPolicy"].as_str().map(String::from));
+            let orphan = policy.as_deref() == Some("Orphan");
+            let deleted =
+                cluster
+                    .lock()
+                    .store
+                    .delete(t, &target.namespace, name, orphan, dry_run)?;
+            if t.plural == "customresourcedefinitions" {
+                cluster.after_write(t, &deleted);
+            }
+            json_response(200, &deleted)
+        }
+        (verb, _) => {
+            return Err(ApiError::method_not_allowed(format!(
+                "{verb} is not supported on {}",
+                resource_name(t)
+            )));
+        }
+    };
+    Ok(response)
+}
+
+fn selectors(q: &BTreeMap<String, String>) -> Result<(LabelSelector, FieldSelector), ApiError> {
+    Ok((
+        LabelSelector::parse(q.get("labelSelector").map(String::as_str).unwrap_or(""))?,
+        FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or(""))?,
+    ))
+}
+
+fn list(
+    cluster: &Cluster,
+    target: &Target,
+    q: &BTreeMap<String, String>,
+) -> Result<Value, ApiError> {
+    let (labels, fields) = selectors(q)?;
+    let state = cluster.lock();
+    let namespace = (!target.namespace.is_empty()).then_some(target.namespace.as_str());
+    let mut items: Vec<Value> = state
+        .store
+        .list(&target.t, namespace)
+        .into_iter()
+        .filter(|o| labels.matches(o) && fields.matches(o))
+        .collect();
+    let key = |o: &Value| {
+        format!(
+            "{}/{}",
+            o["metadata"]["namespace"].as_str().unwrap_or(""),
+            o["metadata"]["name"].as_str().unwrap_or("")
+        )
+    };
+    if let Some(token) = q.get("continue").filter(|c| !c.is_empty()) {
+        items.retain(|o| key(o).as_str() > token.as_str());
+    }
+    let mut metadata = json!({"resourceVersion": state.store.revision().to_string()});
+    if let Some(limit) = q
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .filter(|l| *l > 0)
+        && items.len() > limit
+    {
+        let remaining = items.len() - limit;
+        items.truncate(limit);
+        metadata["continue"] = json!(key(items.last().unwrap()));
+        metadata["remainingItemCount"] = json!(remaining);
+    }
+    Ok(
+        json!({"kind": format!("{}List", target.t.kind), "apiVersion": target.t.api_version(), "metadata": metadata, "items": items}),
+    )
+}
+
+fn patch(
+    cluster: &Cluster,
+    target: &Target,
+    name: &str,
+    content_type: &str,
+    patch: &Value,
+    status_write: bool,
+    dry_run: bool,
+) -> Result<Value, ApiError> {
+    let mut state = cluster.lock();
+    let current = state.store.get(&target.t, &target.namespace, name)?;
+    let mut next = current.clone();
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    match media {
+        "application/merge-patch+json" => json_patch::merge(&mut next, patch),
+        "application/json-patch+json" => {
+            let ops: json_patch::Patch = serde_json::from_value(patch.clone())
+                .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
+            json_patch::patch(&mut next, &ops)
+                .map_err(|e| ApiError::invalid(format!("the JSON patch does not apply: {e}")))?;
+        }
+        other => {
+            return Err(ApiError::unsupported_media_type(format!(
+                "the sim does not implement {other} patches yet (merge and JSON patches are supported)"
+            )));
+        }
+    }
+    // A patch carries no precondition unless it names a resourceVersion itself.
+    if patch.pointer("/metadata/resourceVersion").is_none() {
+        next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+    }
+    state.store.replace(
+        &target.t,
+        &target.namespace,
+        name,
+        next,
+        status_write,
+        dry_run,
+    )
+}
+
+fn watch(
+    cluster: &Cluster,
+    target: &Target,
+    q: &BTreeMap<String, String>,
+) -> Result<Response, ApiError> {
+    let (labels, fields) = selectors(q)?;
+    let storage_key = target.t.storage_key();
+    let namespace = target.namespace.clone();
+    let t = target.t.clone();
+    let matches = move |e: &Event| {
+        e.storage_key == storage_key
+            && (namespace.is_empty()
+                || e.object["metadata"]["namespace"].as_str() == Some(namespace.as_str()))
+            && labels.matches(&e.object)
+            && fields.matches(&e.object)
+    };
+    let bookmarks = q.get("allowWatchBookmarks").is_some_and(|v| v == "true");
+    let initial_events = q.get("sendInitialEvents").is_some_and(|v| v == "true");
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let requested: Option<u64> = q
+        .get("resourceVersion")
+        .filter(|v| !v.is_empty())
+        .and_then(|v| v.parse().ok());
+
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    let line = |kind: &str, object: &Value| {
+        Bytes::from(format!("{}\n", json!({"type": kind, "object": object})))
+    };
+    let (backlog, mut live, mut last, current) = {
+        let state = cluster.lock();
+        let live = state.store.subscribe();
+        let current = state.store.revision();
+        let mut backlog = Vec::new();
+        let start = match requested {
+            Some(rv) if rv < state.store.oldest_resumable() => {
+                let gone = ApiError::gone(format!(
+                    "too old resource version: {rv} ({})",
+                    state.store.oldest_resumable()
+                ));
+                backlog.push(line("ERROR", &gone.status()));
+                None
+            }
+            Some(rv) if !initial_events && rv != 0 => Some(rv),
+            _ => {
+                // No (or 0) resourceVersion, or sendInitialEvents: start with the current state.
+                let namespace = (!target.namespace.is_empty()).then_some(target.namespace.as_str());
+                for object in state.store.list(&t, namespace) {
+                    let event = Event {
+                        revision: 0,
+                        storage_key: t.storage_key(),
+                        kind: EventType::Added,
+                        object,
+                    };
+                    if matches(&event) {
+                        backlog.push(line("ADDED", &event.object));
+                    }
+                }
+                if initial_events {
+                    backlog.push(line("BOOKMARK", &json!({"apiVersion": t.api_version(), "kind": t.kind,
+                        "metadata": {"resourceVersion": current.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}})));
+                }
+                Some(current)
+            }
+        };
+        let mut last = start.unwrap_or(u64::MAX);
+        if let Some(rv) = start {
+            for event in state.store.history_after(rv) {
+                if matches(&event) {
+                    backlog.push(line(event.kind.as_str(), &event.object));
+                }
+                last = last.max(event.revision);
+            }
+        }
+        (backlog, live, last, current)
+    };
+    let _ = current;
+    let api_version = t.api_version();
+    let kind = t.kind.clone();
+    tokio::spawn(async move {
+        for bytes in backlog {
+            if tx.send(bytes).await.is_err() {
+                return;
+            }
+        }
+        if last == u64::MAX {
+            return;
+        }
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        let mut ticker = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                received = live.recv() => match received {
+                    Ok(event) => {
+                        if event.revision <= last {
+                            continue;
+                        }
+                        last = event.revision;
+                        if matches(&event) && tx.send(Bytes::from(format!("{}\n", json!({"type": event.kind.as_str(), "object": event.object})))).await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        let gone = ApiError::gone("the watch fell too far behind");
+                        let _ = tx.send(Bytes::from(format!("{}\n", json!({"type": "ERROR", "object": gone.status()})))).await;
+                        return;
+                    }
+                    Err(_) => return,
+                },
+                _ = ticker.tick(), if bookmarks => {
+                    let bookmark = json!({"type": "BOOKMARK", "object": {"apiVersion": api_version, "kind": kind, "metadata": {"resourceVersion": last.to_string()}}});
+                    if tx.send(Bytes::from(format!("{bookmark}\n"))).await.is_err() {
+                        return;
+                    }
+                }
+                () = sleep => return,
+                () = tx.closed() => return,
+            }
+        }
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
+    });
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_percent_decoded() {
+        assert_eq!(
+            decode("tier%20in%20(api%2Cdb)").as_deref(),
+            Some("tier in (api,db)")
+        );
+        assert_eq!(decode("a+b").as_deref(), Some("a b"));
+        assert_eq!(decode("100%").as_deref(), Some("100%"));
+        let uri: Uri = "/api/v1/configmaps?labelSelector=app%3Dbarbican&limit=2"
+            .parse()
+            .unwrap();
+        let q = query(&uri);
+        assert_eq!(q["labelSelector"], "app=barbican");
+        assert_eq!(q["limit"], "2");
+    }
+}

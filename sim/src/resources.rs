@@ -1,0 +1,262 @@
+//! The resource types a cluster serves: the built-in ones the operator and kubectl need, and
+//! those of every CustomResourceDefinition installed at runtime.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// One served resource type at one version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceType {
+    /// API group; empty for core.
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Plural resource name, as in URLs.
+    pub plural: String,
+    /// Singular name.
+    pub singular: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Whether `status` is a subresource (main writes ignore it, status writes touch only it).
+    pub status_subresource: bool,
+    /// Short names for kubectl.
+    pub short_names: Vec<String>,
+    /// Printer columns (from a CRD), as the CRD declares them.
+    pub printer_columns: Vec<Value>,
+}
+
+impl ResourceType {
+    /// `group/version`, or `version` for core.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The storage key: objects are shared across the versions of a group and kind.
+    pub fn storage_key(&self) -> String {
+        format!("{}/{}", self.group, self.plural)
+    }
+}
+
+fn builtin(
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+    namespaced: bool,
+    status: bool,
+    short: &[&str],
+) -> ResourceType {
+    ResourceType {
+        group: group.into(),
+        version: version.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+        singular: kind.to_ascii_lowercase(),
+        namespaced,
+        status_subresource: status,
+        short_names: short.iter().map(|s| s.to_string()).collect(),
+        printer_columns: vec![],
+    }
+}
+
+/// The built-in resource types.
+pub fn builtins() -> Vec<ResourceType> {
+    vec![
+        builtin("", "v1", "Namespace", "namespaces", false, true, &["ns"]),
+        builtin("", "v1", "Secret", "secrets", true, false, &[]),
+        builtin("", "v1", "ConfigMap", "configmaps", true, false, &["cm"]),
+        builtin("", "v1", "Service", "services", true, true, &["svc"]),
+        builtin(
+            "",
+            "v1",
+            "ServiceAccount",
+            "serviceaccounts",
+            true,
+            false,
+            &["sa"],
+        ),
+        builtin("", "v1", "Event", "events", true, false, &["ev"]),
+        builtin("", "v1", "Pod", "pods", true, true, &["po"]),
+        builtin(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+            true,
+            &["deploy"],
+        ),
+        builtin("batch", "v1", "Job", "jobs", true, true, &[]),
+        builtin("batch", "v1", "CronJob", "cronjobs", true, true, &["cj"]),
+        builtin(
+            "policy",
+            "v1",
+            "PodDisruptionBudget",
+            "poddisruptionbudgets",
+            true,
+            true,
+            &["pdb"],
+        ),
+        builtin(
+            "autoscaling",
+            "v2",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            true,
+            true,
+            &["hpa"],
+        ),
+        builtin(
+            "networking.k8s.io",
+            "v1",
+            "NetworkPolicy",
+            "networkpolicies",
+            true,
+            false,
+            &["netpol"],
+        ),
+        builtin(
+            "events.k8s.io",
+            "v1",
+            "Event",
+            "events",
+            true,
+            false,
+            &["ev"],
+        ),
+        builtin(
+            "coordination.k8s.io",
+            "v1",
+            "Lease",
+            "leases",
+            true,
+            false,
+            &[],
+        ),
+        builtin(
+            "scheduling.k8s.io",
+            "v1",
+            "PriorityClass",
+            "priorityclasses",
+            false,
+            false,
+            &["pc"],
+        ),
+        builtin(
+            "admissionregistration.k8s.io",
+            "v1",
+            "MutatingWebhookConfiguration",
+            "mutatingwebhookconfigurations",
+            false,
+            false,
+            &[],
+        ),
+        builtin(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+            false,
+            false,
+            &[],
+        ),
+        builtin(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            false,
+            true,
+            &["crd", "crds"],
+        ),
+    ]
+}
+
+/// The resource types a CRD object declares: one per served version.
+pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
+    let spec = &crd["spec"];
+    let names = &spec["names"];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    spec["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["served"].as_bool().unwrap_or(true))
+        .map(|v| ResourceType {
+            group: text(&spec["group"]),
+            version: text(&v["name"]),
+            kind: text(&names["kind"]),
+            plural: text(&names["plural"]),
+            singular: names["singular"]
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| text(&names["kind"]).to_ascii_lowercase()),
+            namespaced: spec["scope"].as_str() != Some("Cluster"),
+            status_subresource: v["subresources"]["status"].is_object(),
+            short_names: names["shortNames"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(text)
+                .collect(),
+            printer_columns: v["additionalPrinterColumns"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// The served resource types, by (group, version, plural).
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    types: BTreeMap<(String, String, String), ResourceType>,
+}
+
+impl Registry {
+    /// The built-ins.
+    pub fn with_builtins() -> Self {
+        let mut registry = Self::default();
+        for t in builtins() {
+            registry.add(t);
+        }
+        registry
+    }
+
+    /// Serves `t`.
+    pub fn add(&mut self, t: ResourceType) {
+        self.types
+            .insert((t.group.clone(), t.version.clone(), t.plural.clone()), t);
+    }
+
+    /// Stops serving every version of `group`/`plural`.
+    pub fn remove(&mut self, group: &str, plural: &str) {
+        self.types
+            .retain(|(g, _, p), _| !(g == group && p == plural));
+    }
+
+    /// The type at `group`/`version`/`plural`.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceType> {
+        self.types
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+    }
+
+    /// The type of `apiVersion` and `kind`.
+    pub fn by_kind(&self, api_version: &str, kind: &str) -> Option<&ResourceType> {
+        self.types
+            .values()
+            .find(|t| t.api_version() == api_version && t.kind == kind)
+    }
+
+    /// Every served type.
+    pub fn all(&self) -> impl Iterator<Item = &ResourceType> {
+        self.types.values()
+    }
+}

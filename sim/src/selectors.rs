@@ -1,0 +1,188 @@
+//! Label and field selectors, as list and watch take them.
+
+use serde_json::Value;
+
+use crate::errors::ApiError;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Requirement {
+    Equals(String, String),
+    NotEquals(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    DoesNotExist(String),
+}
+
+/// A parsed label selector: every requirement must hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LabelSelector(Vec<Requirement>);
+
+/// Splits at commas outside parentheses.
+fn terms(text: &str) -> Vec<String> {
+    let (mut out, mut current, mut depth) = (Vec::new(), String::new(), 0);
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    if !current.trim().is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+fn set(values: &str) -> Result<Vec<String>, ApiError> {
+    let inner = values
+        .trim()
+        .strip_prefix('(')
+        .and_then(|v| v.strip_suffix(')'))
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "unable to parse requirement: expected a set in parentheses, found {values:?}"
+            ))
+        })?;
+    Ok(inner
+        .split(',')
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect())
+}
+
+impl LabelSelector {
+    /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`.
+    pub fn parse(text: &str) -> Result<Self, ApiError> {
+        let mut requirements = Vec::new();
+        for term in terms(text) {
+            let term = term.trim();
+            let requirement = if let Some(key) = term.strip_prefix('!') {
+                Requirement::DoesNotExist(key.trim().into())
+            } else if let Some((key, value)) = term.split_once("!=") {
+                Requirement::NotEquals(key.trim().into(), value.trim().into())
+            } else if let Some((key, value)) =
+                term.split_once("==").or_else(|| term.split_once('='))
+            {
+                Requirement::Equals(key.trim().into(), value.trim().into())
+            } else if let Some((key, values)) = term.split_once(" notin ") {
+                Requirement::NotIn(key.trim().into(), set(values)?)
+            } else if let Some((key, values)) = term.split_once(" in ") {
+                Requirement::In(key.trim().into(), set(values)?)
+            } else {
+                Requirement::Exists(term.into())
+            };
+            requirements.push(requirement);
+        }
+        Ok(Self(requirements))
+    }
+
+    /// Whether an object's labels satisfy every requirement.
+    pub fn matches(&self, object: &Value) -> bool {
+        let labels = &object["metadata"]["labels"];
+        let label = |key: &str| labels.get(key).and_then(Value::as_str);
+        self.0.iter().all(|r| match r {
+            Requirement::Equals(k, v) => label(k) == Some(v.as_str()),
+            Requirement::NotEquals(k, v) => label(k) != Some(v.as_str()),
+            Requirement::In(k, vs) => label(k).is_some_and(|l| vs.iter().any(|v| v == l)),
+            Requirement::NotIn(k, vs) => label(k).is_none_or(|l| !vs.iter().any(|v| v == l)),
+            Requirement::Exists(k) => label(k).is_some(),
+            Requirement::DoesNotExist(k) => label(k).is_none(),
+        })
+    }
+}
+
+/// A parsed field selector: `path=value`, `path==value` or `path!=value` terms.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldSelector(Vec<(String, bool, String)>);
+
+impl FieldSelector {
+    /// Parses a field selector; paths are dotted (`metadata.name`, `spec.barbicanRef.name`).
+    pub fn parse(text: &str) -> Result<Self, ApiError> {
+        let mut out = Vec::new();
+        for term in text.split(',').filter(|t| !t.trim().is_empty()) {
+            let (path, equal, value) = if let Some((p, v)) = term.split_once("!=") {
+                (p, false, v)
+            } else if let Some((p, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+                (p, true, v)
+            } else {
+                return Err(ApiError::bad_request(format!(
+                    "invalid field selector term {term:?}"
+                )));
+            };
+            out.push((path.trim().to_string(), equal, value.trim().to_string()));
+        }
+        Ok(Self(out))
+    }
+
+    /// Whether the object's fields satisfy every term (a missing field reads as "").
+    pub fn matches(&self, object: &Value) -> bool {
+        self.0.iter().all(|(path, equal, value)| {
+            let pointer = format!("/{}", path.replace('.', "/"));
+            let actual = match object.pointer(&pointer) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            (actual == *value) == *equal
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn object(labels: Value) -> Value {
+        json!({"metadata": {"name": "a", "namespace": "n", "labels": labels}, "spec": {"x": {"y": "z"}}})
+    }
+
+    #[test]
+    fn label_selector_operators() {
+        let o = object(json!({"app": "barbican", "tier": "api"}));
+        for (selector, expected) in [
+            ("app=barbican", true),
+            ("app==barbican,tier=api", true),
+            ("app!=barbican", false),
+            ("tier in (api, db)", true),
+            ("tier notin (api)", false),
+            ("app,tier", true),
+            ("!missing", true),
+            ("!app", false),
+            ("missing", false),
+            ("missing notin (x)", true),
+            ("", true),
+        ] {
+            assert_eq!(
+                LabelSelector::parse(selector).unwrap().matches(&o),
+                expected,
+                "{selector}"
+            );
+        }
+        assert!(LabelSelector::parse("tier in api").is_err());
+    }
+
+    #[test]
+    fn field_selector_paths() {
+        let o = object(json!({}));
+        assert!(
+            FieldSelector::parse("metadata.name=a,metadata.namespace==n")
+                .unwrap()
+                .matches(&o)
+        );
+        assert!(
+            !FieldSelector::parse("metadata.name!=a")
+                .unwrap()
+                .matches(&o)
+        );
+        assert!(FieldSelector::parse("spec.x.y=z").unwrap().matches(&o));
+        assert!(FieldSelector::parse("spec.missing=").unwrap().matches(&o));
+    }
+}

@@ -1,0 +1,673 @@
+//! The object store of one cluster: objects as JSON, one global monotonic resourceVersion, and
+//! a bounded event history that watches replay from.
+//!
+//! Semantics follow kube-apiserver: uid, creationTimestamp and generation are the server's;
+//! generation moves only when something outside metadata and status changes; with a status
+//! subresource, main-resource writes keep the stored status and status writes keep everything
+//! else; a stale resourceVersion is a 409; a no-op write keeps the resourceVersion and emits
+//! nothing; an object with finalizers is only marked for deletion, and goes when the last
+//! finalizer is removed; dependents of a deleted owner are collected.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::{errors::ApiError, resources::ResourceType};
+
+/// A watch event kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    /// An object appeared.
+    Added,
+    /// An object changed.
+    Modified,
+    /// An object went away.
+    Deleted,
+}
+
+impl EventType {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change, as watches see it.
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// The resourceVersion the change produced.
+    pub revision: u64,
+    /// `group/plural` of the object.
+    pub storage_key: String,
+    /// What happened.
+    pub kind: EventType,
+    /// The object after the change (before it, for a deletion: with its last resourceVersion).
+    pub object: Value,
+}
+
+/// How many events watches can resume from before a resourceVersion is too old (410).
+pub const DEFAULT_HISTORY: usize = 10_000;
+
+type Objects = BTreeMap<String, BTreeMap<(String, String), Value>>;
+
+/// The store.
+pub struct Store {
+    objects: Objects,
+    revision: u64,
+    history: VecDeque<Event>,
+    history_limit: usize,
+    events: broadcast::Sender<Event>,
+    names_issued: u64,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Self::new(DEFAULT_HISTORY)
+    }
+}
+
+fn text<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
+    value.pointer(pointer).and_then(Value::as_str)
+}
+
+/// The RFC 3339 timestamp of now, to the second, as Kubernetes writes it.
+pub fn now() -> String {
+    jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .unwrap_or_else(|_| jiff::Timestamp::now())
+        .to_string()
+}
+
+/// Everything but metadata and status: what generation tracks.
+fn spec_part(object: &Value) -> Value {
+    let mut rest = object.as_object().cloned().unwrap_or_default();
+    for key in ["metadata", "status", "apiVersion", "kind"] {
+        rest.remove(key);
+    }
+    Value::Object(rest)
+}
+
+fn is_dns_subdomain(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|l| {
+            !l.is_empty()
+                && l.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        })
+}
+
+impl Store {
+    /// An empty store keeping `history` events.
+    pub fn new(history: usize) -> Self {
+        let (events, _) = broadcast::channel(4096);
+        Self {
+            objects: BTreeMap::new(),
+            revision: 0,
+            history: VecDeque::new(),
+            history_limit: history,
+            events,
+            names_issued: 0,
+        }
+    }
+
+    /// The current resourceVersion.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// The oldest resourceVersion a watch can resume from.
+    pub fn oldest_resumable(&self) -> u64 {
+        self.history
+            .front()
+            .map(|e| e.revision - 1)
+            .unwrap_or(self.revision)
+    }
+
+    /// New events, from the moment of subscription.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    /// Kept events after `revision`.
+    pub fn history_after(&self, revision: u64) -> Vec<Event> {
+        self.history
+            .iter()
+            .filter(|e| e.revision > revision)
+            .cloned()
+            .collect()
+    }
+
+    fn record(&mut self, storage_key: &str, kind: EventType, object: Value) {
+        let event = Event {
+            revision: self.revision,
+            storage_key: storage_key.into(),
+            kind,
+            object,
+        };
+        self.history.push_back(event.clone());
+        while self.history.len() > self.history_limit {
+            self.history.pop_front();
+        }
+        let _ = self.events.send(event);
+    }
+
+    fn bump(&mut self) -> String {
+        self.revision += 1;
+        self.revision.to_string()
+    }
+
+    /// The stored object.
+    pub fn get(&self, t: &ResourceType, namespace: &str, name: &str) -> Result<Value, ApiError> {
+        self.objects
+            .get(&t.storage_key())
+            .and_then(|m| m.get(&(namespace.to_string(), name.to_string())))
+            .map(|o| with_type(o, t))
+            .ok_or_else(|| ApiError::not_found(&resource_name(t), name))
+    }
+
+    /// Every stored object of a type (in one namespace, or all), in (namespace, name) order.
+    pub fn list(&self, t: &ResourceType, namespace: Option<&str>) -> Vec<Value> {
+        self.objects
+            .get(&t.storage_key())
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .filter(|((ns, _), _)| namespace.is_none_or(|n| n == ns))
+            .map(|(_, o)| with_type(o, t))
+            .collect()
+    }
+
+    fn namespace_exists(&self, namespace: &str) -> bool {
+        self.objects
+            .get("/namespaces")
+            .is_some_and(|m| m.contains_key(&(String::new(), namespace.to_string())))
+    }
+
+    /// Creates `object`. With `dry_run`, nothing is stored or emitted.
+    pub fn create(
+        &mut self,
+        t: &ResourceType,
+        namespace: &str,
+        mut object: Value,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
+        let resource = resource_name(t);
+        if !object.is_object() {
+            return Err(ApiError::bad_request("the body is not an object"));
+        }
+        if !object["metadata"].is_object() {
+            object["metadata"] = json!({});
+        }
+        let name = match text(&object, "/metadata/name").filter(|n| !n.is_empty()) {
+            Some(name) => name.to_string(),
+            None => match text(&object, "/metadata/generateName") {
+                Some(prefix) => {
+                    self.names_issued += 1;
+                    format!("{prefix}{}", suffix(self.names_issued))
+                }
+                None => {
+                    return Err(ApiError::invalid(format!(
+                        "{resource} \"\" is invalid: metadata.name: Required value: name or generateName is required"
+                    )));
+                }
+            },
+        };
+        if !is_dns_subdomain(&name) {
+            return Err(ApiError::invalid(format!(
+                "{resource} \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+            )));
+        }
+        let namespace = if t.namespaced {
+            namespace.to_string()
+        } else {
+            String::new()
+        };
+        if t.namespaced {
+            if namespace.is_empty() {
+                return Err(ApiError::bad_request(
+                    "the namespace of the object must be given",
+                ));
+            }
+            if !self.namespace_exists(&namespace) {
+                return Err(ApiError::not_found("namespaces", &namespace));
+            }
+            if text(
+                &self.get(&namespaces(), "", &namespace)?,
+                "/metadata/deletionTimestamp",
+            )
+            .is_some()
+            {
+                return Err(ApiError {
+                    code: 403,
+                    reason: "Forbidden",
+                    message: format!(
+                        "{resource} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated"
+                    ),
+                });
+            }
+        }
+        let key = (namespace.clone(), name.clone());
+        if self
+            .objects
+            .get(&t.storage_key())
+            .is_some_and(|m| m.contains_key(&key))
+        {
+            return Err(ApiError::already_exists(&resource, &name));
+        }
+        if t.status_subresource && t.kind != "Namespace" {
+            // Status is the controllers' to write; a create never carries one.
+            object.as_object_mut().unwrap().remove("status");
+        }
+        if t.kind == "Namespace" {
+            object["status"] = json!({"phase": "Active"});
+        }
+        let m = object["metadata"].as_object_mut().unwrap();
+        m.insert("name".into(), json!(name));
+        if t.namespaced {
+            m.insert("namespace".into(), json!(namespace));
+        } else {
+            m.remove("namespace");
+        }
+        m.remove("deletionTimestamp");
+        m.remove("resourceVersion");
+        m.insert("uid".into(), json!(uid(self.revision + 1)));
+        m.insert("creationTimestamp".into(), json!(now()));
+        m.insert("generation".into(), json!(1));
+        let object = with_type(&object, t);
+        if dry_run {
+            return Ok(object);
+        }
+        let rv = self.bump();
+        let mut object = object;
+        object["metadata"]["resourceVersion"] = json!(rv);
+        self.objects
+            .entry(t.storage_key())
+            .or_default()
+            .insert(key, object.clone());
+        self.record(&t.storage_key(), EventType::Added, object.clone());
+        Ok(object)
+    }
+
+    /// Replaces the stored object (`subresource` `status` for a status write).
+    pub fn replace(
+        &mut self,
+        t: &ResourceType,
+        namespace: &str,
+        name: &str,
+        mut object: Value,
+        status_write: bool,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
+        let resource = resource_name(t);
+        let namespace = if t.namespaced { namespace } else { "" };
+        let current = self.get(t, namespace, name)?;
+        if let Some(rv) = text(&object, "/metadata/resourceVersion").filter(|rv| !rv.is_empty())
+            && Some(rv) != text(&current, "/metadata/resourceVersion")
+        {
+            return Err(ApiError::conflict(&resource, name));
+        }
+        if text(&object, "/metadata/name").is_some_and(|n| n != name) {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                object["metadata"]["name"]
+            )));
+        }
+        let mut next = if status_write {
+            // A status write changes status alone.
+            let mut next = current.clone();
+            next["status"] = object.get("status").cloned().unwrap_or(Value::Null);
+            if next["status"].is_null() {
+                next.as_object_mut().unwrap().remove("status");
+            }
+            next
+        } else {
+            if !object["metadata"].is_object() {
+                object["metadata"] = json!({});
+            }
+            if t.status_subresource {
+                match current.get("status") {
+                    Some(status) => object["status"] = status.clone(),
+                    None => {
+                        object.as_object_mut().unwrap().remove("status");
+                    }
+                }
+            }
+            // The server's own metadata survives any write.
+            for key in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+                "namespace",
+                "name",
+            ] {
+                match current["metadata"].get(key) {
+                    Some(v) => object["metadata"][key] = v.clone(),
+                    None => {
+                        object["metadata"].as_object_mut().unwrap().remove(key);
+                    }
+                }
+            }
+            if spec_part(&object) != spec_part(&current) {
+                let generation = current["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
+                object["metadata"]["generation"] = json!(generation);
+            }
+            object
+        };
+        next = with_type(&next, t);
+        next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+        if next == current {
+            return Ok(current);
+        }
+        if dry_run {
+            return Ok(next);
+        }
+        let finalizing = next["metadata"]["deletionTimestamp"].is_string()
+            && next["metadata"]["finalizers"]
+                .as_array()
+                .is_none_or(|f| f.is_empty());
+        let rv = self.bump();
+        next["metadata"]["resourceVersion"] = json!(rv);
+        let key = (namespace.to_string(), name.to_string());
+        if finalizing {
+            self.objects.get_mut(&t.storage_key()).unwrap().remove(&key);
+            self.record(&t.storage_key(), EventType::Deleted, next.clone());
+            self.collect_dependents(&next);
+        } else {
+            self.objects
+                .get_mut(&t.storage_key())
+                .unwrap()
+                .insert(key, next.clone());
+            self.record(&t.storage_key(), EventType::Modified, next.clone());
+        }
+        self.finish_namespaces();
+        Ok(next)
+    }
+
+    /// Deletes, or marks for deletion while finalizers remain. `orphan` leaves dependents.
+    pub fn delete(
+        &mut self,
+        t: &ResourceType,
+        namespace: &str,
+        name: &str,
+        orphan: bool,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
+        let namespace = if t.namespaced { namespace } else { "" };
+        let mut current = self.get(t, namespace, name)?;
+        if dry_run {
+            return Ok(current);
+        }
+        let has_finalizers = current["metadata"]["finalizers"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty());
+        let key = (namespace.to_string(), name.to_string());
+        if t.kind == "Namespace" {
+            return self.delete_namespace(name);
+        }
+        if has_finalizers {
+            if current["metadata"]["deletionTimestamp"].is_string() {
+                return Ok(current);
+            }
+            current["metadata"]["deletionTimestamp"] = json!(now());
+            current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            let rv = self.bump();
+            current["metadata"]["resourceVersion"] = json!(rv);
+            self.objects
+                .get_mut(&t.storage_key())
+                .unwrap()
+                .insert(key, current.clone());
+            self.record(&t.storage_key(), EventType::Modified, current.clone());
+            return Ok(current);
+        }
+        self.objects.get_mut(&t.storage_key()).unwrap().remove(&key);
+        let rv = self.bump();
+        current["metadata"]["resourceVersion"] = json!(rv);
+        self.record(&t.storage_key(), EventType::Deleted, current.clone());
+        if orphan {
+            self.orphan_dependents(&current);
+        } else {
+            self.collect_dependents(&current);
+        }
+        self.finish_namespaces();
+        Ok(current)
+    }
+
+    fn delete_namespace(&mut self, name: &str) -> Result<Value, ApiError> {
+        let t = namespaces();
+        let mut current = self.get(&t, "", name)?;
+        if !current["metadata"]["deletionTimestamp"].is_string() {
+            current["metadata"]["deletionTimestamp"] = json!(now());
+            current["status"] = json!({"phase": "Terminating"});
+            let rv = self.bump();
+            current["metadata"]["resourceVersion"] = json!(rv);
+            self.objects
+                .get_mut(&t.storage_key())
+                .unwrap()
+                .insert((String::new(), name.into()), current.clone());
+            self.record(&t.storage_key(), EventType::Modified, current.clone());
+        }
+        // Everything in the namespace is deleted; finalizers hold their objects, and the
+        // namespace goes once it is empty.
+        let inside: Vec<(String, String)> = self
+            .objects
+            .iter()
+            .filter(|(key, _)| key.as_str() != "/namespaces")
+            .flat_map(|(key, m)| {
+                m.keys()
+                    .filter(|(ns, _)| ns == name)
+                    .map(move |(_, n)| (key.clone(), n.clone()))
+            })
+            .collect();
+        for (storage_key, object_name) in inside {
+            if let Some(t) = self.type_of(&storage_key, name, &object_name) {
+                let _ = self.delete(&t, name, &object_name, false, false);
+            }
+        }
+        self.finish_namespaces();
+        self.get(&t, "", name).or(Ok(current))
+    }
+
+    fn type_of(&self, storage_key: &str, namespace: &str, name: &str) -> Option<ResourceType> {
+        let object = self
+            .objects
+            .get(storage_key)?
+            .get(&(namespace.to_string(), name.to_string()))?;
+        let (group, plural) = storage_key.split_once('/')?;
+        Some(ResourceType {
+            group: group.into(),
+            version: String::new(),
+            kind: text(object, "/kind").unwrap_or_default().into(),
+            plural: plural.into(),
+            singular: String::new(),
+            namespaced: !namespace.is_empty(),
+            status_subresource: false,
+            short_names: vec![],
+            printer_columns: vec![],
+        })
+    }
+
+    /// Removes terminating namespaces that are empty.
+    fn finish_namespaces(&mut self) {
+        let terminating: Vec<String> = self
+            .objects
+            .get("/namespaces")
+            .into_iter()
+            .flat_map(|m| m.values())
+            .filter(|n| n["metadata"]["deletionTimestamp"].is_string())
+            .filter_map(|n| text(n, "/metadata/name").map(String::from))
+            .collect();
+        for name in terminating {
+            let empty = self
+                .objects
+                .iter()
+                .filter(|(k, _)| k.as_str() != "/namespaces")
+                .all(|(_, m)| !m.keys().any(|(ns, _)| *ns == name));
+            if empty {
+                let mut ns = self
+                    .objects
+                    .get_mut("/namespaces")
+                    .unwrap()
+                    .remove(&(String::new(), name.clone()))
+                    .unwrap();
+                let rv = self.bump();
+                ns["metadata"]["resourceVersion"] = json!(rv);
+                self.record("/namespaces", EventType::Deleted, ns);
+            }
+        }
+    }
+
+    /// Objects whose ownerReferences name `owner`.
+    fn dependents(&self, owner: &Value) -> Vec<(String, String, String)> {
+        let Some(uid) = text(owner, "/metadata/uid") else {
+            return vec![];
+        };
+        self.objects
+            .iter()
+            .flat_map(|(key, m)| m.iter().map(move |((ns, name), o)| (key, ns, name, o)))
+            .filter(|(_, _, _, o)| {
+                o["metadata"]["ownerReferences"]
+                    .as_array()
+                    .is_some_and(|refs| refs.iter().any(|r| r["uid"] == uid))
+            })
+            .map(|(key, ns, name, _)| (key.clone(), ns.clone(), name.clone()))
+            .collect()
+    }
+
+    fn drop_owner_ref(
+        &mut self,
+        storage_key: &str,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+    ) -> Option<Value> {
+        let object = self
+            .objects
+            .get_mut(storage_key)?
+            .get_mut(&(namespace.to_string(), name.to_string()))?;
+        if let Some(refs) = object["metadata"]["ownerReferences"].as_array_mut() {
+            refs.retain(|r| r["uid"] != uid);
+        }
+        if object["metadata"]["ownerReferences"]
+            .as_array()
+            .is_some_and(|r| r.is_empty())
+        {
+            object["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .remove("ownerReferences");
+        }
+        Some(object.clone())
+    }
+
+    /// Garbage collection: a dependent whose last owner went is deleted (background propagation).
+    fn collect_dependents(&mut self, owner: &Value) {
+        let uid = text(owner, "/metadata/uid").unwrap_or_default().to_string();
+        for (storage_key, namespace, name) in self.dependents(owner) {
+            let Some(object) = self.drop_owner_ref(&storage_key, &namespace, &name, &uid) else {
+                continue;
+            };
+            let orphaned = object["metadata"]["ownerReferences"]
+                .as_array()
+                .is_none_or(|r| r.is_empty());
+            if orphaned && let Some(t) = self.type_of(&storage_key, &namespace, &name) {
+                let _ = self.delete(&t, &namespace, &name, false, false);
+            } else {
+                let rv = self.bump();
+                let key = (namespace.clone(), name.clone());
+                let stored = self
+                    .objects
+                    .get_mut(&storage_key)
+                    .unwrap()
+                    .get_mut(&key)
+                    .unwrap();
+                stored["metadata"]["resourceVersion"] = json!(rv);
+                let stored = stored.clone();
+                self.record(&storage_key, EventType::Modified, stored);
+            }
+        }
+    }
+
+    /// Orphan propagation: dependents keep living, without the owner reference.
+    fn orphan_dependents(&mut self, owner: &Value) {
+        let uid = text(owner, "/metadata/uid").unwrap_or_default().to_string();
+        for (storage_key, namespace, name) in self.dependents(owner) {
+            if self
+                .drop_owner_ref(&storage_key, &namespace, &name, &uid)
+                .is_some()
+            {
+                let rv = self.bump();
+                let stored = self
+                    .objects
+                    .get_mut(&storage_key)
+                    .unwrap()
+                    .get_mut(&(namespace.clone(), name.clone()))
+                    .unwrap();
+                stored["metadata"]["resourceVersion"] = json!(rv);
+                let stored = stored.clone();
+                self.record(&storage_key, EventType::Modified, stored);
+            }
+        }
+    }
+}
+
+/// `plural.group` (or `plural` for core), as error messages name a resource.
+pub fn resource_name(t: &ResourceType) -> String {
+    if t.group.is_empty() {
+        t.plural.clone()
+    } else {
+        format!("{}.{}", t.plural, t.group)
+    }
+}
+
+fn namespaces() -> ResourceType {
+    crate::resources::builtins()
+        .into_iter()
+        .find(|t| t.plural == "namespaces")
+        .unwrap()
+}
+
+/// The object with `apiVersion` and `kind` of the version it is served at.
+fn with_type(object: &Value, t: &ResourceType) -> Value {
+    let mut object = object.clone();
+    if !t.version.is_empty() {
+        object["apiVersion"] = json!(t.api_version());
+    }
+    if !t.kind.is_empty() {
+        object["kind"] = json!(t.kind);
+    }
+    object
+}
+
+fn uid(seed: u64) -> String {
+    // Deterministic per cluster, shaped like a UUID.
+    let x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        (x >> 32) as u32,
+        (x >> 16) as u16,
+        x as u16 & 0xfff,
+        seed as u16 & 0xfff,
+        seed
+    )
+}
+
+fn suffix(n: u64) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut x = n.wrapping_mul(0x2545_F491_4F6C_DD1D);
+    (0..5)
+        .map(|_| {
+            let c = ALPHABET[(x % ALPHABET.len() as u64) as usize] as char;
+            x /= ALPHABET.len() as u64;
+            c
+        })
+        .collect()
+}

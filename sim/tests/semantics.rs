@@ -1,0 +1,621 @@
+//! The sim's API semantics, stated as kube-apiserver behaves and exercised through kube::Client
+//! (typed and dynamic APIs, kube-runtime's watcher and a Controller).
+
+use std::{sync::Arc, time::Duration};
+
+use barbican_operator::api::{Barbican, BarbicanStatus, fixtures::minimal_barbican};
+use barbican_sim::Cluster;
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::{
+    Api, Client, CustomResourceExt, ResourceExt,
+    api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams},
+    runtime::{Controller, controller::Action, watcher},
+};
+use serde_json::{Value, json};
+
+fn cluster_with_crds() -> (Cluster, Client) {
+    let cluster = Cluster::new();
+    cluster
+        .install_crd(serde_json::to_value(Barbican::crd()).unwrap())
+        .unwrap();
+    let client = cluster.client();
+    (cluster, client)
+}
+
+fn config_map(name: &str, data: Value) -> ConfigMap {
+    serde_json::from_value(json!({"metadata": {"name": name}, "data": data})).unwrap()
+}
+
+fn api_error(result: Result<impl std::fmt::Debug, kube::Error>) -> (u16, String) {
+    match result {
+        Err(kube::Error::Api(status)) => (status.code, status.reason.clone()),
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn create_assigns_server_fields_and_namespaces_must_exist() {
+    let (_cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let created = maps
+        .create(&PostParams::default(), &config_map("a", json!({"k": "v"})))
+        .await
+        .unwrap();
+    assert!(created.metadata.uid.is_some());
+    assert!(created.metadata.creation_timestamp.is_some());
+    assert_eq!(created.metadata.generation, Some(1));
+    let rv: u64 = created.resource_version().unwrap().parse().unwrap();
+    assert!(rv > 0);
+    let second = maps
+        .create(&PostParams::default(), &config_map("b", json!({})))
+        .await
+        .unwrap();
+    assert!(
+        second.resource_version().unwrap().parse::<u64>().unwrap() > rv,
+        "resourceVersion is global and monotonic"
+    );
+
+    assert_eq!(
+        api_error(
+            maps.create(&PostParams::default(), &config_map("a", json!({})))
+                .await
+        ),
+        (409, "AlreadyExists".into())
+    );
+    let missing: Api<ConfigMap> = Api::namespaced(client.clone(), "nowhere");
+    assert_eq!(
+        api_error(
+            missing
+                .create(&PostParams::default(), &config_map("a", json!({})))
+                .await
+        ),
+        (404, "NotFound".into())
+    );
+    assert_eq!(
+        api_error(
+            maps.create(&PostParams::default(), &config_map("Not_Valid", json!({})))
+                .await
+        )
+        .0,
+        422
+    );
+
+    let mut generated = config_map("", json!({}));
+    generated.metadata.name = None;
+    generated.metadata.generate_name = Some("gen-".into());
+    let generated = maps
+        .create(&PostParams::default(), &generated)
+        .await
+        .unwrap();
+    assert!(generated.name_any().starts_with("gen-") && generated.name_any().len() == 9);
+
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    maps.create(&dry, &config_map("dry", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(
+        api_error(maps.get("dry").await).0,
+        404,
+        "dryRun stores nothing"
+    );
+}
+
+#[tokio::test]
+async fn stale_writes_conflict_and_generation_follows_the_spec_only() {
+    let (_cluster, client) = cluster_with_crds();
+    let barbicans: Api<Barbican> = Api::namespaced(client.clone(), "default");
+    let mut object: Barbican = serde_json::from_value(minimal_barbican()).unwrap();
+    object.metadata.namespace = None;
+    let created = barbicans
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+
+    let mut labelled = created.clone();
+    labelled.labels_mut().insert("tier".into(), "kms".into());
+    let labelled = barbicans
+        .replace("barbican", &PostParams::default(), &labelled)
+        .await
+        .unwrap();
+    assert_eq!(
+        labelled.metadata.generation,
+        Some(1),
+        "a metadata change is no spec change"
+    );
+
+    let mut stale = created.clone();
+    stale.spec.region = Some("RegionTwo".into());
+    assert_eq!(
+        api_error(
+            barbicans
+                .replace("barbican", &PostParams::default(), &stale)
+                .await
+        ),
+        (409, "Conflict".into())
+    );
+
+    let mut fresh = labelled.clone();
+    fresh.spec.region = Some("RegionTwo".into());
+    let updated = barbicans
+        .replace("barbican", &PostParams::default(), &fresh)
+        .await
+        .unwrap();
+    assert_eq!(updated.metadata.generation, Some(2));
+
+    // A no-op write keeps the resourceVersion.
+    let again = barbicans
+        .replace("barbican", &PostParams::default(), &updated)
+        .await
+        .unwrap();
+    assert_eq!(again.resource_version(), updated.resource_version());
+}
+
+#[tokio::test]
+async fn the_status_subresource_splits_writes() {
+    let (_cluster, client) = cluster_with_crds();
+    let barbicans: Api<Barbican> = Api::namespaced(client.clone(), "default");
+    let mut object: Barbican = serde_json::from_value(minimal_barbican()).unwrap();
+    object.metadata.namespace = None;
+    object.status = Some(BarbicanStatus {
+        endpoint: Some("ignored-on-create".into()),
+        ..Default::default()
+    });
+    let created = barbicans
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap();
+    assert_eq!(created.status, None, "create drops status");
+
+    let status = json!({"status": {"endpoint": "http://barbican.default.svc.cluster.local:9311", "installedRelease": "2025.2"}});
+    let patched = barbicans
+        .patch_status("barbican", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    assert_eq!(
+        patched
+            .status
+            .as_ref()
+            .unwrap()
+            .installed_release
+            .as_deref(),
+        Some("2025.2")
+    );
+    assert_eq!(
+        patched.metadata.generation,
+        Some(1),
+        "status writes never bump generation"
+    );
+
+    // A main-resource write cannot change status, and a status write cannot change the spec.
+    let main = json!({"spec": {"region": "RegionThree"}, "status": {"installedRelease": "1999.1"}});
+    let after_main = barbicans
+        .patch("barbican", &PatchParams::default(), &Patch::Merge(&main))
+        .await
+        .unwrap();
+    assert_eq!(after_main.spec.region.as_deref(), Some("RegionThree"));
+    assert_eq!(
+        after_main
+            .status
+            .as_ref()
+            .unwrap()
+            .installed_release
+            .as_deref(),
+        Some("2025.2")
+    );
+    let sneaky = json!({"spec": {"region": "Elsewhere"}, "status": {"targetRelease": "2026.1"}});
+    let after_status = barbicans
+        .patch_status("barbican", &PatchParams::default(), &Patch::Merge(&sneaky))
+        .await
+        .unwrap();
+    assert_eq!(after_status.spec.region.as_deref(), Some("RegionThree"));
+    assert_eq!(
+        after_status.status.unwrap().target_release.as_deref(),
+        Some("2026.1")
+    );
+}
+
+#[tokio::test]
+async fn merge_and_json_patches_apply_and_json_patch_tests_hold() {
+    let (_cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    maps.create(
+        &PostParams::default(),
+        &config_map("p", json!({"a": "1", "b": "2"})),
+    )
+    .await
+    .unwrap();
+    let merged = maps
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"a": null, "c": "3"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(merged.data).unwrap(),
+        json!({"b": "2", "c": "3"})
+    );
+
+    let ops: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": "/data/b", "value": "2"},
+        {"op": "replace", "path": "/data/b", "value": "20"}
+    ]))
+    .unwrap();
+    let patched = maps
+        .patch("p", &PatchParams::default(), &Patch::<()>::Json(ops))
+        .await
+        .unwrap();
+    assert_eq!(patched.data.unwrap()["b"], "20");
+    let failing: json_patch::Patch =
+        serde_json::from_value(json!([{"op": "test", "path": "/data/b", "value": "2"}])).unwrap();
+    assert_eq!(
+        api_error(
+            maps.patch("p", &PatchParams::default(), &Patch::<()>::Json(failing))
+                .await
+        )
+        .0,
+        422
+    );
+}
+
+#[tokio::test]
+async fn lists_filter_by_labels_and_fields_and_page() {
+    let (_cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for (name, tier) in [("a", "api"), ("b", "db"), ("c", "api"), ("d", "cache")] {
+        let mut map = config_map(name, json!({}));
+        map.labels_mut().insert("tier".into(), tier.into());
+        maps.create(&PostParams::default(), &map).await.unwrap();
+    }
+    let names = |list: kube::core::ObjectList<ConfigMap>| {
+        list.items.iter().map(|m| m.name_any()).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(
+            maps.list(&ListParams::default().labels("tier=api"))
+                .await
+                .unwrap()
+        ),
+        ["a", "c"]
+    );
+    assert_eq!(
+        names(
+            maps.list(&ListParams::default().labels("tier in (db,cache)"))
+                .await
+                .unwrap()
+        ),
+        ["b", "d"]
+    );
+    assert_eq!(
+        names(
+            maps.list(&ListParams::default().labels("tier!=api"))
+                .await
+                .unwrap()
+        ),
+        ["b", "d"]
+    );
+    assert_eq!(
+        names(
+            maps.list(&ListParams::default().fields("metadata.name=b"))
+                .await
+                .unwrap()
+        ),
+        ["b"]
+    );
+
+    let first = maps.list(&ListParams::default().limit(3)).await.unwrap();
+    assert_eq!(names(first.clone()), ["a", "b", "c"]);
+    let token = first.metadata.continue_.clone().expect("a continue token");
+    let rest = maps
+        .list(&ListParams::default().limit(3).continue_token(&token))
+        .await
+        .unwrap();
+    assert_eq!(names(rest.clone()), ["d"]);
+    assert!(rest.metadata.continue_.is_none());
+    let all: Api<ConfigMap> = Api::all(client);
+    assert_eq!(
+        all.list(&ListParams::default()).await.unwrap().items.len(),
+        4
+    );
+}
+
+#[tokio::test]
+async fn finalizers_hold_deletion_until_removed() {
+    let (_cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let mut map = config_map("held", json!({}));
+    map.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    maps.create(&PostParams::default(), &map).await.unwrap();
+    maps.delete("held", &DeleteParams::default()).await.unwrap();
+    let terminating = maps.get("held").await.unwrap();
+    assert!(terminating.metadata.deletion_timestamp.is_some());
+    maps.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        api_error(maps.get("held").await).0,
+        404,
+        "the object goes with its last finalizer"
+    );
+}
+
+#[tokio::test]
+async fn owners_take_their_dependents_unless_orphaned() {
+    let (_cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for owner in ["owner-a", "owner-b"] {
+        let owner = maps
+            .create(&PostParams::default(), &config_map(owner, json!({})))
+            .await
+            .unwrap();
+        let mut child = config_map(&format!("{}-child", owner.name_any()), json!({}));
+        child.metadata.owner_references = Some(vec![serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "name": owner.name_any(), "uid": owner.uid().unwrap(), "controller": true
+        }))
+        .unwrap()]);
+        maps.create(&PostParams::default(), &child).await.unwrap();
+    }
+    maps.delete("owner-a", &DeleteParams::background())
+        .await
+        .unwrap();
+    assert_eq!(
+        api_error(maps.get("owner-a-child").await).0,
+        404,
+        "background propagation collects the dependent"
+    );
+    maps.delete("owner-b", &DeleteParams::orphan())
+        .await
+        .unwrap();
+    let orphan = maps.get("owner-b-child").await.unwrap();
+    assert!(
+        orphan.metadata.owner_references.is_none(),
+        "orphaning removes the reference and keeps the object"
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_namespace_deletes_its_content_then_itself() {
+    let (_cluster, client) = cluster_with_crds();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "tenant"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "tenant");
+    let mut held = config_map("held", json!({}));
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    maps.create(&PostParams::default(), &held).await.unwrap();
+    maps.create(&PostParams::default(), &config_map("free", json!({})))
+        .await
+        .unwrap();
+    namespaces
+        .delete("tenant", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(api_error(maps.get("free").await).0, 404);
+    let ns = namespaces.get("tenant").await.unwrap();
+    assert_eq!(ns.status.unwrap().phase.as_deref(), Some("Terminating"));
+    assert_eq!(
+        api_error(
+            maps.create(&PostParams::default(), &config_map("late", json!({})))
+                .await
+        )
+        .0,
+        403
+    );
+    maps.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        api_error(namespaces.get("tenant").await).0,
+        404,
+        "the namespace goes once it is empty"
+    );
+}
+
+#[tokio::test]
+async fn watches_replay_history_stream_changes_and_expire() {
+    let (_cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let created = maps
+        .create(&PostParams::default(), &config_map("w", json!({"v": "1"})))
+        .await
+        .unwrap();
+    let from = created.resource_version().unwrap();
+    maps.patch(
+        "w",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"v": "2"}})),
+    )
+    .await
+    .unwrap();
+
+    let mut stream = maps
+        .watch(&WatchParams::default().timeout(5), &from)
+        .await
+        .unwrap()
+        .boxed();
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Modified(m)) => assert_eq!(m.data.unwrap()["v"], "2"),
+        other => panic!("expected the replayed MODIFIED, got {other:?}"),
+    }
+    maps.delete("w", &DeleteParams::default()).await.unwrap();
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Deleted(m)) => assert_eq!(m.name_any(), "w"),
+        other => panic!("expected DELETED, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_watch_from_a_compacted_version_gets_410() {
+    let cluster = Cluster::with_history(3);
+    let client = cluster.client();
+    let maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    for i in 0..6 {
+        maps.create(
+            &PostParams::default(),
+            &config_map(&format!("m{i}"), json!({})),
+        )
+        .await
+        .unwrap();
+    }
+    let mut stream = maps
+        .watch(&WatchParams::default().timeout(2), "1")
+        .await
+        .unwrap()
+        .boxed();
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Error(e)) => assert_eq!(e.code, 410),
+        other => panic!("expected a 410 ERROR event, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn kube_runtime_watcher_sees_the_lifecycle() {
+    let (_cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    maps.create(&PostParams::default(), &config_map("existing", json!({})))
+        .await
+        .unwrap();
+    let events = watcher(maps.clone(), watcher::Config::default()).boxed();
+    let writer = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        maps.create(&PostParams::default(), &config_map("later", json!({})))
+            .await
+            .unwrap();
+        maps.delete("existing", &DeleteParams::default())
+            .await
+            .unwrap();
+    };
+    let reader = async {
+        let mut seen = Vec::new();
+        let mut events = events;
+        while let Some(event) = events.try_next().await.unwrap() {
+            match event {
+                watcher::Event::InitApply(m) | watcher::Event::Apply(m) => {
+                    seen.push(format!("apply {}", m.name_any()))
+                }
+                watcher::Event::Delete(m) => seen.push(format!("delete {}", m.name_any())),
+                watcher::Event::Init | watcher::Event::InitDone => {}
+            }
+            if seen.iter().any(|s| s == "delete existing")
+                && seen.iter().any(|s| s == "apply later")
+            {
+                return seen;
+            }
+        }
+        seen
+    };
+    let (_, seen) = tokio::time::timeout(Duration::from_secs(10), async {
+        tokio::join!(writer, reader)
+    })
+    .await
+    .expect("the watcher sees every change");
+    assert_eq!(seen.first().map(String::as_str), Some("apply existing"));
+}
+
+#[tokio::test]
+async fn a_kube_runtime_controller_reconciles_on_watch_events() {
+    let (_cluster, client) = cluster_with_crds();
+    let barbicans: Api<Barbican> = Api::namespaced(client.clone(), "default");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let context = Arc::new((barbicans.clone(), tx));
+    let controller = Controller::new(barbicans.clone(), watcher::Config::default())
+        .run(
+            |object: Arc<Barbican>,
+             ctx: Arc<(Api<Barbican>, tokio::sync::mpsc::UnboundedSender<String>)>| async move {
+                let status = json!({"status": {"observedGeneration": object.metadata.generation}});
+                ctx.0
+                    .patch_status(
+                        &object.name_any(),
+                        &PatchParams::default(),
+                        &Patch::Merge(&status),
+                    )
+                    .await?;
+                let _ = ctx.1.send(format!(
+                    "{}@{}",
+                    object.name_any(),
+                    object.metadata.generation.unwrap_or_default()
+                ));
+                Ok::<_, kube::Error>(Action::await_change())
+            },
+            |_, _, _| Action::requeue(Duration::from_secs(1)),
+            context,
+        )
+        .for_each(|_| async {});
+    let driver = tokio::spawn(controller);
+
+    let mut object: Barbican = serde_json::from_value(minimal_barbican()).unwrap();
+    object.metadata.namespace = None;
+    barbicans
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+        .await
+        .expect("reconciled after create");
+    assert_eq!(first.as_deref(), Some("barbican@1"));
+
+    barbicans
+        .patch(
+            "barbican",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"region": "RegionTwo"}})),
+        )
+        .await
+        .unwrap();
+    let mut reconciled_generation_two = false;
+    while let Ok(Some(seen)) = tokio::time::timeout(Duration::from_secs(10), rx.recv()).await {
+        if seen == "barbican@2" {
+            reconciled_generation_two = true;
+            break;
+        }
+    }
+    assert!(
+        reconciled_generation_two,
+        "a spec change reached the controller through the watch"
+    );
+    let observed = barbicans.get_status("barbican").await.unwrap();
+    assert_eq!(observed.status.unwrap().observed_generation, Some(2));
+    driver.abort();
+}
+
+#[tokio::test]
+async fn the_api_is_served_over_loopback_http_too() {
+    let cluster = Cluster::new();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = cluster.clone();
+    tokio::spawn(async move { server.serve(listener).await });
+    let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+    let client = Client::try_from(config).unwrap();
+    let version = client.apiserver_version().await.unwrap();
+    assert_eq!(version.minor, barbican_sim::cluster::KUBERNETES_MINOR);
+    let namespaces: Api<Namespace> = Api::all(client);
+    let names: Vec<String> = namespaces
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|n| n.name_any())
+        .collect();
+    assert_eq!(names, ["default", "kube-public", "kube-system"]);
+}
