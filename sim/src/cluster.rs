@@ -253,6 +253,11 @@ async fn route(
         ["apis"] => discovery(cluster.group_list()),
         ["api", "v1"] => discovery(cluster.resource_list("", "v1")),
         ["apis", group, version] => discovery(cluster.resource_list(group, version)),
+        ["openapi", "v3"] => discovery(cluster.openapi_index()),
+        ["openapi", "v3", "api", "v1"] => discovery(cluster.openapi_group_version("", "v1")),
+        ["openapi", "v3", "apis", group, version] => {
+            discovery(cluster.openapi_group_version(group, version))
+        }
         ["api", "v1", rest @ ..] => {
             serve_resource(cluster, "", "v1", rest, method, uri, headers, body).await
         }
@@ -281,6 +286,92 @@ impl Cluster {
                 "versions": versions.iter().map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v})).collect::<Vec<_>>(),
                 "preferredVersion": {"groupVersion": format!("{name}/{}", versions[0]), "version": versions[0]},
             })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// `/openapi/v3`: one document per served group-version.
+    fn openapi_index(&self) -> Value {
+        let state = self.lock();
+        let mut paths = serde_json::Map::new();
+        for t in state.registry.all() {
+            let gv = if t.group.is_empty() {
+                "api/v1".to_string()
+            } else {
+                format!("apis/{}/{}", t.group, t.version)
+            };
+            paths.insert(gv.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash={}", state.store.revision())}));
+        }
+        json!({"paths": paths})
+    }
+
+    /// A group-version's OpenAPI document: the paths kubectl consults (every write operation
+    /// accepts `fieldValidation`, which tells kubectl to let the server validate) and, for
+    /// custom resources, the CRD's schema.
+    fn openapi_group_version(&self, group: &str, version: &str) -> Value {
+        let state = self.lock();
+        let mut paths = serde_json::Map::new();
+        let mut schemas = serde_json::Map::new();
+        let crds = state
+            .registry
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .cloned();
+        for t in state
+            .registry
+            .all()
+            .filter(|t| t.group == group && t.version == version)
+        {
+            let gvk = json!({"group": t.group, "version": t.version, "kind": t.kind});
+            let params = json!([
+                {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": true}},
+                {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": true}},
+                {"name": "fieldManager", "in": "query", "schema": {"type": "string", "uniqueItems": true}}
+            ]);
+            let op = |verb: &str| {
+                json!({"operationId": format!("{verb}{}", t.kind), "parameters": params,
+                "x-kubernetes-action": verb, "x-kubernetes-group-version-kind": gvk, "responses": {"200": {"description": "OK"}}})
+            };
+            let prefix = if t.group.is_empty() {
+                "/api/v1".to_string()
+            } else {
+                format!("/apis/{}/{}", t.group, t.version)
+            };
+            let collection = if t.namespaced {
+                format!("{prefix}/namespaces/{{namespace}}/{}", t.plural)
+            } else {
+                format!("{prefix}/{}", t.plural)
+            };
+            paths.insert(
+                collection.clone(),
+                json!({"post": op("post"), "get": op("list")}),
+            );
+            paths.insert(format!("{collection}/{{name}}"), json!({"put": op("put"), "patch": op("patch"), "get": op("get"), "delete": op("delete")}));
+            let schema_name = format!(
+                "{}.{}.{}",
+                t.group.split('.').rev().collect::<Vec<_>>().join("."),
+                t.version,
+                t.kind
+            );
+            let mut schema = json!({"type": "object", "x-kubernetes-group-version-kind": [gvk]});
+            if let Some(crds) = &crds {
+                let crd_name = format!("{}.{}", t.plural, t.group);
+                if let Ok(crd) = state.store.get(crds, "", &crd_name)
+                    && let Some(v) = crd["spec"]["versions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .find(|v| v["name"] == t.version)
+                {
+                    schema = v["schema"]["openAPIV3Schema"].clone();
+                    schema["x-kubernetes-group-version-kind"] = json!([gvk]);
+                }
+            }
+            schemas.insert(schema_name, schema);
+        }
+        json!({
+            "openapi": "3.0.0",
+            "info": {"title": "Kubernetes", "version": format!("v1.{KUBERNETES_MINOR}.0")},
+            "paths": paths,
+            "components": {"schemas": schemas},
         })
     }
 
@@ -353,6 +444,15 @@ async fn serve_resource(
     let q = query(uri);
     let dry_run = q.get("dryRun").is_some_and(|v| v == "All");
     let t = &target.t;
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if content_type.contains("protobuf") || content_type.contains("cbor") {
+        return Err(ApiError::unsupported_media_type(format!(
+            "the sim speaks JSON; {content_type} bodies are not supported (kubectl apply and kube-rs send JSON)"
+        )));
+    }
     let parse = |body: &Bytes| -> Result<Value, ApiError> {
         serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))
@@ -364,11 +464,27 @@ async fn serve_resource(
     };
     let response = match (method.as_str(), &target.name) {
         ("GET", None) if q.get("watch").is_some_and(|w| w == "true" || w == "1") => {
-            return watch(cluster, &target, &q);
+            return watch(cluster, &target, &q, wants_table(headers));
         }
-        ("GET", None) => json_response(200, &list(cluster, &target, &q)?),
+        ("GET", None) => {
+            let list = list(cluster, &target, &q)?;
+            if wants_table(headers) {
+                let items = list["items"].as_array().cloned().unwrap_or_default();
+                json_response(200, &crate::table::table(t, &items, &list["metadata"]))
+            } else {
+                json_response(200, &list)
+            }
+        }
         ("GET", Some(name)) => {
-            json_response(200, &cluster.lock().store.get(t, &target.namespace, name)?)
+            let object = cluster.lock().store.get(t, &target.namespace, name)?;
+            if wants_table(headers) {
+                json_response(
+                    200,
+                    &crate::table::table(t, std::slice::from_ref(&object), &json!({})),
+                )
+            } else {
+                json_response(200, &object)
+            }
         }
         ("POST", None) => {
             let created =
@@ -437,6 +553,14 @@ async fn serve_resource(
         }
     };
     Ok(response)
+}
+
+/// Whether the client asked for a `meta.k8s.io` Table (what `kubectl get` asks for).
+fn wants_table(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("as=Table"))
 }
 
 fn selectors(q: &BTreeMap<String, String>) -> Result<(LabelSelector, FieldSelector), ApiError> {
@@ -532,6 +656,7 @@ fn watch(
     cluster: &Cluster,
     target: &Target,
     q: &BTreeMap<String, String>,
+    table: bool,
 ) -> Result<Response, ApiError> {
     let (labels, fields) = selectors(q)?;
     let storage_key = target.t.storage_key();
@@ -556,9 +681,19 @@ fn watch(
         .and_then(|v| v.parse().ok());
 
     let (tx, rx) = mpsc::channel::<Bytes>(256);
-    let line = |kind: &str, object: &Value| {
-        Bytes::from(format!("{}\n", json!({"type": kind, "object": object})))
+    // `kubectl get -w` asks for Tables: each event then carries a one-row Table.
+    let render = {
+        let t = target.t.clone();
+        move |kind: &str, object: &Value| {
+            let object = if table && matches!(kind, "ADDED" | "MODIFIED" | "DELETED") {
+                crate::table::table(&t, std::slice::from_ref(object), &json!({}))
+            } else {
+                object.clone()
+            };
+            Bytes::from(format!("{}\n", json!({"type": kind, "object": object})))
+        }
     };
+    let line = |kind: &str, object: &Value| render(kind, object);
     let (backlog, mut live, mut last, current) = {
         let state = cluster.lock();
         let live = state.store.subscribe();
@@ -634,7 +769,7 @@ fn watch(
                             continue;
                         }
                         last = event.revision;
-                        if matches(&event) && tx.send(Bytes::from(format!("{}\n", json!({"type": event.kind.as_str(), "object": event.object})))).await.is_err() {
+                        if matches(&event) && tx.send(render(event.kind.as_str(), &event.object)).await.is_err() {
                             return;
                         }
                     }

@@ -15,5 +15,6 @@ pub mod resources;
 pub mod schema;
 pub mod selectors;
 pub mod store;
+pub mod table;
 
 pub use cluster::Cluster;

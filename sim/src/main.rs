@@ -1,0 +1,111 @@
+//! `barbican-sim`: run a simulated cluster.
+
+use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
+
+use barbican_sim::Cluster;
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+
+/// A simulated Kubernetes cluster for the operator's tests and demos.
+#[derive(Parser, Debug)]
+#[command(name = "barbican-sim", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve one cluster over HTTP on loopback until interrupted.
+    Serve {
+        /// Port to listen on (0 picks a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Write a kubeconfig for the cluster here.
+        #[arg(long, value_name = "PATH")]
+        kubeconfig_out: Option<PathBuf>,
+        /// Install every CustomResourceDefinition in the YAML files of this directory.
+        #[arg(long, value_name = "DIR", default_value = "deploy/crds")]
+        crds: PathBuf,
+    },
+}
+
+fn kubeconfig(addr: SocketAddr) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: barbican-sim\n  cluster:\n    server: http://{addr}\n\
+         users:\n- name: barbican-sim\n  user:\n    token: barbican-sim\ncontexts:\n- name: barbican-sim\n  context:\n    \
+         cluster: barbican-sim\n    user: barbican-sim\n    namespace: default\ncurrent-context: barbican-sim\n"
+    )
+}
+
+fn install_crds(cluster: &Cluster, dir: &PathBuf) -> Result<usize, String> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("reading {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    entries.sort();
+    let mut installed = 0;
+    for path in entries {
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let docs: Vec<Value> =
+            serde_saphyr::from_multiple(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        for doc in docs
+            .into_iter()
+            .filter(|d| d["kind"] == "CustomResourceDefinition")
+        {
+            cluster
+                .install_crd(doc)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            installed += 1;
+        }
+    }
+    Ok(installed)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("barbican-sim: starting the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve {
+                port,
+                kubeconfig_out,
+                crds,
+            } => {
+                let cluster = Cluster::new();
+                let installed = install_crds(&cluster, &crds)?;
+                let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+                    .await
+                    .map_err(|e| format!("binding port {port}: {e}"))?;
+                let addr = listener.local_addr().map_err(|e| e.to_string())?;
+                if let Some(path) = kubeconfig_out {
+                    std::fs::write(&path, kubeconfig(addr))
+                        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+                }
+                eprintln!(
+                    "barbican-sim: serving http://{addr} with {installed} CRD(s) from {}",
+                    crds.display()
+                );
+                tokio::select! {
+                    served = cluster.serve(listener) => served.map_err(|e| e.to_string()),
+                    _ = tokio::signal::ctrl_c() => Ok(()),
+                }
+            }
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("barbican-sim: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
