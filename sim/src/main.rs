@@ -28,6 +28,15 @@ enum Command {
         #[arg(long, value_name = "DIR", default_value = "deploy/crds")]
         crds: PathBuf,
     },
+    /// Measure throughput, watch latency and memory on an in-process cluster; prints figures.
+    Bench {
+        /// Objects to create, update and delete.
+        #[arg(long, default_value_t = 10_000)]
+        objects: usize,
+        /// Watchers attached while the objects are updated.
+        #[arg(long, default_value_t = 20)]
+        watchers: usize,
+    },
 }
 
 fn kubeconfig(addr: SocketAddr) -> String {
@@ -98,6 +107,10 @@ fn main() -> ExitCode {
                     served = cluster.serve(listener) => served.map_err(|e| e.to_string()),
                     _ = tokio::signal::ctrl_c() => Ok(()),
                 }
+            }
+            Command::Bench { objects, watchers } => {
+                println!("{}", barbican_sim::bench::run(objects, watchers).await);
+                Ok(())
             }
         }
     });

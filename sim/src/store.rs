@@ -63,6 +63,9 @@ pub struct Store {
     history_limit: usize,
     events: broadcast::Sender<Event>,
     names_issued: u64,
+    /// Owner uid to the (storage key, namespace, name) of its dependents, so a deletion finds
+    /// dependents without scanning every object.
+    dependents_by_owner: BTreeMap<String, std::collections::BTreeSet<(String, String, String)>>,
 }
 
 impl Default for Store {
@@ -115,7 +118,69 @@ impl Store {
             history_limit: history,
             events,
             names_issued: 0,
+            dependents_by_owner: BTreeMap::new(),
         }
+    }
+
+    fn owner_uids(object: &Value) -> Vec<String> {
+        object["metadata"]["ownerReferences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["uid"].as_str().map(String::from))
+            .collect()
+    }
+
+    /// Stores an object, keeping the owner index in step.
+    fn put(&mut self, storage_key: &str, namespace: &str, name: &str, object: Value) {
+        let id = (
+            storage_key.to_string(),
+            namespace.to_string(),
+            name.to_string(),
+        );
+        if let Some(old) = self
+            .objects
+            .get(storage_key)
+            .and_then(|m| m.get(&(id.1.clone(), id.2.clone())))
+        {
+            for uid in Self::owner_uids(old) {
+                if let Some(set) = self.dependents_by_owner.get_mut(&uid) {
+                    set.remove(&id);
+                }
+            }
+        }
+        for uid in Self::owner_uids(&object) {
+            self.dependents_by_owner
+                .entry(uid)
+                .or_default()
+                .insert(id.clone());
+        }
+        self.objects
+            .entry(id.0.clone())
+            .or_default()
+            .insert((id.1, id.2), object);
+    }
+
+    /// Removes an object, keeping the owner index in step.
+    fn take(&mut self, storage_key: &str, namespace: &str, name: &str) -> Option<Value> {
+        let removed = self
+            .objects
+            .get_mut(storage_key)?
+            .remove(&(namespace.to_string(), name.to_string()))?;
+        let id = (
+            storage_key.to_string(),
+            namespace.to_string(),
+            name.to_string(),
+        );
+        for uid in Self::owner_uids(&removed) {
+            if let Some(set) = self.dependents_by_owner.get_mut(&uid) {
+                set.remove(&id);
+                if set.is_empty() {
+                    self.dependents_by_owner.remove(&uid);
+                }
+            }
+        }
+        Some(removed)
     }
 
     /// The current resourceVersion.
@@ -287,10 +352,7 @@ impl Store {
         let rv = self.bump();
         let mut object = object;
         object["metadata"]["resourceVersion"] = json!(rv);
-        self.objects
-            .entry(t.storage_key())
-            .or_default()
-            .insert(key, object.clone());
+        self.put(&t.storage_key(), &key.0, &key.1, object.clone());
         self.record(&t.storage_key(), EventType::Added, object.clone());
         Ok(object)
     }
@@ -378,14 +440,11 @@ impl Store {
         next["metadata"]["resourceVersion"] = json!(rv);
         let key = (namespace.to_string(), name.to_string());
         if finalizing {
-            self.objects.get_mut(&t.storage_key()).unwrap().remove(&key);
+            self.take(&t.storage_key(), &key.0, &key.1);
             self.record(&t.storage_key(), EventType::Deleted, next.clone());
             self.collect_dependents(&next);
         } else {
-            self.objects
-                .get_mut(&t.storage_key())
-                .unwrap()
-                .insert(key, next.clone());
+            self.put(&t.storage_key(), &key.0, &key.1, next.clone());
             self.record(&t.storage_key(), EventType::Modified, next.clone());
         }
         self.finish_namespaces();
@@ -421,14 +480,11 @@ impl Store {
             current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
             let rv = self.bump();
             current["metadata"]["resourceVersion"] = json!(rv);
-            self.objects
-                .get_mut(&t.storage_key())
-                .unwrap()
-                .insert(key, current.clone());
+            self.put(&t.storage_key(), &key.0, &key.1, current.clone());
             self.record(&t.storage_key(), EventType::Modified, current.clone());
             return Ok(current);
         }
-        self.objects.get_mut(&t.storage_key()).unwrap().remove(&key);
+        self.take(&t.storage_key(), &key.0, &key.1);
         let rv = self.bump();
         current["metadata"]["resourceVersion"] = json!(rv);
         self.record(&t.storage_key(), EventType::Deleted, current.clone());
@@ -449,10 +505,7 @@ impl Store {
             current["status"] = json!({"phase": "Terminating"});
             let rv = self.bump();
             current["metadata"]["resourceVersion"] = json!(rv);
-            self.objects
-                .get_mut(&t.storage_key())
-                .unwrap()
-                .insert((String::new(), name.into()), current.clone());
+            self.put(&t.storage_key(), "", name, current.clone());
             self.record(&t.storage_key(), EventType::Modified, current.clone());
         }
         // Everything in the namespace is deleted; finalizers hold their objects, and the
@@ -512,12 +565,7 @@ impl Store {
                 .filter(|(k, _)| k.as_str() != "/namespaces")
                 .all(|(_, m)| !m.keys().any(|(ns, _)| *ns == name));
             if empty {
-                let mut ns = self
-                    .objects
-                    .get_mut("/namespaces")
-                    .unwrap()
-                    .remove(&(String::new(), name.clone()))
-                    .unwrap();
+                let mut ns = self.take("/namespaces", "", &name).unwrap();
                 let rv = self.bump();
                 ns["metadata"]["resourceVersion"] = json!(rv);
                 self.record("/namespaces", EventType::Deleted, ns);
@@ -527,19 +575,10 @@ impl Store {
 
     /// Objects whose ownerReferences name `owner`.
     fn dependents(&self, owner: &Value) -> Vec<(String, String, String)> {
-        let Some(uid) = text(owner, "/metadata/uid") else {
-            return vec![];
-        };
-        self.objects
-            .iter()
-            .flat_map(|(key, m)| m.iter().map(move |((ns, name), o)| (key, ns, name, o)))
-            .filter(|(_, _, _, o)| {
-                o["metadata"]["ownerReferences"]
-                    .as_array()
-                    .is_some_and(|refs| refs.iter().any(|r| r["uid"] == uid))
-            })
-            .map(|(key, ns, name, _)| (key.clone(), ns.clone(), name.clone()))
-            .collect()
+        text(owner, "/metadata/uid")
+            .and_then(|uid| self.dependents_by_owner.get(uid))
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     fn drop_owner_ref(
@@ -549,10 +588,11 @@ impl Store {
         name: &str,
         uid: &str,
     ) -> Option<Value> {
-        let object = self
+        let mut object = self
             .objects
-            .get_mut(storage_key)?
-            .get_mut(&(namespace.to_string(), name.to_string()))?;
+            .get(storage_key)?
+            .get(&(namespace.to_string(), name.to_string()))?
+            .clone();
         if let Some(refs) = object["metadata"]["ownerReferences"].as_array_mut() {
             refs.retain(|r| r["uid"] != uid);
         }
@@ -565,7 +605,8 @@ impl Store {
                 .unwrap()
                 .remove("ownerReferences");
         }
-        Some(object.clone())
+        self.put(storage_key, namespace, name, object.clone());
+        Some(object)
     }
 
     /// Garbage collection: a dependent whose last owner went is deleted (background propagation).

@@ -396,3 +396,27 @@ fn protobuf_requests_get_a_clear_refusal() {
         "{text}"
     );
 }
+
+#[test]
+fn the_benchmark_prints_its_figures() {
+    let output = Command::new(env!("CARGO_BIN_EXE_barbican-sim"))
+        .args(["bench", "--objects", "200", "--watchers", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    for figure in [
+        "objects: 200  watchers: 3",
+        "create: ",
+        "update: ",
+        "delete: ",
+        "watch delivery latency: p50",
+        "memory: ",
+    ] {
+        assert!(text.contains(figure), "missing {figure:?} in:\n{text}");
+    }
+}
