@@ -454,8 +454,10 @@ async fn serve_resource(
         )));
     }
     let parse = |body: &Bytes| -> Result<Value, ApiError> {
-        serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))
+        let mut object: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))?;
+        conform(t, &mut object);
+        Ok(object)
     };
     let status_write = match target.subresource.as_deref() {
         None => false,
@@ -555,6 +557,17 @@ async fn serve_resource(
     Ok(response)
 }
 
+/// What the API server does to a custom resource on every write: prune the fields the
+/// schema does not declare, then fill its defaults.
+fn conform(t: &ResourceType, object: &mut Value) {
+    if let Some(schema) = &t.schema
+        && object.is_object()
+    {
+        crate::schema::prune(schema, object);
+        crate::schema::apply_defaults(schema, object);
+    }
+}
+
 /// Whether the client asked for a `meta.k8s.io` Table (what `kubectl get` asks for).
 fn wants_table(headers: &HeaderMap) -> bool {
     headers
@@ -638,6 +651,7 @@ fn patch(
             )));
         }
     }
+    conform(&target.t, &mut next);
     // A patch carries no precondition unless it names a resourceVersion itself.
     if patch.pointer("/metadata/resourceVersion").is_none() {
         next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();

@@ -26,6 +26,8 @@ pub struct ResourceType {
     pub short_names: Vec<String>,
     /// Printer columns (from a CRD), as the CRD declares them.
     pub printer_columns: Vec<Value>,
+    /// The structural schema of a CRD version: writes are pruned to it and defaulted from it.
+    pub schema: Option<Value>,
 }
 
 impl ResourceType {
@@ -63,6 +65,7 @@ fn builtin(
         status_subresource: status,
         short_names: short.iter().map(|s| s.to_string()).collect(),
         printer_columns: vec![],
+        schema: None,
     }
 }
 
@@ -210,6 +213,9 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
                 .as_array()
                 .cloned()
                 .unwrap_or_default(),
+            schema: v["schema"]["openAPIV3Schema"]
+                .is_object()
+                .then(|| v["schema"]["openAPIV3Schema"].clone()),
         })
         .collect()
 }

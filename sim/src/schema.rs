@@ -75,6 +75,44 @@ pub fn apply_defaults(schema: &Value, value: &mut Value) {
     }
 }
 
+/// Removes every field the schema does not declare, as the API server prunes custom
+/// resources: except under `x-kubernetes-preserve-unknown-fields`, inside
+/// `additionalProperties` maps, and `apiVersion`/`kind`/`metadata` at the root.
+pub fn prune(schema: &Value, value: &mut Value) {
+    prune_at(schema, value, true);
+}
+
+fn prune_at(schema: &Value, value: &mut Value, is_root: bool) {
+    match value {
+        Value::Object(map) => {
+            let preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties");
+            let keys: Vec<String> = map.keys().cloned().collect();
+            for key in keys {
+                if is_root && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                if let Some(prop) = properties.and_then(|p| p.get(&key)) {
+                    prune_at(prop, map.get_mut(&key).unwrap(), false);
+                } else if let Some(add) = additional.filter(|a| a.is_object()) {
+                    prune_at(add, map.get_mut(&key).unwrap(), false);
+                } else if !(preserve || additional == Some(&Value::Bool(true))) {
+                    map.remove(&key);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                items
+                    .iter_mut()
+                    .for_each(|item| prune_at(item_schema, item, false));
+            }
+        }
+        _ => {}
+    }
+}
+
 fn push(errors: &mut Vec<SchemaError>, path: &str, message: String) {
     errors.push(SchemaError {
         path: if path.is_empty() {
@@ -544,6 +582,25 @@ mod tests {
         assert_eq!(
             value,
             json!({"present": {"mount": "barbican"}, "list": [{"p": 1}, {"p": 2}], "kind": "SecretStore"})
+        );
+    }
+
+    #[test]
+    fn pruning_drops_undeclared_fields_but_keeps_preserved_ones() {
+        let schema = json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "known": {"type": "string"},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "map": {"type": "object", "additionalProperties": {"type": "object", "properties": {"v": {"type": "string"}}}}
+            }}
+        }});
+        let mut value = json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"}, "top": 1,
+            "spec": {"known": "k", "unknown": "u", "free": {"any": {"thing": 1}}, "map": {"a": {"v": "1", "w": "2"}}}});
+        prune(&schema, &mut value);
+        assert_eq!(
+            value,
+            json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"},
+            "spec": {"known": "k", "free": {"any": {"thing": 1}}, "map": {"a": {"v": "1"}}}})
         );
     }
 

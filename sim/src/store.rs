@@ -545,6 +545,7 @@ impl Store {
             status_subresource: false,
             short_names: vec![],
             printer_columns: vec![],
+            schema: None,
         })
     }
 

@@ -619,3 +619,43 @@ async fn the_api_is_served_over_loopback_http_too() {
         .collect();
     assert_eq!(names, ["default", "kube-public", "kube-system"]);
 }
+
+#[tokio::test]
+async fn custom_resources_are_pruned_to_their_schema_and_defaulted() {
+    use barbican_operator::api::{BarbicanSecretStore, fixtures::managed_store};
+    use kube::{api::DynamicObject, core::ApiResource};
+    let cluster = Cluster::new();
+    cluster
+        .install_crd(serde_json::to_value(BarbicanSecretStore::crd()).unwrap())
+        .unwrap();
+    let resource = ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk(
+            "barbican.openstack.c5c3.io",
+            "v1alpha1",
+            "BarbicanSecretStore",
+        ),
+        "barbicansecretstores",
+    );
+    let api: Api<DynamicObject> = Api::namespaced_with(cluster.client(), "default", &resource);
+    let mut object = managed_store();
+    object["metadata"]["namespace"] = json!("default");
+    object["spec"]["notInTheSchema"] = json!("dropped");
+    object["spec"]["openBao"]["typo"] = json!(true);
+    let created = api
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(object).unwrap(),
+        )
+        .await
+        .unwrap();
+    let spec = &created.data["spec"];
+    assert!(
+        spec.get("notInTheSchema").is_none() && spec["openBao"].get("typo").is_none(),
+        "{spec}"
+    );
+    assert_eq!(
+        spec["openBao"]["kvMountpoint"], "barbican",
+        "the schema default is filled on write"
+    );
+    assert_eq!(spec["barbicanRef"]["name"], "barbican");
+}
