@@ -31,6 +31,11 @@ pub const KUBERNETES_MINOR: &str = "37";
 struct State_ {
     store: Store,
     registry: Registry,
+    /// Signs the service-account tokens this cluster mints.
+    signing_key: Vec<u8>,
+    /// When set, every request needs `Authorization: Bearer` with one of these tokens (or a
+    /// service-account token this cluster minted); otherwise 401.
+    accepted_tokens: Option<Vec<String>>,
 }
 
 /// A simulated cluster. Cheap to clone; clones share the cluster.
@@ -58,6 +63,14 @@ impl Cluster {
             state: Arc::new(Mutex::new(State_ {
                 store: Store::new(history),
                 registry: Registry::with_builtins(),
+                signing_key: {
+                    let nanos = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap_or_default()
+                        .as_nanos();
+                    format!("barbican-sim-{nanos}-{:p}", &history).into_bytes()
+                },
+                accepted_tokens: None,
             })),
         };
         let namespaces = cluster
@@ -106,6 +119,130 @@ impl Cluster {
         let created = self.lock().store.create(&t, "", crd, false)?;
         self.after_write(&t, &created);
         Ok(created)
+    }
+
+    /// Requires every request to carry one of `tokens` as a bearer token (or a service-account
+    /// token this cluster minted); anything else is answered 401, as a cluster that rejects the
+    /// credentials would.
+    pub fn require_bearer_tokens(&self, tokens: Vec<String>) {
+        self.lock().accepted_tokens = Some(tokens);
+    }
+
+    /// Accepts any request again.
+    pub fn allow_anonymous(&self) {
+        self.lock().accepted_tokens = None;
+    }
+
+    fn authenticated(&self, headers: &HeaderMap) -> bool {
+        let state = self.lock();
+        let Some(accepted) = &state.accepted_tokens else {
+            return true;
+        };
+        let Some(token) = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+        else {
+            return false;
+        };
+        accepted.iter().any(|t| t == token)
+            || crate::tokens::verify(&state.signing_key, token, &[], now_seconds()).is_ok()
+    }
+
+    /// `serviceaccounts/<name>/token`: a signed token for the audiences and lifetime asked for
+    /// (one hour by default, at least ten minutes, as kube-apiserver enforces).
+    fn token_request(
+        &self,
+        namespace: &str,
+        name: &str,
+        request: Value,
+    ) -> Result<Value, ApiError> {
+        let state = self.lock();
+        let t = state
+            .registry
+            .get("", "v1", "serviceaccounts")
+            .cloned()
+            .unwrap();
+        let account = state.store.get(&t, namespace, name)?;
+        let audiences: Vec<String> = request["spec"]["audiences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(String::from))
+            .collect();
+        let lifetime = request["spec"]["expirationSeconds"]
+            .as_i64()
+            .unwrap_or(3600);
+        if lifetime < 600 {
+            return Err(ApiError::invalid(format!(
+                "spec.expirationSeconds: Invalid value: {lifetime}: may not specify a duration less than 10 minutes"
+            )));
+        }
+        let now = now_seconds();
+        let uid = account["metadata"]["uid"].as_str().unwrap_or_default();
+        let token = crate::tokens::mint(
+            &state.signing_key,
+            namespace,
+            name,
+            uid,
+            &audiences,
+            now,
+            lifetime,
+        );
+        let expires = jiff::Timestamp::from_second(now + lifetime)
+            .map(|t| t.to_string())
+            .unwrap_or_default();
+        Ok(json!({
+            "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": null},
+            "spec": {"audiences": audiences, "expirationSeconds": lifetime},
+            "status": {"token": token, "expirationTimestamp": expires},
+        }))
+    }
+
+    /// `tokenreviews`: whether a token this cluster minted is valid for the audiences asked
+    /// about, and its service account still exists with the same uid.
+    fn token_review(&self, review: Value) -> Value {
+        let state = self.lock();
+        let token = review["spec"]["token"].as_str().unwrap_or_default();
+        let audiences: Vec<String> = review["spec"]["audiences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(String::from))
+            .collect();
+        let checked = crate::tokens::verify(&state.signing_key, token, &audiences, now_seconds())
+            .and_then(|claims| {
+                let account = &claims["kubernetes.io"];
+                let (ns, name) = (
+                    account["namespace"].as_str().unwrap_or(""),
+                    account["serviceaccount"]["name"].as_str().unwrap_or(""),
+                );
+                let t = state
+                    .registry
+                    .get("", "v1", "serviceaccounts")
+                    .cloned()
+                    .unwrap();
+                match state.store.get(&t, ns, name) {
+                    Ok(live) if live["metadata"]["uid"] == account["serviceaccount"]["uid"] => {
+                        Ok(claims)
+                    }
+                    _ => Err(format!("service account {ns}/{name} has been deleted")),
+                }
+            });
+        let status = match checked {
+            Ok(claims) => {
+                let ns = claims["kubernetes.io"]["namespace"].as_str().unwrap_or("");
+                json!({
+                    "authenticated": true,
+                    "user": {"username": claims["sub"], "uid": claims["kubernetes.io"]["serviceaccount"]["uid"],
+                        "groups": ["system:serviceaccounts", format!("system:serviceaccounts:{ns}"), "system:authenticated"]},
+                    "audiences": if audiences.is_empty() { claims["aud"].clone() } else { json!(audiences) },
+                })
+            }
+            Err(error) => json!({"authenticated": false, "error": error}),
+        };
+        json!({"kind": "TokenReview", "apiVersion": "authentication.k8s.io/v1", "metadata": {"creationTimestamp": null}, "spec": review["spec"], "status": status})
     }
 
     /// The current resourceVersion.
@@ -218,6 +355,11 @@ fn decode(text: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// Seconds since the epoch, by the sim's clock.
+fn now_seconds() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
 async fn handle(
     State(cluster): State<Cluster>,
     method: Method,
@@ -225,6 +367,9 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    if !cluster.authenticated(&headers) {
+        return error_response(&ApiError::unauthorized());
+    }
     match route(&cluster, &method, &uri, &headers, body).await {
         Ok(response) => response,
         Err(error) => error_response(&error),
@@ -459,6 +604,20 @@ async fn serve_resource(
         conform(t, &mut object);
         Ok(object)
     };
+    if t.plural == "tokenreviews" && method == Method::POST {
+        return Ok(json_response(201, &cluster.token_review(parse(&body)?)));
+    }
+    if let (Some("token"), Some(name), "serviceaccounts", &Method::POST) = (
+        target.subresource.as_deref(),
+        &target.name,
+        t.plural.as_str(),
+        method,
+    ) {
+        return Ok(json_response(
+            201,
+            &cluster.token_request(&target.namespace, name, parse(&body)?)?,
+        ));
+    }
     let status_write = match target.subresource.as_deref() {
         None => false,
         Some("status") if t.status_subresource => true,

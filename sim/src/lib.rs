@@ -17,5 +17,6 @@ pub mod schema;
 pub mod selectors;
 pub mod store;
 pub mod table;
+pub mod tokens;
 
 pub use cluster::Cluster;

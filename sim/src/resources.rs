@@ -179,6 +179,15 @@ pub fn builtins() -> Vec<ResourceType> {
             true,
             &["crd", "crds"],
         ),
+        builtin(
+            "authentication.k8s.io",
+            "v1",
+            "TokenReview",
+            "tokenreviews",
+            false,
+            false,
+            &[],
+        ),
     ]
 }
 

@@ -659,3 +659,145 @@ async fn custom_resources_are_pruned_to_their_schema_and_defaulted() {
     );
     assert_eq!(spec["barbicanRef"]["name"], "barbican");
 }
+
+#[tokio::test]
+async fn token_requests_mint_tokens_that_token_reviews_accept() {
+    use k8s_openapi::api::{
+        authentication::v1::{TokenRequest, TokenReview},
+        core::v1::ServiceAccount,
+    };
+    let cluster = Cluster::new();
+    let client = cluster.client();
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
+    let account = accounts
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "openbao-provisioner"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let request: TokenRequest = serde_json::from_value(
+        json!({"spec": {"audiences": ["openbao"], "expirationSeconds": 600}}),
+    )
+    .unwrap();
+    let minted = accounts
+        .create_token_request("openbao-provisioner", &PostParams::default(), &request)
+        .await
+        .unwrap();
+    let token = minted.status.unwrap().token.expect("a token");
+    assert_eq!(token.split('.').count(), 3, "a JWT");
+
+    let reviews: Api<TokenReview> = Api::all(client.clone());
+    let review = |token: &str, audience: &str| -> TokenReview {
+        serde_json::from_value(json!({"spec": {"token": token, "audiences": [audience]}})).unwrap()
+    };
+    let accepted = reviews
+        .create(&PostParams::default(), &review(&token, "openbao"))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(accepted.authenticated, Some(true));
+    let user = accepted.user.unwrap();
+    assert_eq!(
+        user.username.as_deref(),
+        Some("system:serviceaccount:default:openbao-provisioner")
+    );
+    assert_eq!(user.uid, account.metadata.uid);
+
+    let wrong_audience = reviews
+        .create(&PostParams::default(), &review(&token, "vault"))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(wrong_audience.authenticated, Some(false));
+    let forged = reviews
+        .create(
+            &PostParams::default(),
+            &review(&format!("{token}x"), "openbao"),
+        )
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(forged.authenticated, Some(false));
+
+    accounts
+        .delete("openbao-provisioner", &DeleteParams::default())
+        .await
+        .unwrap();
+    let after_delete = reviews
+        .create(&PostParams::default(), &review(&token, "openbao"))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(
+        after_delete.authenticated,
+        Some(false),
+        "a token outlives its account in no cluster"
+    );
+
+    let too_short: TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": ["x"], "expirationSeconds": 60}}))
+            .unwrap();
+    accounts
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "again"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        api_error(
+            accounts
+                .create_token_request("again", &PostParams::default(), &too_short)
+                .await
+        )
+        .0,
+        422
+    );
+    assert_eq!(
+        api_error(
+            accounts
+                .create_token_request("missing", &PostParams::default(), &request)
+                .await
+        )
+        .0,
+        404
+    );
+}
+
+#[tokio::test]
+async fn a_cluster_can_require_bearer_tokens() {
+    let cluster = Cluster::new();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = cluster.clone();
+    tokio::spawn(async move { server.serve(listener).await });
+    let client_with = |token: Option<&str>| {
+        let mut config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+        config.auth_info.token = token.map(|t| t.to_string().into());
+        Client::try_from(config).unwrap()
+    };
+    let namespaces = |client: Client| async move {
+        Api::<Namespace>::all(client)
+            .list(&ListParams::default())
+            .await
+    };
+
+    assert!(
+        namespaces(client_with(None)).await.is_ok(),
+        "anonymous by default"
+    );
+    cluster.require_bearer_tokens(vec!["good-token".into()]);
+    assert_eq!(api_error(namespaces(client_with(None)).await).0, 401);
+    assert_eq!(
+        api_error(namespaces(client_with(Some("rejected"))).await).0,
+        401
+    );
+    assert!(namespaces(client_with(Some("good-token"))).await.is_ok());
+    cluster.allow_anonymous();
+    assert!(namespaces(client_with(None)).await.is_ok());
+}
