@@ -798,6 +798,15 @@ fn patch(
     let media = content_type.split(';').next().unwrap_or("").trim();
     match media {
         "application/merge-patch+json" => json_patch::merge(&mut next, patch),
+        "application/strategic-merge-patch+json" if target.t.schema.is_none() => {
+            crate::strategic::apply(&mut next, patch)
+        }
+        "application/strategic-merge-patch+json" => {
+            // As kube-apiserver: custom resources have no strategic merge metadata.
+            return Err(ApiError::unsupported_media_type(
+                "strategic merge patch is not supported for custom resources; use a merge or JSON patch",
+            ));
+        }
         "application/json-patch+json" => {
             let ops: json_patch::Patch = serde_json::from_value(patch.clone())
                 .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
@@ -806,7 +815,7 @@ fn patch(
         }
         other => {
             return Err(ApiError::unsupported_media_type(format!(
-                "the sim does not implement {other} patches yet (merge and JSON patches are supported)"
+                "the sim does not implement {other} patches yet (merge, JSON and strategic merge patches are supported)"
             )));
         }
     }

@@ -16,6 +16,7 @@ pub mod resources;
 pub mod schema;
 pub mod selectors;
 pub mod store;
+pub mod strategic;
 pub mod table;
 pub mod tokens;
 

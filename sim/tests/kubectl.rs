@@ -420,3 +420,59 @@ fn the_benchmark_prints_its_figures() {
         assert!(text.contains(figure), "missing {figure:?} in:\n{text}");
     }
 }
+
+#[test]
+fn kubectl_patch_uses_strategic_merge_on_built_in_kinds() {
+    let sim = start("strategic");
+    apply_stdin(
+        &sim,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  finalizers: [example.com/a]\ndata:\n  k: v\n",
+    );
+    // kubectl patch defaults to a strategic merge patch: the finalizer list merges.
+    ok(
+        &sim,
+        &[
+            "patch",
+            "configmap",
+            "c",
+            "-p",
+            r#"{"metadata":{"finalizers":["example.com/b"]}}"#,
+        ],
+    );
+    let finalizers = ok(
+        &sim,
+        &[
+            "get",
+            "configmap",
+            "c",
+            "-o",
+            "jsonpath={.metadata.finalizers}",
+        ],
+    );
+    assert_eq!(finalizers.trim(), r#"["example.com/a","example.com/b"]"#);
+    // Custom resources refuse it, as on a real cluster.
+    ok(&sim, &["apply", "-f", "deploy/crds/"]);
+    apply_stdin(
+        &sim,
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openstack\n",
+    );
+    ok(&sim, &["apply", "-f", "deploy/examples/barbican.yaml"]);
+    let (patched, text) = kubectl(
+        &sim,
+        &[
+            "-n",
+            "openstack",
+            "patch",
+            "barbican",
+            "barbican",
+            "--type",
+            "strategic",
+            "-p",
+            r#"{"spec":{"region":"R"}}"#,
+        ],
+    );
+    assert!(
+        !patched && text.contains("strategic merge patch is not supported for custom resources"),
+        "{text}"
+    );
+}
