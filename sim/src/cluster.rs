@@ -648,20 +648,41 @@ async fn serve_resource(
             }
         }
         ("POST", None) => {
-            let created =
-                cluster
-                    .lock()
-                    .store
-                    .create(t, &target.namespace, parse(&body)?, dry_run)?;
+            let mut object = parse(&body)?;
+            if t.status_subresource
+                && let Some(map) = object.as_object_mut()
+            {
+                map.remove("status");
+            }
+            crate::apply::record_update(
+                None,
+                &mut object,
+                &manager_of(&q, headers),
+                None,
+                t.schema.as_ref(),
+            );
+            let created = cluster
+                .lock()
+                .store
+                .create(t, &target.namespace, object, dry_run)?;
             cluster.after_write(t, &created);
             json_response(201, &created)
         }
         ("PUT", Some(name)) => {
+            let mut object = parse(&body)?;
+            let current = cluster.lock().store.get(t, &target.namespace, name)?;
+            track(
+                t,
+                &current,
+                &mut object,
+                &manager_of(&q, headers),
+                status_write,
+            );
             let replaced = cluster.lock().store.replace(
                 t,
                 &target.namespace,
                 name,
-                parse(&body)?,
+                object,
                 status_write,
                 dry_run,
             )?;
@@ -673,15 +694,20 @@ async fn serve_resource(
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("");
-            let patched = patch(
-                cluster,
-                &target,
-                name,
-                content_type,
-                &parse(&body)?,
-                status_write,
-                dry_run,
-            )?;
+            let patched = if content_type.starts_with("application/apply-patch") {
+                server_side_apply(cluster, &target, name, &body, &q, status_write, dry_run)?
+            } else {
+                patch(
+                    cluster,
+                    &target,
+                    name,
+                    content_type,
+                    &parse(&body)?,
+                    status_write,
+                    dry_run,
+                    &manager_of(&q, headers),
+                )?
+            };
             cluster.after_write(t, &patched);
             json_response(200, &patched)
         }
@@ -783,6 +809,146 @@ fn list(
     )
 }
 
+/// The field manager of a write: the `fieldManager` parameter, else the client's user agent
+/// (up to the first `/`), as kube-apiserver derives it.
+fn manager_of(q: &BTreeMap<String, String>, headers: &HeaderMap) -> String {
+    q.get("fieldManager")
+        .cloned()
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| {
+            headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|ua| ua.split('/').next())
+                .filter(|m| !m.is_empty())
+                .unwrap_or("unknown")
+                .to_string()
+        })
+}
+
+/// Records the ownership of an ordinary write in `next`'s managedFields, judged on what the
+/// store will keep of it (the status split applied).
+fn track(t: &ResourceType, current: &Value, next: &mut Value, manager: &str, status_write: bool) {
+    let mut effective = if t.status_subresource && status_write {
+        let mut e = current.clone();
+        e["status"] = next.get("status").cloned().unwrap_or(Value::Null);
+        e
+    } else {
+        let mut e = next.clone();
+        if t.status_subresource {
+            match current.get("status") {
+                Some(status) => e["status"] = status.clone(),
+                None => {
+                    if let Some(map) = e.as_object_mut() {
+                        map.remove("status");
+                    }
+                }
+            }
+        }
+        e
+    };
+    let subresource = (t.status_subresource && status_write).then_some("status");
+    crate::apply::record_update(
+        Some(current),
+        &mut effective,
+        manager,
+        subresource,
+        t.schema.as_ref(),
+    );
+    if !next["metadata"].is_object() {
+        next["metadata"] = json!({});
+    }
+    match effective["metadata"].get("managedFields") {
+        Some(fields) => next["metadata"]["managedFields"] = fields.clone(),
+        None => {
+            next["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .remove("managedFields");
+        }
+    }
+}
+
+/// `application/apply-patch+yaml`: server-side apply for the `fieldManager`, creating the
+/// object when it does not exist.
+fn server_side_apply(
+    cluster: &Cluster,
+    target: &Target,
+    name: &str,
+    body: &Bytes,
+    q: &BTreeMap<String, String>,
+    status_write: bool,
+    dry_run: bool,
+) -> Result<Value, ApiError> {
+    let t = &target.t;
+    let manager = q
+        .get("fieldManager")
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| {
+            ApiError::bad_request("PATCH requests with the apply content type require fieldManager")
+        })?;
+    let force = q.get("force").is_some_and(|f| f == "true");
+    let text = std::str::from_utf8(body)
+        .map_err(|_| ApiError::bad_request("the applied configuration is not UTF-8"))?;
+    let applied: Value = serde_json::from_str(text)
+        .or_else(|_| serde_saphyr::from_str(text))
+        .map_err(|e| {
+            ApiError::bad_request(format!(
+                "the applied configuration is neither JSON nor YAML: {e}"
+            ))
+        })?;
+    if applied["metadata"]["name"]
+        .as_str()
+        .is_some_and(|n| n != name)
+    {
+        return Err(ApiError::bad_request(
+            "the name in the applied configuration does not match the URL",
+        ));
+    }
+    let mut state = cluster.lock();
+    let current = state.store.get(t, &target.namespace, name).ok();
+    let subresource = status_write.then_some("status");
+    let mut result = crate::apply::apply(
+        current.as_ref(),
+        &applied,
+        manager,
+        subresource,
+        force,
+        t.schema.as_ref(),
+    )
+    .map_err(|conflicts| {
+        let list: Vec<String> = conflicts
+            .iter()
+            .map(|c| format!("conflict with \"{}\": .{}", c.manager, c.field))
+            .collect();
+        ApiError {
+            code: 409,
+            reason: "Conflict",
+            message: format!(
+                "Apply failed with {} conflict{}: {}",
+                conflicts.len(),
+                if conflicts.len() == 1 { "" } else { "s" },
+                list.join(", ")
+            ),
+        }
+    })?;
+    conform(t, &mut result);
+    match current {
+        Some(current) => {
+            result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+            state
+                .store
+                .replace(t, &target.namespace, name, result, status_write, dry_run)
+        }
+        None if status_write => Err(ApiError::not_found(&crate::store::resource_name(t), name)),
+        None => {
+            result["metadata"]["name"] = json!(name);
+            state.store.create(t, &target.namespace, result, dry_run)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn patch(
     cluster: &Cluster,
     target: &Target,
@@ -791,6 +957,7 @@ fn patch(
     patch: &Value,
     status_write: bool,
     dry_run: bool,
+    manager: &str,
 ) -> Result<Value, ApiError> {
     let mut state = cluster.lock();
     let current = state.store.get(&target.t, &target.namespace, name)?;
@@ -820,6 +987,7 @@ fn patch(
         }
     }
     conform(&target.t, &mut next);
+    track(&target.t, &current, &mut next, manager, status_write);
     // A patch carries no precondition unless it names a resourceVersion itself.
     if patch.pointer("/metadata/resourceVersion").is_none() {
         next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();

@@ -9,6 +9,7 @@
 //! bookmarks and initial events, finalizers, owner-reference garbage collection, namespace
 //! deletion, discovery, and structural schema validation and defaulting ([`schema`]).
 
+pub mod apply;
 pub mod bench;
 pub mod cluster;
 pub mod errors;

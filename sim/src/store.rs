@@ -385,6 +385,10 @@ impl Store {
             // A status write changes status alone.
             let mut next = current.clone();
             next["status"] = object.get("status").cloned().unwrap_or(Value::Null);
+            // Field ownership of a status write travels with it.
+            if let Some(fields) = object["metadata"].get("managedFields") {
+                next["metadata"]["managedFields"] = fields.clone();
+            }
             if next["status"].is_null() {
                 next.as_object_mut().unwrap().remove("status");
             }

@@ -476,3 +476,68 @@ fn kubectl_patch_uses_strategic_merge_on_built_in_kinds() {
         "{text}"
     );
 }
+
+#[test]
+fn apply_server_side_twice_drops_the_field_left_out() {
+    let sim = with_examples("server-side");
+    let with_region = "apiVersion: barbican.openstack.c5c3.io/v1alpha1\nkind: BarbicanSecretStore\nmetadata:\n  name: vault-legacy\n  namespace: openstack\nspec:\n  barbicanRef:\n    name: barbican\n  type: OpenBao\n  extraOptions:\n    kv_version: \"2\"\n  openBao:\n    server:\n      url: https://vault.example.com:8200\n      credentialsSecretRef:\n        name: vault-approle\n";
+    let path = std::env::temp_dir().join(format!("barbican-ssa-{}.yaml", std::process::id()));
+    std::fs::write(&path, with_region).unwrap();
+    let first = ok(
+        &sim,
+        &["apply", "--server-side", "-f", path.to_str().unwrap()],
+    );
+    assert!(first.contains("serverside-applied"), "{first}");
+    let options = ok(
+        &sim,
+        &[
+            "-n",
+            "openstack",
+            "get",
+            "barbicansecretstore",
+            "vault-legacy",
+            "-o",
+            "jsonpath={.spec.extraOptions}",
+        ],
+    );
+    assert!(options.contains("kv_version"), "{options}");
+    std::fs::write(
+        &path,
+        with_region.replace("  extraOptions:\n    kv_version: \"2\"\n", ""),
+    )
+    .unwrap();
+    ok(
+        &sim,
+        &["apply", "--server-side", "-f", path.to_str().unwrap()],
+    );
+    let options = ok(
+        &sim,
+        &[
+            "-n",
+            "openstack",
+            "get",
+            "barbicansecretstore",
+            "vault-legacy",
+            "-o",
+            "jsonpath={.spec.extraOptions}",
+        ],
+    );
+    assert!(
+        options.trim().is_empty(),
+        "the field the manager stopped applying is gone: {options}"
+    );
+    let managers = ok(
+        &sim,
+        &[
+            "-n",
+            "openstack",
+            "get",
+            "barbicansecretstore",
+            "vault-legacy",
+            "-o",
+            "jsonpath={.metadata.managedFields[*].manager}",
+            "--show-managed-fields",
+        ],
+    );
+    assert!(managers.contains("kubectl"), "{managers}");
+}

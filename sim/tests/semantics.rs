@@ -801,3 +801,100 @@ async fn a_cluster_can_require_bearer_tokens() {
     cluster.allow_anonymous();
     assert!(namespaces(client_with(None)).await.is_ok());
 }
+
+#[tokio::test]
+async fn server_side_apply_owns_fields_removes_dropped_ones_and_reports_conflicts() {
+    let (_cluster, client) = cluster_with_crds();
+    let barbicans: Api<Barbican> = Api::namespaced(client.clone(), "default");
+    let mut config = minimal_barbican();
+    config["metadata"]["namespace"] = json!("default");
+    config["spec"]["region"] = json!("RegionOne");
+    let operator = PatchParams::apply("barbican-operator");
+
+    // Apply creates the object when it is absent.
+    let created = barbicans
+        .patch("barbican", &operator, &Patch::Apply(&config))
+        .await
+        .unwrap();
+    assert_eq!(created.spec.region.as_deref(), Some("RegionOne"));
+    let managers: Vec<String> = created
+        .metadata
+        .managed_fields
+        .unwrap()
+        .iter()
+        .filter_map(|m| m.manager.clone())
+        .collect();
+    assert_eq!(managers, ["barbican-operator"]);
+
+    // Applying again without region removes it: the manager stopped applying it.
+    let mut without_region = config.clone();
+    without_region["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("region");
+    let dropped = barbicans
+        .patch("barbican", &operator, &Patch::Apply(&without_region))
+        .await
+        .unwrap();
+    assert_eq!(dropped.spec.region, None);
+
+    // Another manager applying a different value for an owned field conflicts, until forced.
+    let mut other = without_region.clone();
+    other["spec"]["keystoneEndpoint"] = json!("https://keystone.example.com/v3");
+    let conflict = barbicans
+        .patch(
+            "barbican",
+            &PatchParams::apply("someone-else"),
+            &Patch::Apply(&other),
+        )
+        .await;
+    let (code, _) = api_error(conflict);
+    assert_eq!(code, 409);
+    let forced = barbicans
+        .patch(
+            "barbican",
+            &PatchParams::apply("someone-else").force(),
+            &Patch::Apply(&other),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        forced.spec.keystone_endpoint,
+        "https://keystone.example.com/v3"
+    );
+
+    // Status conditions are a list-map keyed by type: two managers apply their own condition.
+    let condition = |t: &str| {
+        json!({"apiVersion": "barbican.openstack.c5c3.io/v1alpha1", "kind": "Barbican",
+        "status": {"conditions": [{"type": t, "status": "True", "reason": "Fine", "message": "", "lastTransitionTime": "2026-11-29T00:00:00Z"}]}})
+    };
+    barbicans
+        .patch_status(
+            "barbican",
+            &PatchParams::apply("step-a"),
+            &Patch::Apply(condition("SecretsReady")),
+        )
+        .await
+        .unwrap();
+    let both = barbicans
+        .patch_status(
+            "barbican",
+            &PatchParams::apply("step-b"),
+            &Patch::Apply(condition("DatabaseReady")),
+        )
+        .await
+        .unwrap();
+    let types: Vec<String> = both
+        .status
+        .unwrap()
+        .conditions
+        .iter()
+        .map(|c| c.type_.clone())
+        .collect();
+    assert_eq!(types, ["SecretsReady", "DatabaseReady"]);
+    // Apply without a field manager is refused.
+    let no_manager = barbicans
+        .patch("barbican", &PatchParams::default(), &Patch::Apply(&config))
+        .await;
+    assert_eq!(api_error(no_manager).0, 400);
+}

@@ -1,0 +1,697 @@
+//! Server-side apply: field ownership in `metadata.managedFields` (FieldsV1), merging an applied
+//! configuration into the live object, removing what a manager stops applying, and conflicts
+//! between managers.
+//!
+//! List semantics come from the CRD schema (`x-kubernetes-list-type`, `-map-keys`) or, for
+//! built-in kinds, from the strategic merge keys; any other list is atomic.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+/// How a list merges.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ListKind {
+    Map(Vec<String>),
+    Set,
+    Atomic,
+}
+
+fn list_kind(schema: Option<&Value>, field: &str, items: &[Value]) -> ListKind {
+    if let Some(schema) = schema {
+        return match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
+            Some("map") => ListKind::Map(
+                schema["x-kubernetes-list-map-keys"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|k| k.as_str().map(String::from))
+                    .collect(),
+            ),
+            Some("set") => ListKind::Set,
+            _ => ListKind::Atomic,
+        };
+    }
+    match crate::strategic::merge_key_of(field, items) {
+        Some(key) => ListKind::Map(vec![key.to_string()]),
+        None if field == "finalizers" => ListKind::Set,
+        None => ListKind::Atomic,
+    }
+}
+
+fn child_schema<'a>(schema: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    let schema = schema?;
+    schema
+        .get("properties")
+        .and_then(|p| p.get(key))
+        .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()))
+}
+
+fn item_key(item: &Value, keys: &[String]) -> String {
+    let mut map = Map::new();
+    for k in keys {
+        if let Some(v) = item.get(k) {
+            map.insert(k.clone(), v.clone());
+        }
+    }
+    format!("k:{}", Value::Object(map))
+}
+
+/// Fields the server owns or that never take part in apply.
+fn ignored(path: &[String]) -> bool {
+    matches!(
+        path.first().map(String::as_str),
+        Some("f:apiVersion" | "f:kind")
+    ) || (path.first().map(String::as_str) == Some("f:metadata")
+        && matches!(
+            path.get(1).map(String::as_str),
+            Some(
+                "f:managedFields"
+                    | "f:resourceVersion"
+                    | "f:uid"
+                    | "f:creationTimestamp"
+                    | "f:generation"
+                    | "f:name"
+                    | "f:namespace"
+                    | "f:deletionTimestamp"
+                    | "f:deletionGracePeriodSeconds"
+                    | "f:selfLink"
+            )
+        ))
+}
+
+/// Every leaf field path of `value` (FieldsV1 path elements: `f:`, `k:`, `v:`, `.`).
+pub fn leaves(value: &Value, schema: Option<&Value>) -> BTreeSet<Vec<String>> {
+    let mut out = BTreeSet::new();
+    walk(value, schema, "", &mut Vec::new(), &mut out);
+    out.retain(|p| !ignored(p));
+    out
+}
+
+fn walk(
+    value: &Value,
+    schema: Option<&Value>,
+    field: &str,
+    path: &mut Vec<String>,
+    out: &mut BTreeSet<Vec<String>>,
+) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (k, v) in map {
+                path.push(format!("f:{k}"));
+                walk(v, child_schema(schema, k), k, path, out);
+                path.pop();
+            }
+        }
+        Value::Array(items) if !items.is_empty() => match list_kind(schema, field, items) {
+            ListKind::Map(keys) => {
+                let item_schema = schema.and_then(|s| s.get("items"));
+                for item in items {
+                    path.push(item_key(item, &keys));
+                    path.push(".".into());
+                    out.insert(path.clone());
+                    path.pop();
+                    if let Value::Object(fields) = item {
+                        for (k, v) in fields {
+                            path.push(format!("f:{k}"));
+                            walk(v, child_schema(item_schema, k), k, path, out);
+                            path.pop();
+                        }
+                    }
+                    path.pop();
+                }
+            }
+            ListKind::Set => {
+                for item in items {
+                    path.push(format!("v:{item}"));
+                    out.insert(path.clone());
+                    path.pop();
+                }
+            }
+            ListKind::Atomic => {
+                out.insert(path.clone());
+            }
+        },
+        _ => {
+            out.insert(path.clone());
+        }
+    }
+}
+
+/// The value at a path, if present.
+pub fn value_at<'a>(value: &'a Value, path: &[String]) -> Option<&'a Value> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(value);
+    };
+    if first == "." {
+        return Some(value);
+    }
+    let next = if let Some(field) = first.strip_prefix("f:") {
+        value.get(field)?
+    } else if let Some(key) = first.strip_prefix("k:") {
+        let key: Map<String, Value> = serde_json::from_str(key).ok()?;
+        value
+            .as_array()?
+            .iter()
+            .find(|item| key.iter().all(|(k, v)| item.get(k) == Some(v)))?
+    } else if let Some(v) = first.strip_prefix("v:") {
+        let v: Value = serde_json::from_str(v).ok()?;
+        value.as_array()?.iter().find(|item| **item == v)?
+    } else {
+        return None;
+    };
+    value_at(next, rest)
+}
+
+/// Removes the field at a path (a list item for `k:`/`v:` paths).
+pub fn remove_at(value: &mut Value, path: &[String]) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    let is_item_end = rest.is_empty() || rest == ["."];
+    if let Some(field) = first.strip_prefix("f:") {
+        if rest.is_empty() {
+            if let Some(map) = value.as_object_mut() {
+                map.remove(field);
+            }
+        } else if let Some(child) = value.get_mut(field) {
+            remove_at(child, rest);
+        }
+        return;
+    }
+    let Some(items) = value.as_array_mut() else {
+        return;
+    };
+    let position = if let Some(key) = first.strip_prefix("k:") {
+        let Ok(key) = serde_json::from_str::<Map<String, Value>>(key) else {
+            return;
+        };
+        items
+            .iter()
+            .position(|item| key.iter().all(|(k, v)| item.get(k) == Some(v)))
+    } else if let Some(v) = first.strip_prefix("v:") {
+        let Ok(v) = serde_json::from_str::<Value>(v) else {
+            return;
+        };
+        items.iter().position(|item| *item == v)
+    } else {
+        None
+    };
+    if let Some(i) = position {
+        if is_item_end {
+            items.remove(i);
+        } else {
+            remove_at(&mut items[i], rest);
+        }
+    }
+}
+
+/// After a removal, a map or list left empty goes too, unless somebody owns it as a value
+/// of its own (an explicitly applied `{}`).
+fn prune_emptied_parents(
+    object: &mut Value,
+    path: &[String],
+    others: &BTreeSet<Vec<String>>,
+    applied: &BTreeSet<Vec<String>>,
+) {
+    for depth in (1..path.len()).rev() {
+        let parent = &path[..depth];
+        if parent
+            .last()
+            .is_some_and(|p| p.starts_with("k:") || p.starts_with("v:"))
+        {
+            continue;
+        }
+        let empty = value_at(object, parent).is_some_and(|v| {
+            v.as_object().is_some_and(|m| m.is_empty())
+                || v.as_array().is_some_and(|a| a.is_empty())
+        });
+        let owned = others.contains(parent) || applied.contains(parent);
+        if !empty || owned {
+            return;
+        }
+        remove_at(object, parent);
+    }
+}
+
+/// Merges an applied configuration into the live object with the schema's list semantics.
+pub fn merge(live: &mut Value, applied: &Value, schema: Option<&Value>, field: &str) {
+    match (live, applied) {
+        (Value::Object(live), Value::Object(applied)) => {
+            for (k, v) in applied {
+                match live.get_mut(k) {
+                    Some(existing) if !v.is_null() => {
+                        merge(existing, v, child_schema(schema, k), k)
+                    }
+                    _ => {
+                        live.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(live), Value::Array(applied)) => match list_kind(schema, field, applied) {
+            ListKind::Map(keys) => {
+                let item_schema = schema.and_then(|s| s.get("items"));
+                for item in applied {
+                    let id = item_key(item, &keys);
+                    match live.iter_mut().find(|l| item_key(l, &keys) == id) {
+                        Some(existing) => merge(existing, item, item_schema, ""),
+                        None => live.push(item.clone()),
+                    }
+                }
+            }
+            ListKind::Set => {
+                for item in applied {
+                    if !live.contains(item) {
+                        live.push(item.clone());
+                    }
+                }
+            }
+            ListKind::Atomic => *live = applied.clone(),
+        },
+        (live, applied) => *live = applied.clone(),
+    }
+}
+
+/// FieldsV1 JSON for a set of leaf paths.
+pub fn to_fields_v1(paths: &BTreeSet<Vec<String>>) -> Value {
+    let mut root = json!({});
+    for path in paths {
+        let mut node = &mut root;
+        for element in path {
+            node = node
+                .as_object_mut()
+                .unwrap()
+                .entry(element.clone())
+                .or_insert_with(|| json!({}));
+        }
+    }
+    root
+}
+
+/// The leaf paths of FieldsV1 JSON.
+pub fn from_fields_v1(fields: &Value) -> BTreeSet<Vec<String>> {
+    fn walk(node: &Value, path: &mut Vec<String>, out: &mut BTreeSet<Vec<String>>) {
+        match node.as_object() {
+            Some(map) if !map.is_empty() => {
+                for (k, v) in map {
+                    path.push(k.clone());
+                    walk(v, path, out);
+                    path.pop();
+                }
+            }
+            _ => {
+                if !path.is_empty() {
+                    out.insert(path.clone());
+                }
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(fields, &mut Vec::new(), &mut out);
+    out
+}
+
+/// One manager's entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Managed {
+    /// Field manager name.
+    pub manager: String,
+    /// `Apply` or `Update`.
+    pub operation: String,
+    /// `status` for status-subresource writes.
+    pub subresource: Option<String>,
+    /// The owned leaf paths.
+    pub fields: BTreeSet<Vec<String>>,
+    /// When the entry last changed; `None` stamps the current time on write.
+    pub time: Option<String>,
+}
+
+/// Reads `metadata.managedFields`.
+pub fn managed(object: &Value) -> Vec<Managed> {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| Managed {
+            manager: e["manager"].as_str().unwrap_or_default().to_string(),
+            operation: e["operation"].as_str().unwrap_or("Update").to_string(),
+            subresource: e["subresource"].as_str().map(String::from),
+            fields: from_fields_v1(&e["fieldsV1"]),
+            time: e["time"].as_str().map(String::from),
+        })
+        .collect()
+}
+
+/// Writes `metadata.managedFields`, dropping managers that own nothing.
+pub fn set_managed(object: &mut Value, entries: &[Managed], api_version: &str, now: &str) {
+    let list: Vec<Value> = entries
+        .iter()
+        .filter(|e| !e.fields.is_empty())
+        .map(|e| {
+            let time = e.time.as_deref().unwrap_or(now);
+            let mut entry = json!({"manager": e.manager, "operation": e.operation, "apiVersion": api_version, "time": time,
+                "fieldsType": "FieldsV1", "fieldsV1": to_fields_v1(&e.fields)});
+            if let Some(sub) = &e.subresource {
+                entry["subresource"] = json!(sub);
+            }
+            entry
+        })
+        .collect();
+    if list.is_empty() {
+        if let Some(m) = object["metadata"].as_object_mut() {
+            m.remove("managedFields");
+        }
+    } else {
+        object["metadata"]["managedFields"] = json!(list);
+    }
+}
+
+/// A field another manager owns with a different value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    /// The other manager.
+    pub manager: String,
+    /// The field, as a dotted path.
+    pub field: String,
+}
+
+fn dotted(path: &[String]) -> String {
+    path.iter()
+        .filter(|p| *p != ".")
+        .map(|p| p.strip_prefix("f:").unwrap_or(p).to_string())
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Applies `applied` for `manager` to `live` (None: the object does not exist yet).
+/// Returns the new object, or the conflicts when another manager owns a field with a
+/// different value and `force` is off.
+pub fn apply(
+    live: Option<&Value>,
+    applied: &Value,
+    manager: &str,
+    subresource: Option<&str>,
+    force: bool,
+    schema: Option<&Value>,
+) -> Result<Value, Vec<Conflict>> {
+    let applied_fields: BTreeSet<Vec<String>> = leaves(applied, schema)
+        .into_iter()
+        .filter(|p| {
+            let is_status = p.first().map(String::as_str) == Some("f:status");
+            subresource == Some("status") || !is_status || schema.is_none()
+        })
+        .collect();
+    let mut entries = live.map(managed).unwrap_or_default();
+    let mut result = live.cloned().unwrap_or_else(|| json!({}));
+    let mine = |e: &Managed| {
+        e.manager == manager && e.operation == "Apply" && e.subresource.as_deref() == subresource
+    };
+
+    let mut conflicts = Vec::new();
+    for entry in entries.iter_mut().filter(|e| !mine(e)) {
+        let contested: Vec<Vec<String>> = entry
+            .fields
+            .intersection(&applied_fields)
+            .cloned()
+            .collect();
+        for path in contested {
+            let differs = value_at(&result, &path) != value_at(applied, &path);
+            if differs && !force {
+                conflicts.push(Conflict {
+                    manager: entry.manager.clone(),
+                    field: dotted(&path),
+                });
+            } else if differs {
+                entry.fields.remove(&path);
+            }
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(conflicts);
+    }
+    let previous: BTreeSet<Vec<String>> = entries
+        .iter()
+        .filter(|e| mine(e))
+        .flat_map(|e| e.fields.clone())
+        .collect();
+    merge(&mut result, applied, schema, "");
+    // Fields this manager applied before and no longer does go, unless someone else owns them.
+    let others: BTreeSet<Vec<String>> = entries
+        .iter()
+        .filter(|e| !mine(e))
+        .flat_map(|e| e.fields.clone())
+        .collect();
+    for path in previous.difference(&applied_fields) {
+        if !others.contains(path) {
+            remove_at(&mut result, path);
+            prune_emptied_parents(&mut result, path, &others, &applied_fields);
+        }
+    }
+    entries.retain(|e| !mine(e));
+    entries.push(Managed {
+        manager: manager.into(),
+        operation: "Apply".into(),
+        subresource: subresource.map(String::from),
+        fields: applied_fields,
+        time: None,
+    });
+    set_managed(
+        &mut result,
+        &entries,
+        applied["apiVersion"].as_str().unwrap_or_default(),
+        &crate::store::now(),
+    );
+    Ok(result)
+}
+
+/// Records an ordinary write (create, update, patch) by `manager`: the fields it changed become
+/// its own, under operation `Update`, and leave every other manager.
+pub fn record_update(
+    before: Option<&Value>,
+    after: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
+    schema: Option<&Value>,
+) {
+    let old_leaves = before.map(|b| leaves(b, schema)).unwrap_or_default();
+    let new_leaves = leaves(after, schema);
+    let changed: BTreeSet<Vec<String>> = new_leaves
+        .iter()
+        .filter(|p| {
+            !old_leaves.contains(*p) || before.and_then(|b| value_at(b, p)) != value_at(after, p)
+        })
+        .cloned()
+        .collect();
+    if changed.is_empty() && old_leaves == new_leaves {
+        // Nothing changed: ownership (and its timestamps) stays exactly as stored.
+        match before.and_then(|b| b["metadata"].get("managedFields")) {
+            Some(fields) => after["metadata"]["managedFields"] = fields.clone(),
+            None => {
+                if let Some(m) = after["metadata"].as_object_mut() {
+                    m.remove("managedFields");
+                }
+            }
+        }
+        return;
+    }
+    let mut entries = before.map(managed).unwrap_or_default();
+    for entry in &mut entries {
+        let kept = entry.fields.len();
+        entry
+            .fields
+            .retain(|p| new_leaves.contains(p) && !changed.contains(p));
+        if entry.fields.len() != kept {
+            entry.time = None;
+        }
+    }
+    if !changed.is_empty() {
+        match entries.iter_mut().find(|e| {
+            e.manager == manager
+                && e.operation == "Update"
+                && e.subresource.as_deref() == subresource
+        }) {
+            Some(entry) => {
+                entry.fields.extend(changed);
+                entry.time = None;
+            }
+            None => entries.push(Managed {
+                manager: manager.into(),
+                operation: "Update".into(),
+                subresource: subresource.map(String::from),
+                fields: changed,
+                time: None,
+            }),
+        }
+    }
+    let api_version = after["apiVersion"].as_str().unwrap_or_default().to_string();
+    set_managed(after, &entries, &api_version, &crate::store::now());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "replicas": {"type": "integer"}, "region": {"type": "string"},
+            "plugins": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["configSection"],
+                "items": {"type": "object", "properties": {"configSection": {"type": "string"}, "name": {"type": "string"}}}}
+        }}}})
+    }
+
+    #[test]
+    fn a_manager_that_stops_applying_a_field_removes_it() {
+        let s = schema();
+        let first = apply(
+            None,
+            &json!({"apiVersion": "x/v1", "spec": {"replicas": 3, "region": "R"}}),
+            "a",
+            None,
+            false,
+            Some(&s),
+        )
+        .unwrap();
+        let second = apply(
+            Some(&first),
+            &json!({"apiVersion": "x/v1", "spec": {"replicas": 3}}),
+            "a",
+            None,
+            false,
+            Some(&s),
+        )
+        .unwrap();
+        assert_eq!(second["spec"], json!({"replicas": 3}));
+        assert_eq!(
+            second["metadata"]["managedFields"][0]["fieldsV1"],
+            json!({"f:spec": {"f:replicas": {}}})
+        );
+    }
+
+    #[test]
+    fn managers_conflict_on_different_values_until_forced_and_share_equal_ones() {
+        let s = schema();
+        let base = apply(
+            None,
+            &json!({"spec": {"replicas": 3}}),
+            "a",
+            None,
+            false,
+            Some(&s),
+        )
+        .unwrap();
+        let conflict = apply(
+            Some(&base),
+            &json!({"spec": {"replicas": 5}}),
+            "b",
+            None,
+            false,
+            Some(&s),
+        )
+        .unwrap_err();
+        assert_eq!(
+            conflict,
+            vec![Conflict {
+                manager: "a".into(),
+                field: "spec.replicas".into()
+            }]
+        );
+        let shared = apply(
+            Some(&base),
+            &json!({"spec": {"replicas": 3}}),
+            "b",
+            None,
+            false,
+            Some(&s),
+        )
+        .unwrap();
+        assert_eq!(managed(&shared).len(), 2, "equal values are co-owned");
+        let forced = apply(
+            Some(&base),
+            &json!({"spec": {"replicas": 5}}),
+            "b",
+            None,
+            true,
+            Some(&s),
+        )
+        .unwrap();
+        assert_eq!(forced["spec"]["replicas"], 5);
+        let owners: Vec<String> = managed(&forced).into_iter().map(|m| m.manager).collect();
+        assert_eq!(owners, ["b"], "force takes the field");
+    }
+
+    #[test]
+    fn list_map_items_are_owned_by_key() {
+        let s = schema();
+        let a = apply(
+            None,
+            &json!({"spec": {"plugins": [{"configSection": "one", "name": "1"}]}}),
+            "a",
+            None,
+            false,
+            Some(&s),
+        )
+        .unwrap();
+        let b = apply(
+            Some(&a),
+            &json!({"spec": {"plugins": [{"configSection": "two", "name": "2"}]}}),
+            "b",
+            None,
+            false,
+            Some(&s),
+        )
+        .unwrap();
+        assert_eq!(
+            b["spec"]["plugins"].as_array().unwrap().len(),
+            2,
+            "items merge by key"
+        );
+        let a_again = apply(
+            Some(&b),
+            &json!({"spec": {"replicas": 1}}),
+            "a",
+            None,
+            false,
+            Some(&s),
+        )
+        .unwrap();
+        assert_eq!(
+            a_again["spec"]["plugins"],
+            json!([{"configSection": "two", "name": "2"}]),
+            "a drops only its own item"
+        );
+    }
+
+    #[test]
+    fn ordinary_writes_take_the_fields_they_change() {
+        let s = schema();
+        let applied = apply(
+            None,
+            &json!({"spec": {"replicas": 3}}),
+            "a",
+            None,
+            false,
+            Some(&s),
+        )
+        .unwrap();
+        let mut updated = applied.clone();
+        updated["spec"]["replicas"] = json!(4);
+        record_update(Some(&applied), &mut updated, "kubectl-edit", None, Some(&s));
+        let entries = managed(&updated);
+        assert_eq!(entries.len(), 1);
+        assert_eq!(
+            (entries[0].manager.as_str(), entries[0].operation.as_str()),
+            ("kubectl-edit", "Update")
+        );
+        let conflict = apply(
+            Some(&updated),
+            &json!({"spec": {"replicas": 3}}),
+            "a",
+            None,
+            false,
+            Some(&s),
+        )
+        .unwrap_err();
+        assert_eq!(conflict[0].manager, "kubectl-edit");
+    }
+}
