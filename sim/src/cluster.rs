@@ -721,12 +721,16 @@ async fn serve_resource(
                 .get("propagationPolicy")
                 .cloned()
                 .or_else(|| options["propagationPolicy"].as_str().map(String::from));
-            let orphan = policy.as_deref() == Some("Orphan");
+            let propagation = match policy.as_deref() {
+                Some("Orphan") => crate::store::Propagation::Orphan,
+                Some("Foreground") => crate::store::Propagation::Foreground,
+                _ => crate::store::Propagation::Background,
+            };
             let deleted =
                 cluster
                     .lock()
                     .store
-                    .delete(t, &target.namespace, name, orphan, dry_run)?;
+                    .delete(t, &target.namespace, name, propagation, dry_run)?;
             if t.plural == "customresourcedefinitions" {
                 cluster.after_write(t, &deleted);
             }
@@ -775,6 +779,43 @@ fn list(
 ) -> Result<Value, ApiError> {
     let (labels, fields) = selectors(q)?;
     let state = cluster.lock();
+    // resourceVersion semantics: "0"/unset is any version (the current one here);
+    // NotOlderThan waits for a newer version than exists (504 after the wait, as the API server
+    // answers "Too large resource version"); Exact can only be the current version, since the
+    // sim keeps no list snapshots (an older one answers 410, on which clients relist).
+    let current = state.store.revision();
+    let requested = match q.get("resourceVersion").map(String::as_str) {
+        None | Some("") | Some("0") => None,
+        Some(rv) => Some(
+            rv.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?,
+        ),
+    };
+    match (q.get("resourceVersionMatch").map(String::as_str), requested) {
+        (_, Some(rv)) if rv > current => {
+            return Err(ApiError {
+                code: 504,
+                reason: "Timeout",
+                message: format!("Timeout: Too large resource version: {rv}, current: {current}"),
+            });
+        }
+        (Some("Exact"), Some(rv)) if rv != current => {
+            return Err(ApiError::gone(format!(
+                "resourceVersion {rv} can no longer be listed exactly (current {current}); list again"
+            )));
+        }
+        (Some("Exact") | Some("NotOlderThan"), None) if q.get("resourceVersion").is_none() => {
+            return Err(ApiError::bad_request(
+                "resourceVersionMatch requires resourceVersion",
+            ));
+        }
+        (Some(other), _) if !matches!(other, "Exact" | "NotOlderThan") => {
+            return Err(ApiError::bad_request(format!(
+                "unsupported resourceVersionMatch {other:?}"
+            )));
+        }
+        _ => {}
+    }
     let namespace = (!target.namespace.is_empty()).then_some(target.namespace.as_str());
     let mut items: Vec<Value> = state
         .store

@@ -50,6 +50,21 @@ pub struct Event {
     pub object: Value,
 }
 
+/// How a deletion treats the objects that name the deleted one as their owner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Propagation {
+    /// The owner goes now; the garbage collector deletes dependents afterwards.
+    Background,
+    /// Dependents go first; the owner waits (finalizer `foregroundDeletion`) until none with
+    /// `blockOwnerDeletion` remains.
+    Foreground,
+    /// The owner goes; dependents stay, without the owner reference.
+    Orphan,
+}
+
+/// The finalizer that holds an owner during foreground deletion.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
 /// How many events watches can resume from before a resourceVersion is too old (410).
 pub const DEFAULT_HISTORY: usize = 10_000;
 
@@ -66,6 +81,8 @@ pub struct Store {
     /// Owner uid to the (storage key, namespace, name) of its dependents, so a deletion finds
     /// dependents without scanning every object.
     dependents_by_owner: BTreeMap<String, std::collections::BTreeSet<(String, String, String)>>,
+    /// Owners held by the foreground-deletion finalizer, re-checked after every removal.
+    foreground_waiting: std::collections::BTreeSet<(String, String, String)>,
 }
 
 impl Default for Store {
@@ -119,6 +136,7 @@ impl Store {
             events,
             names_issued: 0,
             dependents_by_owner: BTreeMap::new(),
+            foreground_waiting: std::collections::BTreeSet::new(),
         }
     }
 
@@ -289,6 +307,14 @@ impl Store {
                 "{resource} \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
             )));
         }
+        // Namespaces and Services name DNS entries of their own: a single DNS-1123 label.
+        if matches!(t.kind.as_str(), "Namespace" | "Service")
+            && (name.len() > 63 || name.contains('.'))
+        {
+            return Err(ApiError::invalid(format!(
+                "{resource} \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (at most 63 characters)"
+            )));
+        }
         let namespace = if t.namespaced {
             namespace.to_string()
         } else {
@@ -451,7 +477,7 @@ impl Store {
             self.put(&t.storage_key(), &key.0, &key.1, next.clone());
             self.record(&t.storage_key(), EventType::Modified, next.clone());
         }
-        self.finish_namespaces();
+        self.after_removal();
         Ok(next)
     }
 
@@ -461,7 +487,7 @@ impl Store {
         t: &ResourceType,
         namespace: &str,
         name: &str,
-        orphan: bool,
+        propagation: Propagation,
         dry_run: bool,
     ) -> Result<Value, ApiError> {
         let namespace = if t.namespaced { namespace } else { "" };
@@ -469,6 +495,13 @@ impl Store {
         if dry_run {
             return Ok(current);
         }
+        if propagation == Propagation::Foreground
+            && t.kind != "Namespace"
+            && !self.dependents(&current).is_empty()
+        {
+            return self.delete_foreground(t, namespace, name, current);
+        }
+        let orphan = propagation == Propagation::Orphan;
         let has_finalizers = current["metadata"]["finalizers"]
             .as_array()
             .is_some_and(|f| !f.is_empty());
@@ -497,7 +530,7 @@ impl Store {
         } else {
             self.collect_dependents(&current);
         }
-        self.finish_namespaces();
+        self.after_removal();
         Ok(current)
     }
 
@@ -526,10 +559,10 @@ impl Store {
             .collect();
         for (storage_key, object_name) in inside {
             if let Some(t) = self.type_of(&storage_key, name, &object_name) {
-                let _ = self.delete(&t, name, &object_name, false, false);
+                let _ = self.delete(&t, name, &object_name, Propagation::Background, false);
             }
         }
-        self.finish_namespaces();
+        self.after_removal();
         self.get(&t, "", name).or(Ok(current))
     }
 
@@ -551,6 +584,138 @@ impl Store {
             printer_columns: vec![],
             schema: None,
         })
+    }
+
+    /// Marks the owner, deletes its dependents (in the foreground, too), and lets
+    /// [`Store::settle_foreground`] release it once nothing blocks it.
+    fn delete_foreground(
+        &mut self,
+        t: &ResourceType,
+        namespace: &str,
+        name: &str,
+        mut current: Value,
+    ) -> Result<Value, ApiError> {
+        let finalizers = current["metadata"]["finalizers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if !finalizers.iter().any(|f| f == FOREGROUND_FINALIZER)
+            || !current["metadata"]["deletionTimestamp"].is_string()
+        {
+            let mut finalizers = finalizers;
+            if !finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
+                finalizers.push(json!(FOREGROUND_FINALIZER));
+            }
+            current["metadata"]["finalizers"] = json!(finalizers);
+            if !current["metadata"]["deletionTimestamp"].is_string() {
+                current["metadata"]["deletionTimestamp"] = json!(now());
+                current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            }
+            let rv = self.bump();
+            current["metadata"]["resourceVersion"] = json!(rv);
+            self.put(&t.storage_key(), namespace, name, current.clone());
+            self.record(&t.storage_key(), EventType::Modified, current.clone());
+        }
+        self.foreground_waiting
+            .insert((t.storage_key(), namespace.to_string(), name.to_string()));
+        for (storage_key, dep_namespace, dep_name) in self.dependents(&current) {
+            if let Some(dep_type) = self.type_of(&storage_key, &dep_namespace, &dep_name) {
+                let _ = self.delete(
+                    &dep_type,
+                    &dep_namespace,
+                    &dep_name,
+                    Propagation::Foreground,
+                    false,
+                );
+            }
+        }
+        self.after_removal();
+        Ok(self.get(t, namespace, name).unwrap_or(current))
+    }
+
+    /// Releases owners in foreground deletion whose blocking dependents are gone.
+    fn settle_foreground(&mut self) {
+        loop {
+            let waiting: Vec<(String, String, String, Value)> = self
+                .foreground_waiting
+                .clone()
+                .into_iter()
+                .filter_map(|(key, ns, name)| {
+                    let object = self
+                        .objects
+                        .get(&key)
+                        .and_then(|m| m.get(&(ns.clone(), name.clone())))
+                        .cloned();
+                    let holding = object.as_ref().is_some_and(|o| {
+                        o["metadata"]["finalizers"]
+                            .as_array()
+                            .is_some_and(|f| f.iter().any(|f| f == FOREGROUND_FINALIZER))
+                    });
+                    if !holding {
+                        self.foreground_waiting
+                            .remove(&(key.clone(), ns.clone(), name.clone()));
+                    }
+                    holding.then(|| (key, ns, name, object.unwrap()))
+                })
+                .collect();
+            let mut released = false;
+            for (storage_key, namespace, name, mut owner) in waiting {
+                let uid = owner["metadata"]["uid"].clone();
+                let blocked = self.dependents(&owner).iter().any(|(k, ns, n)| {
+                    self.objects
+                        .get(k)
+                        .and_then(|m| m.get(&(ns.clone(), n.clone())))
+                        .is_some_and(|d| {
+                            d["metadata"]["ownerReferences"]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .any(|r| r["uid"] == uid && r["blockOwnerDeletion"] == true)
+                        })
+                });
+                if blocked {
+                    continue;
+                }
+                released = true;
+                self.foreground_waiting.remove(&(
+                    storage_key.clone(),
+                    namespace.clone(),
+                    name.clone(),
+                ));
+                let remaining: Vec<Value> = owner["metadata"]["finalizers"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|f| *f != FOREGROUND_FINALIZER)
+                    .cloned()
+                    .collect();
+                let rv = self.bump();
+                owner["metadata"]["resourceVersion"] = json!(rv);
+                if remaining.is_empty() {
+                    owner["metadata"]
+                        .as_object_mut()
+                        .unwrap()
+                        .remove("finalizers");
+                    self.take(&storage_key, &namespace, &name);
+                    self.record(&storage_key, EventType::Deleted, owner.clone());
+                    self.collect_dependents(&owner);
+                } else {
+                    owner["metadata"]["finalizers"] = json!(remaining);
+                    self.put(&storage_key, &namespace, &name, owner.clone());
+                    self.record(&storage_key, EventType::Modified, owner);
+                }
+            }
+            if !released {
+                return;
+            }
+        }
+    }
+
+    /// What every removal is followed by: owners in foreground deletion may go, and
+    /// terminating namespaces that are now empty go.
+    fn after_removal(&mut self) {
+        self.settle_foreground();
+        self.finish_namespaces();
     }
 
     /// Removes terminating namespaces that are empty.
@@ -625,7 +790,7 @@ impl Store {
                 .as_array()
                 .is_none_or(|r| r.is_empty());
             if orphaned && let Some(t) = self.type_of(&storage_key, &namespace, &name) {
-                let _ = self.delete(&t, &namespace, &name, false, false);
+                let _ = self.delete(&t, &namespace, &name, Propagation::Background, false);
             } else {
                 let rv = self.bump();
                 let key = (namespace.clone(), name.clone());

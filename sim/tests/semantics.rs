@@ -898,3 +898,121 @@ async fn server_side_apply_owns_fields_removes_dropped_ones_and_reports_conflict
         .await;
     assert_eq!(api_error(no_manager).0, 400);
 }
+
+#[tokio::test]
+async fn foreground_deletion_waits_for_blocking_dependents() {
+    let (_cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let owner = maps
+        .create(&PostParams::default(), &config_map("owner", json!({})))
+        .await
+        .unwrap();
+    let child = |name: &str, block: bool, finalizer: bool| {
+        let mut c = config_map(name, json!({}));
+        c.metadata.owner_references = Some(vec![serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.uid().unwrap(), "blockOwnerDeletion": block
+        }))
+        .unwrap()]);
+        if finalizer {
+            c.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+        }
+        c
+    };
+    maps.create(&PostParams::default(), &child("blocking", true, true))
+        .await
+        .unwrap();
+    maps.create(&PostParams::default(), &child("free", false, false))
+        .await
+        .unwrap();
+
+    maps.delete("owner", &DeleteParams::foreground())
+        .await
+        .unwrap();
+    let waiting = maps.get("owner").await.unwrap();
+    assert!(waiting.metadata.deletion_timestamp.is_some());
+    assert!(
+        waiting
+            .finalizers()
+            .iter()
+            .any(|f| f == "foregroundDeletion"),
+        "{:?}",
+        waiting.finalizers()
+    );
+    assert_eq!(
+        api_error(maps.get("free").await).0,
+        404,
+        "dependents go first"
+    );
+    assert!(
+        maps.get("blocking")
+            .await
+            .unwrap()
+            .metadata
+            .deletion_timestamp
+            .is_some(),
+        "a held dependent is Terminating"
+    );
+
+    maps.patch(
+        "blocking",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(api_error(maps.get("blocking").await).0, 404);
+    assert_eq!(
+        api_error(maps.get("owner").await).0,
+        404,
+        "the owner goes once nothing blocks it"
+    );
+}
+
+#[tokio::test]
+async fn list_resource_version_semantics() {
+    let (cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    maps.create(&PostParams::default(), &config_map("a", json!({})))
+        .await
+        .unwrap();
+    let current = cluster.revision().to_string();
+    let exact = ListParams::default()
+        .at(&current)
+        .matching(kube::api::VersionMatch::Exact);
+    assert_eq!(
+        maps.list(&exact)
+            .await
+            .unwrap()
+            .metadata
+            .resource_version
+            .as_deref(),
+        Some(current.as_str())
+    );
+    let older = ListParams::default()
+        .at("1")
+        .matching(kube::api::VersionMatch::Exact);
+    assert_eq!(api_error(maps.list(&older).await).0, 410);
+    let future = ListParams::default()
+        .at("999999")
+        .matching(kube::api::VersionMatch::NotOlderThan);
+    assert_eq!(api_error(maps.list(&future).await).0, 504);
+    let any = ListParams::default()
+        .at("0")
+        .matching(kube::api::VersionMatch::NotOlderThan);
+    assert_eq!(maps.list(&any).await.unwrap().items.len(), 1);
+}
+
+#[tokio::test]
+async fn namespaces_and_services_take_dns_labels() {
+    let (_cluster, client) = cluster_with_crds();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let dotted: Namespace = serde_json::from_value(json!({"metadata": {"name": "a.b"}})).unwrap();
+    assert_eq!(
+        api_error(namespaces.create(&PostParams::default(), &dotted).await).0,
+        422
+    );
+    let maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    maps.create(&PostParams::default(), &config_map("a.b", json!({})))
+        .await
+        .unwrap();
+}
