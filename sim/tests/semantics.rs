@@ -1016,3 +1016,72 @@ async fn namespaces_and_services_take_dns_labels() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn kube_runtime_streaming_lists_use_send_initial_events() {
+    let (_cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for name in ["one", "two"] {
+        maps.create(&PostParams::default(), &config_map(name, json!({})))
+            .await
+            .unwrap();
+    }
+    let mut events = watcher(maps.clone(), watcher::Config::default().streaming_lists()).boxed();
+    let mut initial = Vec::new();
+    let done = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(event) = events.try_next().await.unwrap() {
+            match event {
+                watcher::Event::InitApply(m) => initial.push(m.name_any()),
+                watcher::Event::InitDone => return true,
+                _ => {}
+            }
+        }
+        false
+    })
+    .await
+    .unwrap();
+    assert!(
+        done,
+        "the initial-events-end bookmark completes the streaming list"
+    );
+    assert_eq!(initial, ["one", "two"]);
+}
+
+#[tokio::test]
+async fn watches_send_bookmarks_when_allowed_and_end_at_their_timeout() {
+    let (cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let from = cluster.revision().to_string();
+    let mut stream = maps
+        .watch(&WatchParams::default().timeout(3), &from)
+        .await
+        .unwrap()
+        .boxed();
+    let first = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(first, Some(WatchEvent::Bookmark(_))), "{first:?}");
+    // The stream ends by itself once timeoutSeconds has passed.
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(event) = stream.try_next().await.unwrap() {
+            assert!(matches!(event, WatchEvent::Bookmark(_)));
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the watch outlived its timeoutSeconds");
+}
+
+#[tokio::test]
+async fn clusters_in_one_process_are_independent() {
+    let (east, west) = (Cluster::new(), Cluster::new());
+    let east_maps: Api<ConfigMap> = Api::namespaced(east.client(), "default");
+    let west_maps: Api<ConfigMap> = Api::namespaced(west.client(), "default");
+    east_maps
+        .create(&PostParams::default(), &config_map("only-east", json!({})))
+        .await
+        .unwrap();
+    assert!(east_maps.get("only-east").await.is_ok());
+    assert_eq!(api_error(west_maps.get("only-east").await).0, 404);
+    assert!(west.revision() < east.revision());
+}
