@@ -8,7 +8,7 @@ use barbican_operator::{
         lookups::KnownState,
         review::{Endpoint, answer},
     },
-    api::fixtures::{managed_store, minimal_barbican, with_spec},
+    api::fixtures::{admission_review, managed_store, minimal_barbican, with_spec},
 };
 use serde_json::{Value, json};
 
@@ -147,26 +147,7 @@ fn replay(kind: &str, case: &Value) -> Vec<String> {
     }
     let old =
         (operation == "UPDATE").then(|| object(kind, case.get("metadata"), case.get("oldSpec")));
-    let resource = if kind == "Barbican" {
-        "barbicans"
-    } else {
-        "barbicansecretstores"
-    };
-    let body = serde_json::to_vec(&json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "corpus",
-            "kind": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "kind": kind},
-            "resource": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "resource": resource},
-            "namespace": "openstack",
-            "operation": operation,
-            "userInfo": {"username": "corpus"},
-            "object": new,
-            "oldObject": old
-        }
-    }))
-    .unwrap();
+    let body = admission_review(kind, operation, &new, old.as_ref());
     let response = serde_json::to_value(answer(endpoint, &body, &known_state(case.get("lookups"))))
         .unwrap()["response"]
         .clone();

@@ -6,7 +6,7 @@ use barbican_operator::{
         review::{Endpoint, decode},
         server::{ApiLookups, LookupSource},
     },
-    api::fixtures::{managed_store, minimal_barbican, with_spec},
+    api::fixtures::{admission_review, managed_store, minimal_barbican, with_spec},
 };
 use http::{Request, Response};
 use kube::{Client, client::Body};
@@ -16,17 +16,7 @@ fn request(
     kind: &str,
     object: Value,
 ) -> kube::core::admission::AdmissionRequest<kube::core::DynamicObject> {
-    let body = serde_json::to_vec(&json!({
-        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-        "request": {
-            "uid": "1", "operation": "CREATE", "namespace": "openstack", "userInfo": {},
-            "kind": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "kind": kind},
-            "resource": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "resource": "x"},
-            "object": object
-        }
-    }))
-    .unwrap();
-    decode(&body).unwrap()
+    decode(&admission_review(kind, "CREATE", &object, None)).unwrap()
 }
 
 /// Answers each request the client sends with `answer(method, path)`, recording the paths.

@@ -10,7 +10,7 @@ use barbican_operator::{
         server::{provider, router, serve},
         tls::ReloadingCertificate,
     },
-    api::fixtures::{managed_store, minimal_barbican, with_spec},
+    api::fixtures::{ADMISSION_UID, admission_review, managed_store, minimal_barbican, with_spec},
 };
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, body::Bytes};
@@ -142,21 +142,8 @@ async fn call(
     Ok((status, bytes))
 }
 
-fn review_body(kind: &str, resource: &str, object: Value) -> Vec<u8> {
-    serde_json::to_vec(&json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "e911857d-c318-11e8-bbad-025000000001",
-            "kind": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "kind": kind},
-            "resource": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "resource": resource},
-            "namespace": "openstack",
-            "operation": "CREATE",
-            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters"]},
-            "object": object
-        }
-    }))
-    .unwrap()
+fn review_body(kind: &str, object: Value) -> Vec<u8> {
+    admission_review(kind, "CREATE", &object, None)
 }
 
 async fn review(webhook: &Webhook, ca: &str, endpoint: Endpoint, body: Vec<u8>) -> Value {
@@ -179,10 +166,10 @@ async fn both_kinds_and_both_endpoints_answer_over_https() {
         &webhook,
         &pki.ca,
         Endpoint::MutateBarbican,
-        review_body("Barbican", "barbicans", minimal_barbican()),
+        review_body("Barbican", minimal_barbican()),
     )
     .await;
-    assert_eq!(mutated["uid"], "e911857d-c318-11e8-bbad-025000000001");
+    assert_eq!(mutated["uid"], ADMISSION_UID);
     assert_eq!(
         (mutated["allowed"].clone(), mutated["patchType"].clone()),
         (json!(true), json!("JSONPatch"))
@@ -192,7 +179,7 @@ async fn both_kinds_and_both_endpoints_answer_over_https() {
         &webhook,
         &pki.ca,
         Endpoint::ValidateBarbican,
-        review_body("Barbican", "barbicans", minimal_barbican()),
+        review_body("Barbican", minimal_barbican()),
     )
     .await;
     assert_eq!(valid["allowed"], true);
@@ -204,7 +191,7 @@ async fn both_kinds_and_both_endpoints_answer_over_https() {
         &webhook,
         &pki.ca,
         Endpoint::ValidateBarbican,
-        review_body("Barbican", "barbicans", invalid_object),
+        review_body("Barbican", invalid_object),
     )
     .await;
     assert_eq!(invalid["allowed"], false);
@@ -214,11 +201,7 @@ async fn both_kinds_and_both_endpoints_answer_over_https() {
         "{message}"
     );
 
-    let store = review_body(
-        "BarbicanSecretStore",
-        "barbicansecretstores",
-        managed_store(),
-    );
+    let store = review_body("BarbicanSecretStore", managed_store());
     let mutated_store = review(
         &webhook,
         &pki.ca,
@@ -235,7 +218,7 @@ async fn both_kinds_and_both_endpoints_answer_over_https() {
         &webhook,
         &pki.ca,
         Endpoint::ValidateSecretStore,
-        review_body("BarbicanSecretStore", "barbicansecretstores", reserved),
+        review_body("BarbicanSecretStore", reserved),
     )
     .await;
     assert_eq!(reserved["allowed"], false);
@@ -382,7 +365,7 @@ async fn the_binary_serves_the_webhook_and_fails_closed_without_an_api_server() 
         &webhook,
         &pki.ca,
         Endpoint::MutateBarbican,
-        review_body("Barbican", "barbicans", minimal_barbican()),
+        review_body("Barbican", minimal_barbican()),
     )
     .await;
     assert_eq!(mutated["patchType"], "JSONPatch");
@@ -390,11 +373,7 @@ async fn the_binary_serves_the_webhook_and_fails_closed_without_an_api_server() 
         &webhook,
         &pki.ca,
         Endpoint::ValidateSecretStore,
-        review_body(
-            "BarbicanSecretStore",
-            "barbicansecretstores",
-            managed_store(),
-        ),
+        review_body("BarbicanSecretStore", managed_store()),
     )
     .await;
     assert_eq!(store["allowed"], false);

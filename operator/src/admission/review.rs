@@ -106,33 +106,13 @@ pub fn review(
             Err(denial) => response.deny(denial),
         },
         Endpoint::MutateSecretStore => patched(response, Ok(secret_store_patch(&raw))),
-        Endpoint::ValidateBarbican => {
-            let new = match typed::<Barbican>(&raw) {
-                Ok(new) => new,
-                Err(denial) => return response.deny(denial),
-            };
-            let old = match old_object::<Barbican>(request) {
-                Ok(old) => old,
-                Err(denial) => return response.deny(denial),
-            };
-            verdict(
-                response,
-                validate_barbican(operation, old.as_ref(), &new, lookups),
-            )
-        }
+        Endpoint::ValidateBarbican => validated::<Barbican>(response, &raw, request, |old, new| {
+            validate_barbican(operation, old, new, lookups)
+        }),
         Endpoint::ValidateSecretStore => {
-            let new = match typed::<BarbicanSecretStore>(&raw) {
-                Ok(new) => new,
-                Err(denial) => return response.deny(denial),
-            };
-            let old = match old_object::<BarbicanSecretStore>(request) {
-                Ok(old) => old,
-                Err(denial) => return response.deny(denial),
-            };
-            verdict(
-                response,
-                validate_secret_store(operation, old.as_ref(), &new, lookups),
-            )
+            validated::<BarbicanSecretStore>(response, &raw, request, |old, new| {
+                validate_secret_store(operation, old, new, lookups)
+            })
         }
     }
 }
@@ -146,6 +126,23 @@ pub fn answer(
     match decode(body) {
         Ok(request) => review(endpoint, &request, lookups).into_review(),
         Err(reason) => denial(reason),
+    }
+}
+
+/// Decodes the new and the stored object as `K` and answers with what `validate` says of them.
+fn validated<K: DeserializeOwned>(
+    response: AdmissionResponse,
+    raw: &serde_json::Value,
+    request: &AdmissionRequest<DynamicObject>,
+    validate: impl FnOnce(Option<&K>, &K) -> Verdict,
+) -> AdmissionResponse {
+    let new = match typed::<K>(raw) {
+        Ok(new) => new,
+        Err(denial) => return response.deny(denial),
+    };
+    match old_object::<K>(request) {
+        Ok(old) => verdict(response, validate(old.as_ref(), &new)),
+        Err(denial) => response.deny(denial),
     }
 }
 
@@ -211,33 +208,13 @@ mod tests {
     use super::*;
     use crate::{
         admission::lookups::KnownState,
-        api::fixtures::{managed_store, minimal_barbican, with_spec},
+        api::fixtures::{
+            ADMISSION_UID, admission_review, managed_store, minimal_barbican, with_spec,
+        },
     };
 
-    fn body(
-        kind: &str,
-        resource: &str,
-        operation: &str,
-        object: Value,
-        old: Option<Value>,
-    ) -> Vec<u8> {
-        serde_json::to_vec(&json!({
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
-                "kind": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "kind": kind},
-                "resource": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "resource": resource},
-                "name": object["metadata"]["name"],
-                "namespace": "openstack",
-                "operation": operation,
-                "userInfo": {"username": "admin"},
-                "object": object,
-                "oldObject": old,
-                "dryRun": false
-            }
-        }))
-        .unwrap()
+    fn body(kind: &str, operation: &str, object: Value, old: Option<Value>) -> Vec<u8> {
+        admission_review(kind, operation, &object, old.as_ref())
     }
 
     fn response_of(review: &AdmissionReview<DynamicObject>) -> Value {
@@ -248,11 +225,11 @@ mod tests {
     fn mutating_a_barbican_answers_a_json_patch_of_the_defaults() {
         let answer = answer(
             Endpoint::MutateBarbican,
-            &body("Barbican", "barbicans", "CREATE", minimal_barbican(), None),
+            &body("Barbican", "CREATE", minimal_barbican(), None),
             &KnownState::default(),
         );
         let response = response_of(&answer);
-        assert_eq!(response["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
+        assert_eq!(response["uid"], ADMISSION_UID);
         assert_eq!(response["allowed"], true);
         assert_eq!(response["patchType"], "JSONPatch");
         let patch = patch_text(&response["patch"]);
@@ -271,7 +248,7 @@ mod tests {
         );
         let response = response_of(&answer(
             Endpoint::ValidateBarbican,
-            &body("Barbican", "barbicans", "CREATE", bad, None),
+            &body("Barbican", "CREATE", bad, None),
             &KnownState::default(),
         ));
         assert_eq!(response["allowed"], false);
@@ -287,7 +264,7 @@ mod tests {
         );
         let response = response_of(&answer(
             Endpoint::ValidateBarbican,
-            &body("Barbican", "barbicans", "CREATE", brownfield, None),
+            &body("Barbican", "CREATE", brownfield, None),
             &KnownState::default(),
         ));
         assert_eq!(response["allowed"], true);
@@ -303,13 +280,7 @@ mod tests {
     fn store_endpoints_default_the_mount_and_check_siblings() {
         let answered = response_of(&answer(
             Endpoint::MutateSecretStore,
-            &body(
-                "BarbicanSecretStore",
-                "barbicansecretstores",
-                "CREATE",
-                managed_store(),
-                None,
-            ),
+            &body("BarbicanSecretStore", "CREATE", managed_store(), None),
             &KnownState::default(),
         ));
         let patch = patch_text(&answered["patch"]);
@@ -326,13 +297,7 @@ mod tests {
         };
         let denied = response_of(&answer(
             Endpoint::ValidateSecretStore,
-            &body(
-                "BarbicanSecretStore",
-                "barbicansecretstores",
-                "CREATE",
-                managed_store(),
-                None,
-            ),
+            &body("BarbicanSecretStore", "CREATE", managed_store(), None),
             &known,
         ));
         assert_eq!(denied["allowed"], false);
@@ -357,7 +322,7 @@ mod tests {
         );
         let response = response_of(&answer(
             Endpoint::ValidateBarbican,
-            &body("Barbican", "barbicans", "UPDATE", new, Some(old)),
+            &body("Barbican", "UPDATE", new, Some(old)),
             &KnownState::default(),
         ));
         assert_eq!(response["allowed"], false);
@@ -399,7 +364,7 @@ mod tests {
             "metadata": {"name": "b", "namespace": "openstack"}, "spec": {"openStackRelease": 2025}});
         let response = response_of(&answer(
             Endpoint::ValidateBarbican,
-            &body("Barbican", "barbicans", "CREATE", wrong_shape, None),
+            &body("Barbican", "CREATE", wrong_shape, None),
             &KnownState::default(),
         ));
         assert_eq!(response["allowed"], false);
@@ -416,13 +381,7 @@ mod tests {
     fn deletes_are_admitted_unvalidated() {
         let response = response_of(&answer(
             Endpoint::ValidateSecretStore,
-            &body(
-                "BarbicanSecretStore",
-                "barbicansecretstores",
-                "DELETE",
-                managed_store(),
-                None,
-            ),
+            &body("BarbicanSecretStore", "DELETE", managed_store(), None),
             &KnownState {
                 unavailable: Some("down".into()),
                 ..Default::default()

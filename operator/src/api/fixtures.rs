@@ -40,3 +40,38 @@ pub fn with_spec(mut base: Value, spec_patch: &Value) -> Value {
     json_patch::merge(&mut base["spec"], spec_patch);
     base
 }
+
+/// The uid of every [`admission_review`].
+pub const ADMISSION_UID: &str = "705ab4f5-6393-11e8-b7cc-42010a800002";
+
+/// An AdmissionReview v1 request body, as kube-apiserver sends it to a webhook, for an object
+/// of `kind` (`Barbican` or `BarbicanSecretStore`) in `openstack`.
+pub fn admission_review(
+    kind: &str,
+    operation: &str,
+    object: &Value,
+    old: Option<&Value>,
+) -> Vec<u8> {
+    let resource = if kind == "Barbican" {
+        "barbicans"
+    } else {
+        "barbicansecretstores"
+    };
+    serde_json::to_vec(&json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": ADMISSION_UID,
+            "kind": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "kind": kind},
+            "resource": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "resource": resource},
+            "name": object["metadata"]["name"],
+            "namespace": "openstack",
+            "operation": operation,
+            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters"]},
+            "object": object,
+            "oldObject": old,
+            "dryRun": false
+        }
+    }))
+    .expect("JSON values serialize")
+}
