@@ -797,6 +797,7 @@ fn list(
                 code: 504,
                 reason: "Timeout",
                 message: format!("Timeout: Too large resource version: {rv}, current: {current}"),
+                details: None,
             });
         }
         (Some("Exact"), Some(rv)) if rv != current => {
@@ -971,6 +972,7 @@ fn server_side_apply(
                 if conflicts.len() == 1 { "" } else { "s" },
                 list.join(", ")
             ),
+            details: None,
         }
     })?;
     conform(t, &mut result);

@@ -20,5 +20,6 @@ pub mod store;
 pub mod strategic;
 pub mod table;
 pub mod tokens;
+pub mod validation;
 
 pub use cluster::Cluster;

@@ -341,6 +341,7 @@ impl Store {
                     message: format!(
                         "{resource} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated"
                     ),
+                    details: None,
                 });
             }
         }
@@ -372,6 +373,7 @@ impl Store {
         m.insert("creationTimestamp".into(), json!(now()));
         m.insert("generation".into(), json!(1));
         let object = with_type(&object, t);
+        crate::validation::admit(t, &object, None)?;
         if dry_run {
             return Ok(object);
         }
@@ -459,6 +461,7 @@ impl Store {
         if next == current {
             return Ok(current);
         }
+        crate::validation::admit(t, &next, Some(&current))?;
         if dry_run {
             return Ok(next);
         }

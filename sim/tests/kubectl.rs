@@ -541,3 +541,33 @@ fn apply_server_side_twice_drops_the_field_left_out() {
     );
     assert!(managers.contains("kubectl"), "{managers}");
 }
+
+#[test]
+fn kubectl_shows_the_api_servers_invalid_message() {
+    let sim = start("invalid");
+    ok(&sim, &["apply", "-f", "deploy/crds/"]);
+    apply_stdin(
+        &sim,
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openstack\n",
+    );
+    let path = std::env::temp_dir().join(format!("barbican-invalid-{}.yaml", std::process::id()));
+    let example =
+        std::fs::read_to_string(workspace().join("deploy/examples/barbican.yaml")).unwrap();
+    std::fs::write(
+        &path,
+        example.replace(
+            "openStackRelease: \"2025.2\"",
+            "openStackRelease: \"2025.9\"",
+        ),
+    )
+    .unwrap();
+    let (applied, text) = kubectl(&sim, &["apply", "-f", path.to_str().unwrap()]);
+    assert!(!applied);
+    // kubectl rebuilds the message from the Status details, as it does for kube-apiserver.
+    assert!(
+        text.contains(
+            "The Barbican \"barbican\" is invalid: spec.openStackRelease: Invalid value: \"2025.9\""
+        ),
+        "{text}"
+    );
+}

@@ -1085,3 +1085,89 @@ async fn clusters_in_one_process_are_independent() {
     assert_eq!(api_error(west_maps.get("only-east").await).0, 404);
     assert!(west.revision() < east.revision());
 }
+
+#[tokio::test]
+async fn custom_resources_are_admitted_by_schema_and_cel_with_api_server_errors() {
+    let (_cluster, client) = cluster_with_crds();
+    let barbicans: Api<Barbican> = Api::namespaced(client.clone(), "default");
+    let object = |patch: Value| -> Barbican {
+        let mut o = barbican_operator::api::fixtures::with_spec(minimal_barbican(), &patch);
+        o["metadata"]["namespace"] = json!("default");
+        serde_json::from_value(o).unwrap()
+    };
+    let status = |result: Result<Barbican, kube::Error>| match result {
+        Err(kube::Error::Api(status)) => status,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+
+    // Structural: every violation is one cause, the message names kind, group and name.
+    let refused = status(
+        barbicans
+            .create(
+                &PostParams::default(),
+                &object(json!({"openStackRelease": "2025.3", "keystoneEndpoint": "ftp://k"})),
+            )
+            .await,
+    );
+    assert_eq!((refused.code, refused.reason.as_str()), (422, "Invalid"));
+    assert!(
+        refused
+            .message
+            .starts_with("Barbican.barbican.openstack.c5c3.io \"barbican\" is invalid: ["),
+        "{}",
+        refused.message
+    );
+    assert!(
+        refused
+            .message
+            .contains("spec.openStackRelease: Invalid value: \"2025.3\""),
+        "{}",
+        refused.message
+    );
+    assert!(
+        refused.message.contains("spec.keystoneEndpoint"),
+        "{}",
+        refused.message
+    );
+
+    // CEL, on create.
+    let digest = format!("sha256:{}", "0".repeat(64));
+    let refused = status(
+        barbicans
+            .create(
+                &PostParams::default(),
+                &object(json!({"image": {"digest": digest}})),
+            )
+            .await,
+    );
+    assert!(refused.message.contains("spec.image: Invalid value: \"object\": exactly one of image.tag or image.digest must be set"), "{}", refused.message);
+
+    // A valid object passes; a CEL transition rule sees the stored object.
+    barbicans
+        .create(&PostParams::default(), &object(json!({})))
+        .await
+        .unwrap();
+    let moved = barbicans
+        .patch(
+            "barbican",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"targetClusterRef": {"name": "east"}}})),
+        )
+        .await;
+    let refused = status(moved);
+    assert!(
+        refused.message.contains("targetClusterRef is immutable"),
+        "{}",
+        refused.message
+    );
+    // Nothing was stored by the refused writes.
+    assert!(
+        barbicans
+            .get("barbican")
+            .await
+            .unwrap()
+            .spec
+            .target_cluster_ref
+            .is_none()
+    );
+}
