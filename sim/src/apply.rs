@@ -32,7 +32,7 @@ fn list_kind(schema: Option<&Value>, field: &str, items: &[Value]) -> ListKind {
             _ => ListKind::Atomic,
         };
     }
-    match crate::strategic::merge_key_of(field, items) {
+    match crate::strategic::merge_key(field, items) {
         Some(key) => ListKind::Map(vec![key.to_string()]),
         None if field == "finalizers" => ListKind::Set,
         None => ListKind::Atomic,

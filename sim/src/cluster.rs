@@ -1087,7 +1087,7 @@ fn watch(
         }
     };
     let line = |kind: &str, object: &Value| render(kind, object);
-    let (backlog, mut live, mut last, current) = {
+    let (backlog, mut live, mut last) = {
         let state = cluster.lock();
         let live = state.store.subscribe();
         let current = state.store.revision();
@@ -1132,9 +1132,8 @@ fn watch(
                 last = last.max(event.revision);
             }
         }
-        (backlog, live, last, current)
+        (backlog, live, last)
     };
-    let _ = current;
     let api_version = t.api_version();
     let kind = t.kind.clone();
     tokio::spawn(async move {

@@ -9,11 +9,7 @@
 use serde_json::{Map, Value};
 
 /// The merge key of a list field, or `None` for a list that is replaced whole.
-pub fn merge_key_of(field: &str, items: &[Value]) -> Option<&'static str> {
-    merge_key(field, items)
-}
-
-fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
+pub fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
     Some(match field {
         "containers"
         | "initContainers"
