@@ -394,6 +394,7 @@ pub fn apply(
     subresource: Option<&str>,
     force: bool,
     schema: Option<&Value>,
+    now: &str,
 ) -> Result<Value, Vec<Conflict>> {
     let applied_fields: BTreeSet<Vec<String>> = leaves(applied, schema)
         .into_iter()
@@ -460,7 +461,7 @@ pub fn apply(
         &mut result,
         &entries,
         applied["apiVersion"].as_str().unwrap_or_default(),
-        &crate::store::now(),
+        now,
     );
     Ok(result)
 }
@@ -473,6 +474,7 @@ pub fn record_update(
     manager: &str,
     subresource: Option<&str>,
     schema: Option<&Value>,
+    now: &str,
 ) {
     let old_leaves = before.map(|b| leaves(b, schema)).unwrap_or_default();
     let new_leaves = leaves(after, schema);
@@ -525,12 +527,14 @@ pub fn record_update(
         }
     }
     let api_version = after["apiVersion"].as_str().unwrap_or_default().to_string();
-    set_managed(after, &entries, &api_version, &crate::store::now());
+    set_managed(after, &entries, &api_version, now);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const NOW: &str = "2026-01-01T00:00:00Z";
 
     fn schema() -> Value {
         json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
@@ -550,6 +554,7 @@ mod tests {
             None,
             false,
             Some(&s),
+            NOW,
         )
         .unwrap();
         let second = apply(
@@ -559,6 +564,7 @@ mod tests {
             None,
             false,
             Some(&s),
+            NOW,
         )
         .unwrap();
         assert_eq!(second["spec"], json!({"replicas": 3}));
@@ -578,6 +584,7 @@ mod tests {
             None,
             false,
             Some(&s),
+            NOW,
         )
         .unwrap();
         let conflict = apply(
@@ -587,6 +594,7 @@ mod tests {
             None,
             false,
             Some(&s),
+            NOW,
         )
         .unwrap_err();
         assert_eq!(
@@ -603,6 +611,7 @@ mod tests {
             None,
             false,
             Some(&s),
+            NOW,
         )
         .unwrap();
         assert_eq!(managed(&shared).len(), 2, "equal values are co-owned");
@@ -613,6 +622,7 @@ mod tests {
             None,
             true,
             Some(&s),
+            NOW,
         )
         .unwrap();
         assert_eq!(forced["spec"]["replicas"], 5);
@@ -630,6 +640,7 @@ mod tests {
             None,
             false,
             Some(&s),
+            NOW,
         )
         .unwrap();
         let b = apply(
@@ -639,6 +650,7 @@ mod tests {
             None,
             false,
             Some(&s),
+            NOW,
         )
         .unwrap();
         assert_eq!(
@@ -653,6 +665,7 @@ mod tests {
             None,
             false,
             Some(&s),
+            NOW,
         )
         .unwrap();
         assert_eq!(
@@ -672,11 +685,19 @@ mod tests {
             None,
             false,
             Some(&s),
+            NOW,
         )
         .unwrap();
         let mut updated = applied.clone();
         updated["spec"]["replicas"] = json!(4);
-        record_update(Some(&applied), &mut updated, "kubectl-edit", None, Some(&s));
+        record_update(
+            Some(&applied),
+            &mut updated,
+            "kubectl-edit",
+            None,
+            Some(&s),
+            NOW,
+        );
         let entries = managed(&updated);
         assert_eq!(entries.len(), 1);
         assert_eq!(
@@ -690,6 +711,7 @@ mod tests {
             None,
             false,
             Some(&s),
+            NOW,
         )
         .unwrap_err();
         assert_eq!(conflict[0].manager, "kubectl-edit");

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tokio::{net::TcpListener, sync::mpsc};
 
 use crate::{
+    clock::Clock,
     errors::ApiError,
     resources::{Registry, ResourceType, from_crd},
     selectors::{FieldSelector, LabelSelector},
@@ -42,6 +43,7 @@ struct State_ {
 #[derive(Clone)]
 pub struct Cluster {
     state: Arc<Mutex<State_>>,
+    clock: Clock,
 }
 
 impl Default for Cluster {
@@ -59,9 +61,21 @@ impl Cluster {
 
     /// A cluster keeping `history` events for watches to resume from (older: 410 Gone).
     pub fn with_history(history: usize) -> Self {
+        Self::build(history, Clock::wall())
+    }
+
+    /// A cluster reading `clock` for every timestamp, token lifetime and simulated controller.
+    /// Clusters sharing a clock share one timeline (a scenario's management and target
+    /// clusters).
+    pub fn with_clock(clock: Clock) -> Self {
+        Self::build(crate::store::DEFAULT_HISTORY, clock)
+    }
+
+    fn build(history: usize, clock: Clock) -> Self {
         let cluster = Self {
+            clock: clock.clone(),
             state: Arc::new(Mutex::new(State_ {
-                store: Store::new(history),
+                store: Store::with_clock(history, clock),
                 registry: Registry::with_builtins(),
                 signing_key: {
                     let nanos = std::time::SystemTime::now()
@@ -87,6 +101,11 @@ impl Cluster {
                 .unwrap();
         }
         cluster
+    }
+
+    /// The clock this cluster reads.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     fn lock(&self) -> MutexGuard<'_, State_> {
@@ -146,7 +165,8 @@ impl Cluster {
             return false;
         };
         accepted.iter().any(|t| t == token)
-            || crate::tokens::verify(&state.signing_key, token, &[], now_seconds()).is_ok()
+            || crate::tokens::verify(&state.signing_key, token, &[], self.clock.now().as_second())
+                .is_ok()
     }
 
     /// `serviceaccounts/<name>/token`: a signed token for the audiences and lifetime asked for
@@ -178,7 +198,7 @@ impl Cluster {
                 "spec.expirationSeconds: Invalid value: {lifetime}: may not specify a duration less than 10 minutes"
             )));
         }
-        let now = now_seconds();
+        let now = self.clock.now().as_second();
         let uid = account["metadata"]["uid"].as_str().unwrap_or_default();
         let token = crate::tokens::mint(
             &state.signing_key,
@@ -211,25 +231,30 @@ impl Cluster {
             .flatten()
             .filter_map(|a| a.as_str().map(String::from))
             .collect();
-        let checked = crate::tokens::verify(&state.signing_key, token, &audiences, now_seconds())
-            .and_then(|claims| {
-                let account = &claims["kubernetes.io"];
-                let (ns, name) = (
-                    account["namespace"].as_str().unwrap_or(""),
-                    account["serviceaccount"]["name"].as_str().unwrap_or(""),
-                );
-                let t = state
-                    .registry
-                    .get("", "v1", "serviceaccounts")
-                    .cloned()
-                    .unwrap();
-                match state.store.get(&t, ns, name) {
-                    Ok(live) if live["metadata"]["uid"] == account["serviceaccount"]["uid"] => {
-                        Ok(claims)
-                    }
-                    _ => Err(format!("service account {ns}/{name} has been deleted")),
+        let checked = crate::tokens::verify(
+            &state.signing_key,
+            token,
+            &audiences,
+            self.clock.now().as_second(),
+        )
+        .and_then(|claims| {
+            let account = &claims["kubernetes.io"];
+            let (ns, name) = (
+                account["namespace"].as_str().unwrap_or(""),
+                account["serviceaccount"]["name"].as_str().unwrap_or(""),
+            );
+            let t = state
+                .registry
+                .get("", "v1", "serviceaccounts")
+                .cloned()
+                .unwrap();
+            match state.store.get(&t, ns, name) {
+                Ok(live) if live["metadata"]["uid"] == account["serviceaccount"]["uid"] => {
+                    Ok(claims)
                 }
-            });
+                _ => Err(format!("service account {ns}/{name} has been deleted")),
+            }
+        });
         let status = match checked {
             Ok(claims) => {
                 let ns = claims["kubernetes.io"]["namespace"].as_str().unwrap_or("");
@@ -281,7 +306,7 @@ impl Cluster {
             .is_some_and(|c| c.iter().any(|c| c["type"] == "Established"));
         if !established {
             let mut current = state.store.get(t, "", &name).unwrap();
-            let now = crate::store::now();
+            let now = self.clock.rfc3339();
             current["status"] = json!({
                 "acceptedNames": object["spec"]["names"],
                 "storedVersions": object["spec"]["versions"].as_array().into_iter().flatten()
@@ -353,11 +378,6 @@ fn decode(text: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
-}
-
-/// Seconds since the epoch, by the sim's clock.
-fn now_seconds() -> i64 {
-    jiff::Timestamp::now().as_second()
 }
 
 async fn handle(
@@ -631,7 +651,10 @@ async fn serve_resource(
             let list = list(cluster, &target, &q)?;
             if wants_table(headers) {
                 let items = list["items"].as_array().cloned().unwrap_or_default();
-                json_response(200, &crate::table::table(t, &items, &list["metadata"]))
+                json_response(
+                    200,
+                    &crate::table::table(t, &items, &list["metadata"], cluster.clock.now()),
+                )
             } else {
                 json_response(200, &list)
             }
@@ -641,7 +664,12 @@ async fn serve_resource(
             if wants_table(headers) {
                 json_response(
                     200,
-                    &crate::table::table(t, std::slice::from_ref(&object), &json!({})),
+                    &crate::table::table(
+                        t,
+                        std::slice::from_ref(&object),
+                        &json!({}),
+                        cluster.clock.now(),
+                    ),
                 )
             } else {
                 json_response(200, &object)
@@ -660,6 +688,7 @@ async fn serve_resource(
                 &manager_of(&q, headers),
                 None,
                 t.schema.as_ref(),
+                &cluster.clock.rfc3339(),
             );
             let created = cluster
                 .lock()
@@ -677,6 +706,7 @@ async fn serve_resource(
                 &mut object,
                 &manager_of(&q, headers),
                 status_write,
+                &cluster.clock.rfc3339(),
             );
             let replaced = cluster.lock().store.replace(
                 t,
@@ -870,7 +900,14 @@ fn manager_of(q: &BTreeMap<String, String>, headers: &HeaderMap) -> String {
 
 /// Records the ownership of an ordinary write in `next`'s managedFields, judged on what the
 /// store will keep of it (the status split applied).
-fn track(t: &ResourceType, current: &Value, next: &mut Value, manager: &str, status_write: bool) {
+fn track(
+    t: &ResourceType,
+    current: &Value,
+    next: &mut Value,
+    manager: &str,
+    status_write: bool,
+    now: &str,
+) {
     let mut effective = if t.status_subresource && status_write {
         let mut e = current.clone();
         e["status"] = next.get("status").cloned().unwrap_or(Value::Null);
@@ -896,6 +933,7 @@ fn track(t: &ResourceType, current: &Value, next: &mut Value, manager: &str, sta
         manager,
         subresource,
         t.schema.as_ref(),
+        now,
     );
     if !next["metadata"].is_object() {
         next["metadata"] = json!({});
@@ -957,6 +995,7 @@ fn server_side_apply(
         subresource,
         force,
         t.schema.as_ref(),
+        &cluster.clock.rfc3339(),
     )
     .map_err(|conflicts| {
         let list: Vec<String> = conflicts
@@ -1030,7 +1069,14 @@ fn patch(
         }
     }
     conform(&target.t, &mut next);
-    track(&target.t, &current, &mut next, manager, status_write);
+    track(
+        &target.t,
+        &current,
+        &mut next,
+        manager,
+        status_write,
+        &cluster.clock.rfc3339(),
+    );
     // A patch carries no precondition unless it names a resourceVersion itself.
     if patch.pointer("/metadata/resourceVersion").is_none() {
         next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
@@ -1075,11 +1121,12 @@ fn watch(
 
     let (tx, rx) = mpsc::channel::<Bytes>(256);
     // `kubectl get -w` asks for Tables: each event then carries a one-row Table.
+    let clock = cluster.clock.clone();
     let render = {
         let t = target.t.clone();
         move |kind: &str, object: &Value| {
             let object = if table && matches!(kind, "ADDED" | "MODIFIED" | "DELETED") {
-                crate::table::table(&t, std::slice::from_ref(object), &json!({}))
+                crate::table::table(&t, std::slice::from_ref(object), &json!({}), clock.now())
             } else {
                 object.clone()
             };

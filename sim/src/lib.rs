@@ -11,6 +11,7 @@
 
 pub mod apply;
 pub mod bench;
+pub mod clock;
 pub mod cluster;
 pub mod errors;
 pub mod resources;

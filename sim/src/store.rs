@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use crate::{errors::ApiError, resources::ResourceType};
+use crate::{clock::Clock, errors::ApiError, resources::ResourceType};
 
 /// A watch event kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +83,8 @@ pub struct Store {
     dependents_by_owner: BTreeMap<String, std::collections::BTreeSet<(String, String, String)>>,
     /// Owners held by the foreground-deletion finalizer, re-checked after every removal.
     foreground_waiting: std::collections::BTreeSet<(String, String, String)>,
+    /// Stamps creation and deletion timestamps.
+    clock: Clock,
 }
 
 impl Default for Store {
@@ -93,14 +95,6 @@ impl Default for Store {
 
 fn text<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
     value.pointer(pointer).and_then(Value::as_str)
-}
-
-/// The RFC 3339 timestamp of now, to the second, as Kubernetes writes it.
-pub fn now() -> String {
-    jiff::Timestamp::now()
-        .round(jiff::Unit::Second)
-        .unwrap_or_else(|_| jiff::Timestamp::now())
-        .to_string()
 }
 
 /// Everything but metadata and status: what generation tracks.
@@ -125,8 +119,13 @@ fn is_dns_subdomain(name: &str) -> bool {
 }
 
 impl Store {
-    /// An empty store keeping `history` events.
+    /// An empty store keeping `history` events, on the wall clock.
     pub fn new(history: usize) -> Self {
+        Self::with_clock(history, Clock::wall())
+    }
+
+    /// An empty store keeping `history` events, stamping times from `clock`.
+    pub fn with_clock(history: usize, clock: Clock) -> Self {
         let (events, _) = broadcast::channel(4096);
         Self {
             objects: BTreeMap::new(),
@@ -137,7 +136,18 @@ impl Store {
             names_issued: 0,
             dependents_by_owner: BTreeMap::new(),
             foreground_waiting: std::collections::BTreeSet::new(),
+            clock,
         }
+    }
+
+    /// The clock the store stamps times from.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Now, as Kubernetes writes timestamps.
+    fn now(&self) -> String {
+        self.clock.rfc3339()
     }
 
     fn owner_uids(object: &Value) -> Vec<String> {
@@ -370,7 +380,7 @@ impl Store {
         m.remove("deletionTimestamp");
         m.remove("resourceVersion");
         m.insert("uid".into(), json!(uid(self.revision + 1)));
-        m.insert("creationTimestamp".into(), json!(now()));
+        m.insert("creationTimestamp".into(), json!(self.now()));
         m.insert("generation".into(), json!(1));
         let object = with_type(&object, t);
         crate::validation::admit(t, &object, None)?;
@@ -516,7 +526,7 @@ impl Store {
             if current["metadata"]["deletionTimestamp"].is_string() {
                 return Ok(current);
             }
-            current["metadata"]["deletionTimestamp"] = json!(now());
+            current["metadata"]["deletionTimestamp"] = json!(self.now());
             current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
             let rv = self.bump();
             current["metadata"]["resourceVersion"] = json!(rv);
@@ -541,7 +551,7 @@ impl Store {
         let t = namespaces();
         let mut current = self.get(&t, "", name)?;
         if !current["metadata"]["deletionTimestamp"].is_string() {
-            current["metadata"]["deletionTimestamp"] = json!(now());
+            current["metadata"]["deletionTimestamp"] = json!(self.now());
             current["status"] = json!({"phase": "Terminating"});
             let rv = self.bump();
             current["metadata"]["resourceVersion"] = json!(rv);
@@ -611,7 +621,7 @@ impl Store {
             }
             current["metadata"]["finalizers"] = json!(finalizers);
             if !current["metadata"]["deletionTimestamp"].is_string() {
-                current["metadata"]["deletionTimestamp"] = json!(now());
+                current["metadata"]["deletionTimestamp"] = json!(self.now());
                 current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
             }
             let rv = self.bump();

@@ -52,12 +52,13 @@ pub fn json_path(object: &Value, path: &str) -> Vec<Value> {
     current
 }
 
-/// How long ago an RFC 3339 timestamp was, the way kubectl prints ages (`5s`, `3m`, `2h`, `4d`).
-pub fn age(timestamp: &str) -> String {
+/// How long before `now` an RFC 3339 timestamp was, the way kubectl prints ages (`5s`, `3m`,
+/// `2h`, `4d`).
+pub fn age(timestamp: &str, now: jiff::Timestamp) -> String {
     let Ok(then) = timestamp.parse::<jiff::Timestamp>() else {
         return "<unknown>".into();
     };
-    let seconds = (jiff::Timestamp::now().as_second() - then.as_second()).max(0);
+    let seconds = (now.as_second() - then.as_second()).max(0);
     match seconds {
         s if s < 120 => format!("{s}s"),
         s if s < 7200 => format!("{}m", s / 60),
@@ -66,10 +67,10 @@ pub fn age(timestamp: &str) -> String {
     }
 }
 
-fn cell(value: Vec<Value>, column_type: &str) -> Value {
+fn cell(value: Vec<Value>, column_type: &str, now: jiff::Timestamp) -> Value {
     match value.as_slice() {
         [] => Value::Null,
-        [Value::String(s)] if column_type == "date" => json!(age(s)),
+        [Value::String(s)] if column_type == "date" => json!(age(s, now)),
         [single] => single.clone(),
         many => json!(
             many.iter()
@@ -84,7 +85,12 @@ fn cell(value: Vec<Value>, column_type: &str) -> Value {
 }
 
 /// The Table for `objects`.
-pub fn table(t: &ResourceType, objects: &[Value], list_metadata: &Value) -> Value {
+pub fn table(
+    t: &ResourceType,
+    objects: &[Value],
+    list_metadata: &Value,
+    now: jiff::Timestamp,
+) -> Value {
     let mut columns = vec![
         json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0}),
     ];
@@ -110,7 +116,7 @@ pub fn table(t: &ResourceType, objects: &[Value], list_metadata: &Value) -> Valu
         .iter()
         .map(|o| {
             let mut cells = vec![o["metadata"]["name"].clone()];
-            cells.extend(printer.iter().map(|(_, column_type, path)| cell(json_path(o, path), column_type)));
+            cells.extend(printer.iter().map(|(_, column_type, path)| cell(json_path(o, path), column_type, now)));
             json!({"cells": cells, "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}})
         })
         .collect();
@@ -135,11 +141,10 @@ mod tests {
 
     #[test]
     fn ages_read_like_kubectl() {
-        let long_ago = (jiff::Timestamp::now() - jiff::SignedDuration::from_hours(50))
-            .round(jiff::Unit::Second)
-            .unwrap()
-            .to_string();
-        assert_eq!(age(&long_ago), "2d");
-        assert_eq!(age("not a time"), "<unknown>");
+        let now: jiff::Timestamp = "2026-01-03T02:00:00Z".parse().unwrap();
+        assert_eq!(age("2026-01-01T00:00:00Z", now), "2d");
+        assert_eq!(age("2026-01-03T01:00:00Z", now), "60m");
+        assert_eq!(age("2026-01-03T01:59:30Z", now), "30s");
+        assert_eq!(age("not a time", now), "<unknown>");
     }
 }
