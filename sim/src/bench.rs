@@ -12,7 +12,7 @@ use kube::{
 };
 use serde_json::json;
 
-use crate::Cluster;
+use crate::{Cluster, clock::Clock, controllers::Controllers};
 
 /// What one run measured.
 #[derive(Clone, Debug)]
@@ -136,6 +136,79 @@ pub async fn run(objects: usize, watchers: usize) -> Figures {
         watch_latency_p50: percentile(&latencies, 0.5),
         watch_latency_p99: percentile(&latencies, 0.99),
         bytes_per_object: after.saturating_sub(before) as f64 / objects.max(1) as f64,
+    }
+}
+
+/// What advancing a virtual day with an every-minute CronJob measured.
+#[derive(Clone, Debug)]
+pub struct CronDay {
+    /// Virtual time advanced.
+    pub virtual_time: Duration,
+    /// Timers the clock fired (one per scheduled run).
+    pub timers_fired: usize,
+    /// The CronJob's `lastScheduleTime` at the end.
+    pub last_schedule: String,
+    /// Jobs left after the history limit pruned the rest.
+    pub kept: usize,
+    /// Wall time the advance took.
+    pub wall: Duration,
+}
+
+/// Advances a virtual clock by 24 hours with a CronJob scheduled every minute (every
+/// controller on, Jobs finishing at once): 1440 runs, each a Job created, run, finished and
+/// pruned.
+pub async fn cron_day() -> CronDay {
+    let cluster = Cluster::with_clock(Clock::virtual_time());
+    cluster.set_controllers(Controllers::all());
+    let client = cluster.client();
+    let cronjobs: Api<k8s_openapi::api::batch::v1::CronJob> =
+        Api::namespaced(client.clone(), "default");
+    let cronjob = serde_json::from_value(json!({
+        "metadata": {"name": "every-minute"},
+        "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "run", "image": "busybox"}]}}}}},
+    }))
+    .expect("a valid CronJob");
+    cronjobs
+        .create(&PostParams::default(), &cronjob)
+        .await
+        .expect("create");
+    let virtual_time = Duration::from_secs(24 * 3600);
+    let start = Instant::now();
+    let timers_fired = cluster.clock().advance(virtual_time).await;
+    let wall = start.elapsed();
+    let last_schedule = serde_json::to_value(cronjobs.get("every-minute").await.expect("get"))
+        .expect("JSON")["status"]["lastScheduleTime"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let jobs: Api<k8s_openapi::api::batch::v1::Job> = Api::namespaced(client, "default");
+    let kept = jobs
+        .list(&Default::default())
+        .await
+        .expect("list")
+        .items
+        .len();
+    CronDay {
+        virtual_time,
+        timers_fired,
+        last_schedule,
+        kept,
+        wall,
+    }
+}
+
+impl std::fmt::Display for CronDay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "virtual clock: {} h advanced with an every-minute CronJob in {:?} wall time ({} runs, the last scheduled at {}; {} Jobs kept by the history limit)",
+            self.virtual_time.as_secs() / 3600,
+            self.wall,
+            self.timers_fired,
+            self.last_schedule,
+            self.kept
+        )
     }
 }
 

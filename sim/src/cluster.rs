@@ -20,6 +20,7 @@ use tokio::{net::TcpListener, sync::mpsc};
 
 use crate::{
     clock::Clock,
+    controllers::{ControlPlane, Controllers, Timers},
     errors::ApiError,
     resources::{Registry, ResourceType, from_crd},
     selectors::{FieldSelector, LabelSelector},
@@ -37,6 +38,8 @@ struct State_ {
     /// When set, every request needs `Authorization: Bearer` with one of these tokens (or a
     /// service-account token this cluster minted); otherwise 401.
     accepted_tokens: Option<Vec<String>>,
+    /// The simulated controllers.
+    control: ControlPlane,
 }
 
 /// A simulated cluster. Cheap to clone; clones share the cluster.
@@ -85,6 +88,7 @@ impl Cluster {
                     format!("barbican-sim-{nanos}-{:p}", &history).into_bytes()
                 },
                 accepted_tokens: None,
+                control: ControlPlane::default(),
             })),
         };
         let namespaces = cluster
@@ -106,6 +110,96 @@ impl Cluster {
     /// The clock this cluster reads.
     pub fn clock(&self) -> &Clock {
         &self.clock
+    }
+
+    /// Runs the simulated controllers `controllers` names (and stops the others). Objects that
+    /// already exist are picked up at once.
+    pub fn set_controllers(&self, controllers: Controllers) {
+        let mut state = self.lock();
+        state.store.track_changes(controllers.any());
+        state.control.settings = controllers;
+        let mut timers = Timers::new();
+        let State_ {
+            store,
+            registry,
+            control,
+            ..
+        } = &mut *state;
+        for plural in [
+            "deployments",
+            "jobs",
+            "cronjobs",
+            "horizontalpodautoscalers",
+        ] {
+            let Some(t) = registry
+                .all()
+                .find(|t| t.plural == plural && !t.group.is_empty())
+                .cloned()
+            else {
+                continue;
+            };
+            for object in store.list(&t, None) {
+                let event = Event {
+                    revision: 0,
+                    storage_key: t.storage_key(),
+                    kind: EventType::Modified,
+                    object: object.into(),
+                };
+                control.react(store, registry, &event, &mut timers);
+            }
+        }
+        self.settle(&mut state, timers);
+    }
+
+    /// Lets the controllers react to every change since they last looked, until nothing more
+    /// changes, then sets the timers they asked for.
+    fn settle(&self, state: &mut State_, mut timers: Timers) {
+        let State_ {
+            store,
+            registry,
+            control,
+            ..
+        } = state;
+        // A controller reacting to its own write changes nothing the second time; the bound
+        // only guards against a bug turning that into a livelock.
+        for _ in 0..10_000 {
+            let changes = store.take_changes();
+            if changes.is_empty() {
+                break;
+            }
+            for event in &changes {
+                control.react(store, registry, event, &mut timers);
+            }
+        }
+        for (deadline, task) in timers {
+            let weak = Arc::downgrade(&self.state);
+            let clock = self.clock.clone();
+            self.clock.at(deadline, move || {
+                if let Some(state) = weak.upgrade() {
+                    let cluster = Cluster { state, clock };
+                    let mut guard = cluster.lock();
+                    let mut timers = Timers::new();
+                    {
+                        let State_ {
+                            store,
+                            registry,
+                            control,
+                            ..
+                        } = &mut *guard;
+                        control.run(store, registry, task, &mut timers);
+                    }
+                    cluster.settle(&mut guard, timers);
+                }
+            });
+        }
+    }
+
+    /// Settles the controllers after a write made through the API.
+    fn after_request(&self) {
+        let mut state = self.lock();
+        if state.control.settings.any() {
+            self.settle(&mut state, Timers::new());
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State_> {
@@ -390,10 +484,14 @@ async fn handle(
     if !cluster.authenticated(&headers) {
         return error_response(&ApiError::unauthorized());
     }
-    match route(&cluster, &method, &uri, &headers, body).await {
+    let response = match route(&cluster, &method, &uri, &headers, body).await {
         Ok(response) => response,
         Err(error) => error_response(&error),
+    };
+    if method != Method::GET {
+        cluster.after_request();
     }
+    response
 }
 
 async fn route(
@@ -1157,7 +1255,7 @@ fn watch(
                         revision: 0,
                         storage_key: t.storage_key(),
                         kind: EventType::Added,
-                        object,
+                        object: object.into(),
                     };
                     if matches(&event) {
                         backlog.push(line("ADDED", &event.object));

@@ -13,6 +13,7 @@ pub mod apply;
 pub mod bench;
 pub mod clock;
 pub mod cluster;
+pub mod controllers;
 pub mod errors;
 pub mod resources;
 pub mod schema;

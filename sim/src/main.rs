@@ -110,6 +110,7 @@ fn main() -> ExitCode {
             }
             Command::Bench { objects, watchers } => {
                 println!("{}", barbican_sim::bench::run(objects, watchers).await);
+                println!("{}", barbican_sim::bench::cron_day().await);
                 Ok(())
             }
         }

@@ -47,7 +47,8 @@ pub struct Event {
     /// What happened.
     pub kind: EventType,
     /// The object after the change (before it, for a deletion: with its last resourceVersion).
-    pub object: Value,
+    /// Shared: the history, every watch and the controllers see the same copy.
+    pub object: std::sync::Arc<Value>,
 }
 
 /// How a deletion treats the objects that name the deleted one as their owner.
@@ -85,6 +86,10 @@ pub struct Store {
     foreground_waiting: std::collections::BTreeSet<(String, String, String)>,
     /// Stamps creation and deletion timestamps.
     clock: Clock,
+    /// Every event since the simulated controllers last looked, while they run.
+    changes: Option<Vec<Event>>,
+    /// The last cluster IP handed to a Service (an offset into 10.96.0.0/12).
+    cluster_ips_issued: u32,
 }
 
 impl Default for Store {
@@ -97,13 +102,17 @@ fn text<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
     value.pointer(pointer).and_then(Value::as_str)
 }
 
-/// Everything but metadata and status: what generation tracks.
-fn spec_part(object: &Value) -> Value {
-    let mut rest = object.as_object().cloned().unwrap_or_default();
-    for key in ["metadata", "status", "apiVersion", "kind"] {
-        rest.remove(key);
+/// Whether everything but metadata and status (what generation tracks) is the same.
+fn same_spec(a: &Value, b: &Value) -> bool {
+    // Compared in place: this runs on every write, and objects carry large metadata.
+    fn rest(o: &Value) -> impl Iterator<Item = (&String, &Value)> {
+        o.as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind"))
     }
-    Value::Object(rest)
+    // serde_json maps iterate in key order, so equal maps yield equal sequences.
+    rest(a).eq(rest(b))
 }
 
 fn is_dns_subdomain(name: &str) -> bool {
@@ -137,7 +146,22 @@ impl Store {
             dependents_by_owner: BTreeMap::new(),
             foreground_waiting: std::collections::BTreeSet::new(),
             clock,
+            changes: None,
+            cluster_ips_issued: 9,
         }
+    }
+
+    /// Starts (or stops) keeping every event for [`Store::take_changes`].
+    pub fn track_changes(&mut self, on: bool) {
+        self.changes = on.then(Vec::new);
+    }
+
+    /// The events since the last call, oldest first (empty unless tracking).
+    pub fn take_changes(&mut self) -> Vec<Event> {
+        self.changes
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The clock the store stamps times from.
@@ -243,8 +267,11 @@ impl Store {
             revision: self.revision,
             storage_key: storage_key.into(),
             kind,
-            object,
+            object: std::sync::Arc::new(object),
         };
+        if let Some(changes) = &mut self.changes {
+            changes.push(event.clone());
+        }
         self.history.push_back(event.clone());
         while self.history.len() > self.history_limit {
             self.history.pop_front();
@@ -275,6 +302,42 @@ impl Store {
             .filter(|((ns, _), _)| namespace.is_none_or(|n| n == ns))
             .map(|(_, o)| with_type(o, t))
             .collect()
+    }
+
+    /// What kube-apiserver fills in a new Service: its type and IP family defaults, and a
+    /// cluster IP from the service range (10.96.0.0/12) unless it is headless or an
+    /// ExternalName.
+    fn default_service(&mut self, object: &mut Value) {
+        if !object["spec"].is_object() {
+            object["spec"] = json!({});
+        }
+        let spec = object["spec"].as_object_mut().unwrap();
+        let kind = spec
+            .entry("type")
+            .or_insert_with(|| json!("ClusterIP"))
+            .as_str()
+            .unwrap_or("ClusterIP")
+            .to_string();
+        spec.entry("sessionAffinity")
+            .or_insert_with(|| json!("None"));
+        if kind == "ExternalName" {
+            return;
+        }
+        spec.entry("internalTrafficPolicy")
+            .or_insert_with(|| json!("Cluster"));
+        spec.entry("ipFamilies").or_insert_with(|| json!(["IPv4"]));
+        spec.entry("ipFamilyPolicy")
+            .or_insert_with(|| json!("SingleStack"));
+        let ip = match spec.get("clusterIP").and_then(Value::as_str) {
+            Some(given) if !given.is_empty() => given.to_string(),
+            _ => {
+                self.cluster_ips_issued += 1;
+                let n = self.cluster_ips_issued;
+                format!("10.{}.{}.{}", 96 + (n >> 16), (n >> 8) & 0xff, n & 0xff)
+            }
+        };
+        spec.insert("clusterIPs".into(), json!([ip]));
+        spec.insert("clusterIP".into(), json!(ip));
     }
 
     fn namespace_exists(&self, namespace: &str) -> bool {
@@ -370,6 +433,9 @@ impl Store {
         if t.kind == "Namespace" {
             object["status"] = json!({"phase": "Active"});
         }
+        if t.kind == "Service" && t.group.is_empty() && !dry_run {
+            self.default_service(&mut object);
+        }
         let m = object["metadata"].as_object_mut().unwrap();
         m.insert("name".into(), json!(name));
         if t.namespaced {
@@ -460,13 +526,13 @@ impl Store {
                     }
                 }
             }
-            if spec_part(&object) != spec_part(&current) {
+            if !same_spec(&object, &current) {
                 let generation = current["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
                 object["metadata"]["generation"] = json!(generation);
             }
             object
         };
-        next = with_type(&next, t);
+        set_type(&mut next, t);
         next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
         if next == current {
             return Ok(current);
@@ -862,13 +928,17 @@ fn namespaces() -> ResourceType {
 /// The object with `apiVersion` and `kind` of the version it is served at.
 fn with_type(object: &Value, t: &ResourceType) -> Value {
     let mut object = object.clone();
+    set_type(&mut object, t);
+    object
+}
+
+fn set_type(object: &mut Value, t: &ResourceType) {
     if !t.version.is_empty() {
         object["apiVersion"] = json!(t.api_version());
     }
     if !t.kind.is_empty() {
         object["kind"] = json!(t.kind);
     }
-    object
 }
 
 fn uid(seed: u64) -> String {

@@ -416,6 +416,8 @@ fn the_benchmark_prints_its_figures() {
         "delete: ",
         "watch delivery latency: p50",
         "memory: ",
+        "virtual clock: 24 h advanced with an every-minute CronJob in ",
+        "(1440 runs, the last scheduled at 2026-01-02T00:00:00Z; 3 Jobs kept by the history limit)",
     ] {
         assert!(text.contains(figure), "missing {figure:?} in:\n{text}");
     }

@@ -1,0 +1,494 @@
+//! The simulated control plane: the kube-controller-manager loops an operator relies on,
+//! deterministic and switchable one by one.
+//!
+//! Each controller reacts to the store's events synchronously, inside the write that caused
+//! them (the cluster settles every write before answering), and schedules what happens later on
+//! the cluster's [`Clock`](crate::clock::Clock): a rollout finishing after its delay, a Job
+//! finishing, a CronJob's next run, a finished Job's TTL. On a virtual clock all of that happens
+//! while a test advances time, in order.
+//!
+//! Namespace finalization and garbage collection are the store's own, and always on; so is the
+//! Service cluster-IP allocator, which kube-apiserver runs at creation.
+
+pub mod cronjobs;
+pub mod deployments;
+pub mod hpa;
+pub mod jobs;
+
+use std::{collections::BTreeMap, str::FromStr, time::Duration};
+
+use jiff::{SignedDuration, Timestamp};
+use serde_json::{Value, json};
+
+use crate::{
+    resources::{Registry, ResourceType},
+    store::{Event, EventType, Store},
+};
+
+/// Which simulated controllers run, and the rules they follow. The default runs none.
+#[derive(Clone, Debug, Default)]
+pub struct Controllers {
+    /// The Deployment controller: rollouts and their status.
+    pub deployments: Option<Rollouts>,
+    /// The Job controller: each Job completes or fails by rule.
+    pub jobs: Option<JobRules>,
+    /// The CronJob controller (needs `jobs` to see its Jobs finish).
+    pub cronjobs: bool,
+    /// The HorizontalPodAutoscaler controller: status, and replicas kept within bounds.
+    pub hpa: bool,
+}
+
+impl Controllers {
+    /// Every controller, with rollouts and Jobs finishing at once and Jobs completing.
+    pub fn all() -> Self {
+        Self {
+            deployments: Some(Rollouts::default()),
+            jobs: Some(JobRules::default()),
+            cronjobs: true,
+            hpa: true,
+        }
+    }
+
+    /// Whether any controller runs.
+    pub fn any(&self) -> bool {
+        self.deployments.is_some() || self.jobs.is_some() || self.cronjobs || self.hpa
+    }
+}
+
+/// Which objects a rule applies to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Match {
+    /// Every object.
+    Any,
+    /// Objects whose name matches a glob (`*` for any run of characters).
+    Name(String),
+    /// Objects carrying the label `key=value`.
+    Label(String, String),
+    /// Objects with a container (in their pod template) whose image contains this text.
+    Image(String),
+}
+
+impl Match {
+    /// Whether `object` is one of those the rule names.
+    pub fn matches(&self, object: &Value) -> bool {
+        match self {
+            Match::Any => true,
+            Match::Name(glob) => {
+                glob_matches(glob, object["metadata"]["name"].as_str().unwrap_or(""))
+            }
+            Match::Label(key, value) => {
+                object["metadata"]["labels"][key].as_str() == Some(value.as_str())
+            }
+            Match::Image(text) => containers(object).iter().any(|c| {
+                c["image"]
+                    .as_str()
+                    .is_some_and(|i| i.contains(text.as_str()))
+            }),
+        }
+    }
+}
+
+impl FromStr for Match {
+    type Err = String;
+
+    /// `*`, `name=<glob>`, `label=<key>=<value>` or `image=<text>`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        if text == "*" {
+            return Ok(Match::Any);
+        }
+        match text.split_once('=') {
+            Some(("name", glob)) if !glob.is_empty() => Ok(Match::Name(glob.into())),
+            Some(("image", image)) if !image.is_empty() => Ok(Match::Image(image.into())),
+            Some(("label", pair)) => match pair.split_once('=') {
+                Some((k, v)) if !k.is_empty() => Ok(Match::Label(k.into(), v.into())),
+                _ => Err(format!("{text:?}: a label match is label=<key>=<value>")),
+            },
+            _ => Err(format!(
+                "{text:?}: a match is *, name=<glob>, label=<key>=<value> or image=<text>"
+            )),
+        }
+    }
+}
+
+fn glob_matches(glob: &str, name: &str) -> bool {
+    match glob.split_once('*') {
+        None => glob == name,
+        Some((prefix, rest)) => {
+            let Some(tail) = name.strip_prefix(prefix) else {
+                return false;
+            };
+            (0..=tail.len())
+                .filter(|i| tail.is_char_boundary(*i))
+                .any(|i| glob_matches(rest, &tail[i..]))
+        }
+    }
+}
+
+/// The containers of a Deployment, Job, CronJob or Pod.
+fn containers(object: &Value) -> Vec<Value> {
+    [
+        "/spec/template/spec/containers",
+        "/spec/jobTemplate/spec/template/spec/containers",
+        "/spec/containers",
+    ]
+    .iter()
+    .filter_map(|p| object.pointer(p).and_then(Value::as_array))
+    .flatten()
+    .cloned()
+    .collect()
+}
+
+/// How Deployments roll out.
+#[derive(Clone, Debug, Default)]
+pub struct Rollouts {
+    /// How long a rollout takes (zero: done within the write that started it).
+    pub delay: Duration,
+    /// Deployments whose rollouts never finish: after `progressDeadlineSeconds` their
+    /// Progressing condition turns False with `ProgressDeadlineExceeded`.
+    pub stuck: Vec<Match>,
+}
+
+/// How a Job ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Its pods succeed: `Complete`.
+    Complete,
+    /// Its pods fail past the backoff limit: `Failed`.
+    Fail,
+}
+
+/// A rule for the Jobs it matches; the first matching rule wins.
+#[derive(Clone, Debug)]
+pub struct JobRule {
+    /// Which Jobs.
+    pub matches: Match,
+    /// How they end.
+    pub outcome: Outcome,
+    /// How long they run (the default when unset).
+    pub duration: Option<Duration>,
+}
+
+/// How Jobs run: by rule, else they complete after the default duration.
+#[derive(Clone, Debug, Default)]
+pub struct JobRules {
+    /// How long a Job runs unless a rule says otherwise (zero: it finishes within the write
+    /// that created it).
+    pub duration: Duration,
+    /// The rules, first match wins.
+    pub rules: Vec<JobRule>,
+}
+
+impl JobRules {
+    fn rule_for(&self, job: &Value) -> (Outcome, Duration) {
+        self.rules
+            .iter()
+            .find(|r| r.matches.matches(job))
+            .map(|r| (r.outcome, r.duration.unwrap_or(self.duration)))
+            .unwrap_or((Outcome::Complete, self.duration))
+    }
+}
+
+/// One object, pinned by uid so a timer set for it never acts on a successor of the same name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Pin {
+    namespace: String,
+    name: String,
+    uid: String,
+}
+
+impl Pin {
+    fn of(object: &Value) -> Self {
+        let text = |p: &str| {
+            object
+                .pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        Self {
+            namespace: text("/metadata/namespace"),
+            name: text("/metadata/name"),
+            uid: text("/metadata/uid"),
+        }
+    }
+
+    /// The live object, if it is still the one pinned.
+    fn get(&self, store: &Store, t: &ResourceType) -> Option<Value> {
+        store
+            .get(t, &self.namespace, &self.name)
+            .ok()
+            .filter(|o| o["metadata"]["uid"] == self.uid.as_str())
+    }
+}
+
+/// Something a controller does later, on the clock.
+#[derive(Clone, Debug)]
+pub(crate) enum Task {
+    RolloutDone { deployment: Pin, generation: i64 },
+    RolloutDeadline { deployment: Pin, generation: i64 },
+    JobDone { job: Pin },
+    JobExpired { job: Pin },
+    CronJobDue { cronjob: Pin, at: Timestamp },
+}
+
+/// Timers the controllers ask for: when, and what.
+pub(crate) type Timers = Vec<(Timestamp, Task)>;
+
+/// The simulated control plane's state inside a cluster.
+#[derive(Default)]
+pub(crate) struct ControlPlane {
+    pub settings: Controllers,
+    /// The run each CronJob's pending timer is for, so a superseded timer does nothing.
+    cron_next: BTreeMap<(String, String), Timestamp>,
+    /// Parsed schedules by their text: a CronJob is synced several times per run.
+    schedules: cronjobs::Schedules,
+}
+
+/// The types the controllers work on, looked up once per event.
+pub(crate) struct Kinds {
+    deployments: ResourceType,
+    jobs: ResourceType,
+    cronjobs: ResourceType,
+    hpas: ResourceType,
+}
+
+impl Kinds {
+    fn of(registry: &Registry) -> Option<Self> {
+        Some(Self {
+            deployments: registry.get("apps", "v1", "deployments")?.clone(),
+            jobs: registry.get("batch", "v1", "jobs")?.clone(),
+            cronjobs: registry.get("batch", "v1", "cronjobs")?.clone(),
+            hpas: registry
+                .get("autoscaling", "v2", "horizontalpodautoscalers")?
+                .clone(),
+        })
+    }
+}
+
+impl ControlPlane {
+    /// Lets every running controller react to `event`.
+    pub fn react(
+        &mut self,
+        store: &mut Store,
+        registry: &Registry,
+        event: &Event,
+        timers: &mut Timers,
+    ) {
+        let Some(kinds) = Kinds::of(registry) else {
+            return;
+        };
+        let object = &event.object;
+        let live =
+            event.kind != EventType::Deleted && object["metadata"]["deletionTimestamp"].is_null();
+        if event.storage_key == kinds.deployments.storage_key() {
+            if live && let Some(rollouts) = &self.settings.deployments {
+                deployments::react(rollouts, store, &kinds.deployments, object, timers);
+            }
+            if self.settings.hpa {
+                hpa::react_to_target(store, &kinds, object);
+            }
+        } else if event.storage_key == kinds.jobs.storage_key() {
+            if live && let Some(rules) = &self.settings.jobs {
+                jobs::react(rules, store, &kinds.jobs, object, timers);
+            }
+            if self.settings.cronjobs {
+                cronjobs::react_to_job(store, &kinds, object, event.kind == EventType::Deleted);
+            }
+        } else if event.storage_key == kinds.cronjobs.storage_key() && self.settings.cronjobs {
+            let key = key_of(object);
+            if live {
+                cronjobs::react(
+                    &mut self.cron_next,
+                    &mut self.schedules,
+                    store,
+                    &kinds,
+                    object,
+                    timers,
+                );
+            } else {
+                self.cron_next.remove(&key);
+            }
+        } else if event.storage_key == kinds.hpas.storage_key() && live && self.settings.hpa {
+            hpa::react(store, &kinds, object);
+        }
+    }
+
+    /// Does what a timer was set for.
+    pub fn run(&mut self, store: &mut Store, registry: &Registry, task: Task, timers: &mut Timers) {
+        let Some(kinds) = Kinds::of(registry) else {
+            return;
+        };
+        match task {
+            Task::RolloutDone {
+                deployment,
+                generation,
+            } => deployments::finish(store, &kinds.deployments, &deployment, generation),
+            Task::RolloutDeadline {
+                deployment,
+                generation,
+            } => deployments::deadline(store, &kinds.deployments, &deployment, generation),
+            Task::JobDone { job } => {
+                if let Some(rules) = &self.settings.jobs {
+                    jobs::finish(rules, store, &kinds.jobs, &job, timers);
+                }
+            }
+            Task::JobExpired { job } => jobs::expire(store, &kinds.jobs, &job),
+            Task::CronJobDue { cronjob, at } => {
+                let key = (cronjob.namespace.clone(), cronjob.name.clone());
+                if self.cron_next.get(&key) != Some(&at) || !self.settings.cronjobs {
+                    return;
+                }
+                self.cron_next.remove(&key);
+                if let Some(object) = cronjob.get(store, &kinds.cronjobs) {
+                    cronjobs::react(
+                        &mut self.cron_next,
+                        &mut self.schedules,
+                        store,
+                        &kinds,
+                        &object,
+                        timers,
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn key_of(object: &Value) -> (String, String) {
+    let pin = Pin::of(object);
+    (pin.namespace, pin.name)
+}
+
+/// `object` with `status` replaced, written through the status subresource. A write that
+/// changes nothing is no write at all, so controllers reacting to their own writes settle.
+fn write_status(store: &mut Store, t: &ResourceType, object: &Value, status: Value) {
+    let mut next = object.clone();
+    next["status"] = status;
+    let pin = Pin::of(object);
+    let _ = store.replace(t, &pin.namespace, &pin.name, next, true, false);
+}
+
+/// A condition of `type_`, keeping the previous `lastTransitionTime` (and `since` fields)
+/// when its status did not change. `times` names the timestamp fields the kind uses.
+fn condition(
+    previous: &Value,
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    now: &str,
+    times: &[&str],
+) -> Value {
+    let old = previous["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == type_);
+    let mut c = json!({"type": type_, "status": status, "reason": reason, "message": message});
+    for field in times {
+        let keep = *field == "lastTransitionTime" && old.is_some_and(|o| o["status"] == status)
+            || *field != "lastTransitionTime"
+                && old.is_some_and(|o| o["status"] == status && o["reason"] == reason);
+        c[*field] = match old {
+            Some(o) if keep => o[*field].clone(),
+            _ => json!(now),
+        };
+    }
+    c
+}
+
+fn seconds(object: &Value, pointer: &str, default: i64) -> SignedDuration {
+    SignedDuration::from_secs(
+        object
+            .pointer(pointer)
+            .and_then(Value::as_i64)
+            .unwrap_or(default),
+    )
+}
+
+fn signed(duration: Duration) -> SignedDuration {
+    SignedDuration::try_from(duration).unwrap_or(SignedDuration::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_name_globs_labels_and_images() {
+        let job = json!({"metadata": {"name": "barbican-db-sync", "labels": {"app": "barbican"}},
+            "spec": {"template": {"spec": {"containers": [{"image": "quay.io/barbican:2025.2"}]}}}});
+        for (rule, expected) in [
+            ("*", true),
+            ("name=barbican-db-sync", true),
+            ("name=*-db-sync", true),
+            ("name=barbican-*-sync", true),
+            ("name=*-db-clean", false),
+            ("label=app=barbican", true),
+            ("label=app=nova", false),
+            ("image=barbican:2025.2", true),
+            ("image=barbican:2026.1", false),
+        ] {
+            assert_eq!(
+                rule.parse::<Match>().unwrap().matches(&job),
+                expected,
+                "{rule}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_malformed_match_says_what_is_allowed() {
+        for bad in ["", "name=", "colour=red", "label=novalue"] {
+            let error = bad.parse::<Match>().unwrap_err();
+            assert!(
+                error.contains("name=") || error.contains("label="),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_first_matching_job_rule_wins() {
+        let rules = JobRules {
+            duration: Duration::from_secs(5),
+            rules: vec![
+                JobRule {
+                    matches: "name=*-db-sync".parse().unwrap(),
+                    outcome: Outcome::Fail,
+                    duration: Some(Duration::from_secs(30)),
+                },
+                JobRule {
+                    matches: Match::Any,
+                    outcome: Outcome::Complete,
+                    duration: None,
+                },
+            ],
+        };
+        let job = |name: &str| json!({"metadata": {"name": name}});
+        assert_eq!(
+            rules.rule_for(&job("b-db-sync")),
+            (Outcome::Fail, Duration::from_secs(30))
+        );
+        assert_eq!(
+            rules.rule_for(&job("b-db-clean")),
+            (Outcome::Complete, Duration::from_secs(5))
+        );
+    }
+
+    #[test]
+    fn conditions_keep_their_transition_time_while_the_status_holds() {
+        let before = json!({"conditions": [{"type": "Available", "status": "True", "reason": "A",
+            "lastTransitionTime": "T0", "lastUpdateTime": "T0"}]});
+        let times = ["lastUpdateTime", "lastTransitionTime"];
+        let same = condition(&before, "Available", "True", "A", "m", "T1", &times);
+        assert_eq!(same["lastTransitionTime"], "T0");
+        assert_eq!(same["lastUpdateTime"], "T0");
+        let reason = condition(&before, "Available", "True", "B", "m", "T1", &times);
+        assert_eq!(reason["lastTransitionTime"], "T0");
+        assert_eq!(reason["lastUpdateTime"], "T1");
+        let flipped = condition(&before, "Available", "False", "A", "m", "T1", &times);
+        assert_eq!(flipped["lastTransitionTime"], "T1");
+    }
+}
