@@ -16,12 +16,16 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use serde_json::{Value, json};
-use tokio::{net::TcpListener, sync::mpsc};
+use tokio::{
+    net::TcpListener,
+    sync::{mpsc, watch},
+};
 
 use crate::{
     clock::Clock,
     controllers::{ControlPlane, Controllers, Timers},
     errors::ApiError,
+    faults::{Effect, Fault, Faults},
     resources::{Registry, ResourceType, from_crd},
     selectors::{FieldSelector, LabelSelector},
     store::{Event, EventType, Store, resource_name},
@@ -40,6 +44,14 @@ struct State_ {
     accepted_tokens: Option<Vec<String>>,
     /// The simulated controllers.
     control: ControlPlane,
+    /// Fault rules for requests.
+    faults: Faults,
+    /// Every request is answered 401 while set.
+    rejecting_credentials: bool,
+    /// True while the cluster is down: the listener refuses connections.
+    outage: watch::Sender<bool>,
+    /// Bumped to end every open watch stream.
+    watch_drops: watch::Sender<u64>,
 }
 
 /// A simulated cluster. Cheap to clone; clones share the cluster.
@@ -89,6 +101,10 @@ impl Cluster {
                 },
                 accepted_tokens: None,
                 control: ControlPlane::default(),
+                faults: Faults::seeded(0),
+                rejecting_credentials: false,
+                outage: watch::Sender::new(false),
+                watch_drops: watch::Sender::new(0),
             })),
         };
         let namespaces = cluster
@@ -212,13 +228,206 @@ impl Cluster {
     }
 
     /// A client that talks to this cluster in-process, with `default` as its namespace.
+    /// During an outage its requests fail with a connection error, as over TCP.
     pub fn client(&self) -> kube::Client {
-        kube::Client::new(self.router(), "default")
+        let router = self.router();
+        let outage = self.lock().outage.subscribe();
+        let service = tower::service_fn(move |request: axum::http::Request<kube::client::Body>| {
+            let router = router.clone();
+            let down = *outage.borrow();
+            async move {
+                if down {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionRefused,
+                        "the simulated cluster is down",
+                    ));
+                }
+                let request = request.map(Body::new);
+                Ok(tower::ServiceExt::oneshot(router, request)
+                    .await
+                    .unwrap_or_else(|never| match never {}))
+            }
+        });
+        kube::Client::new(service, "default")
     }
 
-    /// Serves the API over plain HTTP on `listener` until the task is dropped.
+    /// Serves the API over plain HTTP on `listener` until the task is dropped. During an
+    /// outage the listener is closed (connections are refused) and open connections are cut;
+    /// when it ends, the same address is bound again.
     pub async fn serve(&self, listener: TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, self.router()).await
+        let addr = listener.local_addr()?;
+        let mut outage = self.lock().outage.subscribe();
+        let mut listener = Some(listener);
+        loop {
+            let Some(bound) = listener.take() else {
+                outage.wait_for(|down| !*down).await.ok();
+                listener = Some(TcpListener::bind(addr).await?);
+                continue;
+            };
+            let mut connections = tokio::task::JoinSet::new();
+            loop {
+                tokio::select! {
+                    accepted = bound.accept() => {
+                        let Ok((tcp, _)) = accepted else { continue };
+                        let service = hyper_util::service::TowerToHyperService::new(self.router());
+                        connections.spawn(async move {
+                            let _ = hyper_util::server::conn::auto::Builder::new(
+                                hyper_util::rt::TokioExecutor::new(),
+                            )
+                            .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
+                            .await;
+                        });
+                    }
+                    _ = outage.wait_for(|down| *down) => break,
+                }
+            }
+            drop(bound);
+            connections.abort_all();
+        }
+    }
+
+    /// Takes the whole cluster down (`true`) or brings it back: while down, the listener
+    /// refuses connections and in-process clients get connection errors.
+    pub fn set_outage(&self, down: bool) {
+        self.lock().outage.send_replace(down);
+    }
+
+    /// Answers every request 401 while `rejecting`, as a cluster that no longer accepts the
+    /// client's credentials.
+    pub fn reject_credentials(&self, rejecting: bool) {
+        self.lock().rejecting_credentials = rejecting;
+    }
+
+    /// Adds a fault rule (see [`crate::faults`]).
+    pub fn add_fault(&self, fault: Fault) {
+        self.lock().faults.add(fault);
+    }
+
+    /// The fault rules in force, one per line, in the grammar they are written in.
+    pub fn describe_faults(&self) -> String {
+        self.lock()
+            .faults
+            .rules()
+            .map(|f| format!("{f}\n"))
+            .collect()
+    }
+
+    /// Removes every fault rule.
+    pub fn clear_faults(&self) {
+        self.lock().faults.clear();
+    }
+
+    /// Reseeds the generator `rate` rules draw from (0 unless set).
+    pub fn seed_faults(&self, seed: u64) {
+        let mut state = self.lock();
+        let rules: Vec<Fault> = state.faults.rules().cloned().collect();
+        state.faults = Faults::seeded(seed);
+        for rule in rules {
+            state.faults.add(rule);
+        }
+    }
+
+    /// Ends every open watch stream, as an API server restart or a network cut would; clients
+    /// watch again from their last resourceVersion.
+    pub fn drop_watches(&self) {
+        self.lock().watch_drops.send_modify(|n| *n += 1);
+    }
+
+    /// Applies the fault rules to a request: `Some` answer when a rule answers in its place
+    /// (after any latency a rule adds).
+    async fn inject_fault(
+        &self,
+        target: &Target,
+        method: &Method,
+        q: &BTreeMap<String, String>,
+    ) -> Option<Response> {
+        let name = target.name.as_deref().unwrap_or("");
+        let verb = match (method.as_str(), name.is_empty()) {
+            ("GET", true) if q.get("watch").is_some_and(|w| w == "true" || w == "1") => "watch",
+            ("GET", true) => "list",
+            ("GET", false) => "get",
+            ("POST", _) => "create",
+            ("PUT", _) => "update",
+            ("PATCH", _) => "patch",
+            ("DELETE", true) => "deletecollection",
+            ("DELETE", false) => "delete",
+            _ => return None,
+        };
+        let resource = match &target.subresource {
+            Some(sub) => format!("{}/{sub}", target.t.plural),
+            None => target.t.plural.clone(),
+        };
+        let request = crate::faults::Request {
+            verb,
+            resource: &resource,
+            namespace: &target.namespace,
+            name,
+        };
+        let effect = self.lock().faults.decide(&request)?;
+        let plural = resource_name(&target.t);
+        let error = match effect {
+            Effect::Latency(wait) => {
+                tokio::time::sleep(wait).await;
+                return None;
+            }
+            Effect::Timeout(wait) => {
+                tokio::time::sleep(wait).await;
+                ApiError::new(
+                    504,
+                    "Timeout",
+                    "Timeout: request did not complete within the allotted timeout",
+                )
+            }
+            Effect::Status { code, retry_after } => {
+                let (reason, message) = match code {
+                    409 => (
+                        "Conflict",
+                        format!(
+                            "Operation cannot be fulfilled on {plural} \"{name}\": the object has been modified; please apply your changes to the latest version and try again"
+                        ),
+                    ),
+                    429 => (
+                        "TooManyRequests",
+                        "Too many requests, please try again later.".to_string(),
+                    ),
+                    503 => (
+                        "ServiceUnavailable",
+                        "the server is currently unable to handle the request".to_string(),
+                    ),
+                    504 => (
+                        "Timeout",
+                        "Timeout: request did not complete within the allotted timeout".to_string(),
+                    ),
+                    404 => ("NotFound", format!("{plural} \"{name}\" not found")),
+                    403 => (
+                        "Forbidden",
+                        format!("{plural} \"{name}\" is forbidden: injected by the sim"),
+                    ),
+                    401 => ("Unauthorized", "Unauthorized".to_string()),
+                    _ => (
+                        "InternalError",
+                        format!("Internal error occurred: injected by the sim ({verb} {plural})"),
+                    ),
+                };
+                let mut error = ApiError::new(code, reason, message);
+                if let Some(seconds) = retry_after {
+                    error.details =
+                        Some(json!({"name": name, "kind": plural, "retryAfterSeconds": seconds}));
+                    let mut response = error_response(&error);
+                    if let Ok(value) = seconds.to_string().parse() {
+                        response.headers_mut().insert(header::RETRY_AFTER, value);
+                    }
+                    return Some(response);
+                }
+                error
+            }
+        };
+        Some(error_response(&error))
+    }
+
+    /// Compacts the event history: watches resuming from an earlier resourceVersion get 410.
+    pub fn compact(&self) {
+        self.lock().store.compact();
     }
 
     /// Installs a CustomResourceDefinition given as JSON (as `kubectl apply` would).
@@ -248,6 +457,9 @@ impl Cluster {
 
     fn authenticated(&self, headers: &HeaderMap) -> bool {
         let state = self.lock();
+        if state.rejecting_credentials {
+            return false;
+        }
         let Some(accepted) = &state.accepted_tokens else {
             return true;
         };
@@ -705,6 +917,9 @@ async fn serve_resource(
 ) -> Result<Response, ApiError> {
     let target = cluster.target(group, version, rest)?;
     let q = query(uri);
+    if let Some(answer) = cluster.inject_fault(&target, method, &q).await {
+        return Ok(answer);
+    }
     let dry_run = q.get("dryRun").is_some_and(|v| v == "All");
     let t = &target.t;
     let content_type = headers
@@ -1281,6 +1496,8 @@ fn watch(
     };
     let api_version = t.api_version();
     let kind = t.kind.clone();
+    let mut drops = cluster.lock().watch_drops.subscribe();
+    drops.mark_unchanged();
     tokio::spawn(async move {
         for bytes in backlog {
             if tx.send(bytes).await.is_err() {
@@ -1325,6 +1542,7 @@ fn watch(
                 }
                 () = sleep => return,
                 () = tx.closed() => return,
+                _ = drops.changed() => return,
             }
         }
     });

@@ -2,7 +2,13 @@
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
-use barbican_sim::Cluster;
+use std::time::Duration;
+
+use barbican_sim::{
+    Cluster,
+    controllers::{Controllers, JobRule, JobRules, Match, Rollouts},
+    faults::{Fault, duration},
+};
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
@@ -27,6 +33,33 @@ enum Command {
         /// Install every CustomResourceDefinition in the YAML files of this directory.
         #[arg(long, value_name = "DIR", default_value = "deploy/crds")]
         crds: PathBuf,
+        /// The simulated controllers to run: `all`, `none`, or a comma-separated list of
+        /// deployments, jobs, cronjobs, hpa.
+        #[arg(long, value_name = "LIST", default_value = "all", value_parser = parse_controllers)]
+        controllers: ControllerSet,
+        /// How long a Deployment rollout takes (`0s`, `500ms`, `2m`).
+        #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = |s: &str| duration("--rollout-delay", s))]
+        rollout_delay: Duration,
+        /// Deployments whose rollouts never finish: `name=<glob>`, `label=<k>=<v>`, `image=<text>`
+        /// (repeatable).
+        #[arg(long, value_name = "MATCH")]
+        stuck: Vec<Match>,
+        /// How long a Job runs unless a rule says otherwise.
+        #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = |s: &str| duration("--job-duration", s))]
+        job_duration: Duration,
+        /// A Job rule, `<match>:<complete|fail>[:<duration>]`, first match wins (repeatable).
+        #[arg(long, value_name = "RULE")]
+        job_rule: Vec<JobRule>,
+        /// A fault rule, for example `verb=create,resource=configmaps,code=500,every=3`
+        /// (repeatable; the grammar is in the faults module's documentation).
+        #[arg(long, value_name = "RULE")]
+        fault: Vec<Fault>,
+        /// Seed for `rate` faults.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        fault_seed: u64,
+        /// Serve the control API (faults, outage, dropped watches, compaction) on this port.
+        #[arg(long, value_name = "PORT")]
+        control_port: Option<u16>,
     },
     /// Measure throughput, watch latency and memory on an in-process cluster; prints figures.
     Bench {
@@ -37,6 +70,42 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         watchers: usize,
     },
+}
+
+/// Which controllers `--controllers` names.
+#[derive(Clone, Copy, Debug, Default)]
+struct ControllerSet {
+    deployments: bool,
+    jobs: bool,
+    cronjobs: bool,
+    hpa: bool,
+}
+
+fn parse_controllers(text: &str) -> Result<ControllerSet, String> {
+    let mut set = ControllerSet::default();
+    for name in text.split(',').map(str::trim) {
+        match name {
+            "all" => {
+                set = ControllerSet {
+                    deployments: true,
+                    jobs: true,
+                    cronjobs: true,
+                    hpa: true,
+                }
+            }
+            "none" => {}
+            "deployments" => set.deployments = true,
+            "jobs" => set.jobs = true,
+            "cronjobs" => set.cronjobs = true,
+            "hpa" => set.hpa = true,
+            other => {
+                return Err(format!(
+                    "unknown controller {other:?}: allowed are all, none, deployments, jobs, cronjobs, hpa"
+                ));
+            }
+        }
+    }
+    Ok(set)
 }
 
 fn kubeconfig(addr: SocketAddr) -> String {
@@ -88,9 +157,43 @@ fn main() -> ExitCode {
                 port,
                 kubeconfig_out,
                 crds,
+                controllers,
+                rollout_delay,
+                stuck,
+                job_duration,
+                job_rule,
+                fault,
+                fault_seed,
+                control_port,
             } => {
+                // A real operator process reads the wall clock, so the served cluster does too.
                 let cluster = Cluster::new();
                 let installed = install_crds(&cluster, &crds)?;
+                cluster.set_controllers(Controllers {
+                    deployments: controllers.deployments.then(|| Rollouts {
+                        delay: rollout_delay,
+                        stuck,
+                    }),
+                    jobs: controllers.jobs.then(|| JobRules {
+                        duration: job_duration,
+                        rules: job_rule,
+                    }),
+                    cronjobs: controllers.cronjobs,
+                    hpa: controllers.hpa,
+                });
+                for rule in fault {
+                    cluster.add_fault(rule);
+                }
+                cluster.seed_faults(fault_seed);
+                if let Some(port) = control_port {
+                    let control = tokio::net::TcpListener::bind(("127.0.0.1", port))
+                        .await
+                        .map_err(|e| format!("binding control port {port}: {e}"))?;
+                    let addr = control.local_addr().map_err(|e| e.to_string())?;
+                    eprintln!("barbican-sim: control API on http://{addr}");
+                    let router = barbican_sim::control::router(cluster.clone());
+                    tokio::spawn(async move { axum::serve(control, router).await });
+                }
                 let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
                     .await
                     .map_err(|e| format!("binding port {port}: {e}"))?;

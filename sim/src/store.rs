@@ -248,6 +248,12 @@ impl Store {
             .unwrap_or(self.revision)
     }
 
+    /// Forgets the event history, as etcd compaction does: a watch resuming from any earlier
+    /// resourceVersion is answered 410 Gone.
+    pub fn compact(&mut self) {
+        self.history.clear();
+    }
+
     /// New events, from the moment of subscription.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.events.subscribe()

@@ -28,6 +28,10 @@ fn workspace() -> PathBuf {
 }
 
 fn start(name: &str) -> Sim {
+    start_with(name, &[])
+}
+
+fn start_with(name: &str, extra: &[&str]) -> Sim {
     let dir = std::env::temp_dir().join(format!(
         "barbican-sim-kubectl-{name}-{}",
         std::process::id()
@@ -40,6 +44,7 @@ fn start(name: &str) -> Sim {
         .arg(&kubeconfig)
         .arg("--crds")
         .arg(workspace().join("deploy/crds"))
+        .args(extra)
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -76,15 +81,27 @@ fn ok(sim: &Sim, args: &[&str]) -> String {
 }
 
 fn apply_stdin(sim: &Sim, manifest: &str) {
+    let (applied, text) = try_apply_stdin(sim, manifest);
+    assert!(applied, "kubectl apply: {text}");
+}
+
+/// `kubectl apply -f -`; returns (success, stderr). (`kubectl create <kind>` sends protobuf
+/// for built-in kinds, which the sim refuses; apply sends JSON.)
+fn try_apply_stdin(sim: &Sim, manifest: &str) -> (bool, String) {
     let mut child = Command::new("kubectl")
         .args(["apply", "-f", "-"])
         .env("KUBECONFIG", &sim.kubeconfig)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     std::io::Write::write_all(child.stdin.as_mut().unwrap(), manifest.as_bytes()).unwrap();
-    assert!(child.wait().unwrap().success());
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into(),
+    )
 }
 
 fn with_examples(name: &str) -> Sim {
@@ -572,4 +589,168 @@ fn kubectl_shows_the_api_servers_invalid_message() {
         ),
         "{text}"
     );
+}
+
+/// A free loopback port (bound, read, released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP/1.1 exchange with the control API; returns (status, body).
+fn control(port: u16, method: &str, path: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: sim\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .unwrap_or("");
+    (status, body.to_string())
+}
+
+fn eventually(sim: &Sim, args: &[&str], expected: &str) -> String {
+    let mut last = String::new();
+    for _ in 0..200 {
+        let (_, text) = kubectl(sim, args);
+        if text.contains(expected) {
+            return text;
+        }
+        last = text;
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!(
+        "kubectl {} never showed {expected:?}; last: {last}",
+        args.join(" ")
+    );
+}
+
+#[test]
+fn serve_flags_set_the_controllers_and_faults_and_the_control_api_changes_them() {
+    let port = free_port();
+    let port_text = port.to_string();
+    let sim = start_with(
+        "flags",
+        &[
+            "--fault",
+            "verb=create,resource=configmaps,code=503,times=1",
+            "--job-rule",
+            "name=*-fails:fail",
+            "--control-port",
+            &port_text,
+        ],
+    );
+    let map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: first\n";
+    let (created, text) = try_apply_stdin(&sim, map);
+    assert!(
+        !created && text.contains("the server is currently unable to handle the request"),
+        "{text}"
+    );
+    apply_stdin(&sim, map);
+
+    let job = |name: &str| {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: run\n        image: busybox\n"
+        )
+    };
+    apply_stdin(&sim, &job("db-sync-fails"));
+    apply_stdin(&sim, &job("db-sync"));
+    eventually(
+        &sim,
+        &[
+            "get",
+            "job",
+            "db-sync-fails",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Failed\")].reason}",
+        ],
+        "BackoffLimitExceeded",
+    );
+    eventually(
+        &sim,
+        &[
+            "get",
+            "job",
+            "db-sync",
+            "-o",
+            "jsonpath={.status.succeeded}",
+        ],
+        "1",
+    );
+    apply_stdin(
+        &sim,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: api}\n  template:\n    metadata:\n      labels: {app: api}\n    spec:\n      containers:\n      - name: api\n        image: barbican\n",
+    );
+    eventually(
+        &sim,
+        &[
+            "get",
+            "deployment",
+            "api",
+            "-o",
+            "jsonpath={.status.availableReplicas}",
+        ],
+        "2",
+    );
+
+    assert_eq!(
+        control(port, "POST", "/faults", "verb=list,resource=pods,code=500").0,
+        201
+    );
+    let (status, rules) = control(port, "GET", "/faults", "");
+    assert_eq!(status, 200);
+    assert!(
+        rules.contains("verb=list,resource=pods,code=500"),
+        "{rules}"
+    );
+    let (listed, text) = kubectl(&sim, &["get", "pods"]);
+    assert!(!listed && text.contains("injected by the sim"), "{text}");
+    control(port, "DELETE", "/faults", "");
+    ok(&sim, &["get", "pods"]);
+
+    let (status, text) = control(port, "POST", "/faults", "verb=explode,code=500");
+    assert_eq!(status, 400);
+    assert!(text.contains("allowed verbs are"), "{text}");
+
+    control(port, "POST", "/outage/start", "");
+    let (up, text) = kubectl(&sim, &["get", "namespaces", "--request-timeout=2s"]);
+    assert!(!up && text.contains("was refused"), "{text}");
+    control(port, "POST", "/outage/end", "");
+    eventually(&sim, &["get", "namespaces"], "kube-system");
+
+    let (status, text) = control(port, "POST", "/clock/advance?seconds=60", "");
+    assert_eq!(status, 409, "serve runs on wall time: {text}");
+}
+
+#[test]
+fn bad_serve_flags_name_what_is_allowed() {
+    for (flag, value, says) in [
+        ("--fault", "verb=explode,code=500", "allowed verbs are"),
+        (
+            "--controllers",
+            "deployments,kubelet",
+            "allowed are all, none",
+        ),
+        ("--job-rule", "*:explode", "complete or fail"),
+        ("--rollout-delay", "soon", "ms, s or m"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_barbican-sim"))
+            .args(["serve", flag, value])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{flag} {value}");
+        assert!(text.contains(says), "{flag} {value}: {text}");
+    }
 }

@@ -111,7 +111,8 @@ impl FromStr for Match {
     }
 }
 
-fn glob_matches(glob: &str, name: &str) -> bool {
+/// Whether `name` matches `glob`, where `*` stands for any run of characters.
+pub(crate) fn glob_matches(glob: &str, name: &str) -> bool {
     match glob.split_once('*') {
         None => glob == name,
         Some((prefix, rest)) => {
@@ -167,6 +168,40 @@ pub struct JobRule {
     pub outcome: Outcome,
     /// How long they run (the default when unset).
     pub duration: Option<Duration>,
+}
+
+impl FromStr for JobRule {
+    type Err = String;
+
+    /// `<match>:<complete|fail>[:<duration>]`, for example `name=*-db-sync:fail:30s`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut parts = text.split(':');
+        let matches = parts.next().unwrap_or("").parse()?;
+        let outcome = match parts.next() {
+            Some("complete") => Outcome::Complete,
+            Some("fail") => Outcome::Fail,
+            other => {
+                return Err(format!(
+                    "{text:?}: the outcome is complete or fail, not {:?}",
+                    other.unwrap_or("")
+                ));
+            }
+        };
+        let duration = parts
+            .next()
+            .map(|d| crate::faults::duration("job rule duration", d))
+            .transpose()?;
+        if parts.next().is_some() {
+            return Err(format!(
+                "{text:?}: a job rule is <match>:<complete|fail>[:<duration>]"
+            ));
+        }
+        Ok(Self {
+            matches,
+            outcome,
+            duration,
+        })
+    }
 }
 
 /// How Jobs run: by rule, else they complete after the default duration.
@@ -446,6 +481,24 @@ mod tests {
                 error.contains("name=") || error.contains("label="),
                 "{error}"
             );
+        }
+    }
+
+    #[test]
+    fn job_rules_parse_from_flags() {
+        let rule: JobRule = "name=*-db-sync:fail:30s".parse().unwrap();
+        assert_eq!(rule.matches, Match::Name("*-db-sync".into()));
+        assert_eq!(rule.outcome, Outcome::Fail);
+        assert_eq!(rule.duration, Some(Duration::from_secs(30)));
+        assert_eq!("*:complete".parse::<JobRule>().unwrap().duration, None);
+        for (bad, says) in [
+            ("*:explode", "complete or fail"),
+            ("colour=red:fail", "a match is"),
+            ("*:fail:soon", "ms, s or m"),
+            ("*:fail:1s:extra", "<match>:<complete|fail>"),
+        ] {
+            let error = bad.parse::<JobRule>().unwrap_err();
+            assert!(error.contains(says), "{bad}: {error}");
         }
     }
 

@@ -1,0 +1,126 @@
+//! The control surface: a small HTTP API, served on its own port (an outage closes the API
+//! port), through which a test harness or a person with `curl` injects faults into a running
+//! `barbican-sim serve`.
+//!
+//! | request | effect |
+//! |---|---|
+//! | `POST /faults` (body: a rule, see [`crate::faults`]) | adds a fault rule |
+//! | `GET /faults` | lists the rules in force |
+//! | `DELETE /faults` | removes every rule |
+//! | `POST /outage/start`, `POST /outage/end` | takes the API down (connections refused) and back |
+//! | `POST /credentials/reject`, `POST /credentials/accept` | every request answered 401, or not |
+//! | `POST /watches/drop` | ends every open watch stream |
+//! | `POST /compact` | compacts the history (old resourceVersions get 410) |
+//! | `POST /clock/advance?seconds=N` | advances a virtual clock (a wall clock refuses: 409) |
+
+use std::time::Duration;
+
+use axum::{
+    Router,
+    extract::{Query, State},
+    http::StatusCode,
+    routing::post,
+};
+
+use crate::{Cluster, faults::Fault};
+
+type Answer = (StatusCode, String);
+
+fn done(what: &str) -> Answer {
+    (StatusCode::OK, format!("{what}\n"))
+}
+
+/// The control API for `cluster`.
+pub fn router(cluster: Cluster) -> Router {
+    Router::new()
+        .route(
+            "/faults",
+            post(add_fault).get(list_faults).delete(clear_faults),
+        )
+        .route(
+            "/outage/start",
+            post(|State(c): State<Cluster>| async move {
+                c.set_outage(true);
+                done("outage started: the API refuses connections")
+            }),
+        )
+        .route(
+            "/outage/end",
+            post(|State(c): State<Cluster>| async move {
+                c.set_outage(false);
+                done("outage ended")
+            }),
+        )
+        .route(
+            "/credentials/reject",
+            post(|State(c): State<Cluster>| async move {
+                c.reject_credentials(true);
+                done("every request is answered 401")
+            }),
+        )
+        .route(
+            "/credentials/accept",
+            post(|State(c): State<Cluster>| async move {
+                c.reject_credentials(false);
+                done("credentials are accepted again")
+            }),
+        )
+        .route(
+            "/watches/drop",
+            post(|State(c): State<Cluster>| async move {
+                c.drop_watches();
+                done("every open watch stream was ended")
+            }),
+        )
+        .route(
+            "/compact",
+            post(|State(c): State<Cluster>| async move {
+                c.compact();
+                done("history compacted")
+            }),
+        )
+        .route("/clock/advance", post(advance))
+        .with_state(cluster)
+}
+
+async fn add_fault(State(cluster): State<Cluster>, body: String) -> Answer {
+    match body.trim().parse::<Fault>() {
+        Ok(fault) => {
+            cluster.add_fault(fault);
+            (StatusCode::CREATED, "fault added\n".into())
+        }
+        Err(e) => (StatusCode::BAD_REQUEST, format!("{e}\n")),
+    }
+}
+
+async fn list_faults(State(cluster): State<Cluster>) -> Answer {
+    (StatusCode::OK, cluster.describe_faults())
+}
+
+async fn clear_faults(State(cluster): State<Cluster>) -> Answer {
+    cluster.clear_faults();
+    done("every fault rule removed")
+}
+
+#[derive(serde::Deserialize)]
+struct Advance {
+    seconds: u64,
+}
+
+async fn advance(State(cluster): State<Cluster>, Query(by): Query<Advance>) -> Answer {
+    if !cluster.clock().is_virtual() {
+        return (
+            StatusCode::CONFLICT,
+            "this cluster runs on wall time; only a virtual clock can be advanced\n".into(),
+        );
+    }
+    let fired = cluster
+        .clock()
+        .advance(Duration::from_secs(by.seconds))
+        .await;
+    done(&format!(
+        "advanced {} s to {}; {fired} timer(s) fired",
+        by.seconds,
+        cluster.clock().rfc3339()
+    ))
+}
