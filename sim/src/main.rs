@@ -170,11 +170,11 @@ fn main() -> ExitCode {
                 let cluster = Cluster::new();
                 let installed = install_crds(&cluster, &crds)?;
                 cluster.set_controllers(Controllers {
-                    deployments: controllers.deployments.then(|| Rollouts {
+                    deployments: controllers.deployments.then_some(Rollouts {
                         delay: rollout_delay,
                         stuck,
                     }),
-                    jobs: controllers.jobs.then(|| JobRules {
+                    jobs: controllers.jobs.then_some(JobRules {
                         duration: job_duration,
                         rules: job_rule,
                     }),
