@@ -28,7 +28,9 @@ use crate::{
     faults::{Effect, Fault, Faults},
     resources::{Registry, ResourceType, from_crd},
     selectors::{FieldSelector, LabelSelector},
+    services::ServiceRegistry,
     store::{Event, EventType, Store, resource_name},
+    webhooks::Refused,
 };
 
 /// The Kubernetes version the sim reports.
@@ -52,6 +54,8 @@ struct State_ {
     outage: watch::Sender<bool>,
     /// Bumped to end every open watch stream.
     watch_drops: watch::Sender<u64>,
+    /// In-cluster Service names to loopback listeners.
+    services: ServiceRegistry,
 }
 
 /// A simulated cluster. Cheap to clone; clones share the cluster.
@@ -105,6 +109,7 @@ impl Cluster {
                 rejecting_credentials: false,
                 outage: watch::Sender::new(false),
                 watch_drops: watch::Sender::new(0),
+                services: ServiceRegistry::default(),
             })),
         };
         let namespaces = cluster
@@ -423,6 +428,70 @@ impl Cluster {
             }
         };
         Some(error_response(&error))
+    }
+
+    /// The service registry: in-cluster names of the listeners that stand in for Services
+    /// (webhook calls resolve through it; hand it to in-process components as their resolver).
+    pub fn services(&self) -> ServiceRegistry {
+        self.lock().services.clone()
+    }
+
+    /// The stored webhook configurations (mutating, validating), the labels of the target's
+    /// namespace, and the registry to reach the webhooks through.
+    fn webhook_context(
+        &self,
+        target: &Target,
+    ) -> ((Vec<Value>, Vec<Value>), Value, ServiceRegistry) {
+        let state = self.lock();
+        let list = |plural: &str| {
+            state
+                .registry
+                .get("admissionregistration.k8s.io", "v1", plural)
+                .map(|t| state.store.list(t, None))
+                .unwrap_or_default()
+        };
+        let configurations = (
+            list("mutatingwebhookconfigurations"),
+            list("validatingwebhookconfigurations"),
+        );
+        let labels = state
+            .registry
+            .get("", "v1", "namespaces")
+            .and_then(|t| state.store.get(t, "", &target.namespace).ok())
+            .map(|n| n["metadata"]["labels"].clone())
+            .unwrap_or(Value::Null);
+        (configurations, labels, state.services.clone())
+    }
+
+    /// Runs the validating webhooks that apply to deleting `current`.
+    async fn admit_delete(
+        &self,
+        target: &Target,
+        current: &Value,
+        status_write: bool,
+        dry_run: bool,
+    ) -> Result<(), Refused> {
+        let ((_, validating), namespace_labels, services) = self.webhook_context(target);
+        if validating.is_empty() {
+            return Ok(());
+        }
+        let facts = WebhookFacts {
+            operation: "DELETE",
+            name: current["metadata"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+            namespace_labels,
+            object: None,
+            old: Some(current.clone()),
+            subresource: status_write.then_some("status"),
+            dry_run,
+        };
+        let request = facts.request(target);
+        for hook in crate::webhooks::matching(&validating, false, &request) {
+            crate::webhooks::call(&hook, &request, &services).await?;
+        }
+        Ok(())
     }
 
     /// Compacts the event history: watches resuming from an earlier resourceVersion get 410.
@@ -1003,12 +1072,8 @@ async fn serve_resource(
                 t.schema.as_ref(),
                 &cluster.clock.rfc3339(),
             );
-            let created = cluster
-                .lock()
-                .store
-                .create(t, &target.namespace, object, dry_run)?;
-            cluster.after_write(t, &created);
-            json_response(201, &created)
+            let written = commit(cluster, &target, None, object, status_write, dry_run).await;
+            return Ok(answer(cluster, t, 201, written));
         }
         ("PUT", Some(name)) => {
             let mut object = parse(&body)?;
@@ -1021,24 +1086,24 @@ async fn serve_resource(
                 status_write,
                 &cluster.clock.rfc3339(),
             );
-            let replaced = cluster.lock().store.replace(
-                t,
-                &target.namespace,
-                name,
+            let written = commit(
+                cluster,
+                &target,
+                Some(current),
                 object,
                 status_write,
                 dry_run,
-            )?;
-            cluster.after_write(t, &replaced);
-            json_response(200, &replaced)
+            )
+            .await;
+            return Ok(answer(cluster, t, 200, written));
         }
         ("PATCH", Some(name)) => {
             let content_type = headers
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("");
-            let patched = if content_type.starts_with("application/apply-patch") {
-                server_side_apply(cluster, &target, name, &body, &q, status_write, dry_run)?
+            let (current, next) = if content_type.starts_with("application/apply-patch") {
+                server_side_apply(cluster, &target, name, &body, &q, status_write)?
             } else {
                 patch(
                     cluster,
@@ -1047,12 +1112,12 @@ async fn serve_resource(
                     content_type,
                     &parse(&body)?,
                     status_write,
-                    dry_run,
                     &manager_of(&q, headers),
                 )?
             };
-            cluster.after_write(t, &patched);
-            json_response(200, &patched)
+            let code = if current.is_some() { 200 } else { 201 };
+            let written = commit(cluster, &target, current, next, status_write, dry_run).await;
+            return Ok(answer(cluster, t, code, written));
         }
         ("DELETE", Some(name)) => {
             let options: Value = if body.is_empty() {
@@ -1069,6 +1134,13 @@ async fn serve_resource(
                 Some("Foreground") => crate::store::Propagation::Foreground,
                 _ => crate::store::Propagation::Background,
             };
+            let current = cluster.lock().store.get(t, &target.namespace, name)?;
+            if let Err(refused) = cluster
+                .admit_delete(&target, &current, status_write, dry_run)
+                .await
+            {
+                return Ok(refusal(&refused));
+            }
             let deleted =
                 cluster
                     .lock()
@@ -1263,7 +1335,7 @@ fn track(
 }
 
 /// `application/apply-patch+yaml`: server-side apply for the `fieldManager`, creating the
-/// object when it does not exist.
+/// object when it does not exist. Returns the stored object (if any) and the one to write.
 fn server_side_apply(
     cluster: &Cluster,
     target: &Target,
@@ -1271,8 +1343,7 @@ fn server_side_apply(
     body: &Bytes,
     q: &BTreeMap<String, String>,
     status_write: bool,
-    dry_run: bool,
-) -> Result<Value, ApiError> {
+) -> Result<(Option<Value>, Value), ApiError> {
     let t = &target.t;
     let manager = q
         .get("fieldManager")
@@ -1298,8 +1369,7 @@ fn server_side_apply(
             "the name in the applied configuration does not match the URL",
         ));
     }
-    let mut state = cluster.lock();
-    let current = state.store.get(t, &target.namespace, name).ok();
+    let current = cluster.lock().store.get(t, &target.namespace, name).ok();
     let subresource = status_write.then_some("status");
     let mut result = crate::apply::apply(
         current.as_ref(),
@@ -1331,19 +1401,17 @@ fn server_side_apply(
     match current {
         Some(current) => {
             result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
-            state
-                .store
-                .replace(t, &target.namespace, name, result, status_write, dry_run)
+            Ok((Some(current), result))
         }
         None if status_write => Err(ApiError::not_found(&crate::store::resource_name(t), name)),
         None => {
             result["metadata"]["name"] = json!(name);
-            state.store.create(t, &target.namespace, result, dry_run)
+            Ok((None, result))
         }
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A merge, strategic merge or JSON patch. Returns the stored object and the one to write.
 fn patch(
     cluster: &Cluster,
     target: &Target,
@@ -1351,11 +1419,12 @@ fn patch(
     content_type: &str,
     patch: &Value,
     status_write: bool,
-    dry_run: bool,
     manager: &str,
-) -> Result<Value, ApiError> {
-    let mut state = cluster.lock();
-    let current = state.store.get(&target.t, &target.namespace, name)?;
+) -> Result<(Option<Value>, Value), ApiError> {
+    let current = cluster
+        .lock()
+        .store
+        .get(&target.t, &target.namespace, name)?;
     let mut next = current.clone();
     let media = content_type.split(';').next().unwrap_or("").trim();
     match media {
@@ -1394,14 +1463,165 @@ fn patch(
     if patch.pointer("/metadata/resourceVersion").is_none() {
         next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
     }
-    state.store.replace(
-        &target.t,
-        &target.namespace,
-        name,
-        next,
-        status_write,
+    Ok((Some(current), next))
+}
+
+/// The answer to a write: the object with the webhooks' warnings, or the refusal.
+fn answer(
+    cluster: &Cluster,
+    t: &ResourceType,
+    code: u16,
+    written: Result<(Value, Vec<String>), Refused>,
+) -> Response {
+    match written {
+        Ok((object, warnings)) => {
+            cluster.after_write(t, &object);
+            with_warnings(json_response(code, &object), &warnings)
+        }
+        Err(refused) => refusal(&refused),
+    }
+}
+
+fn refusal(refused: &Refused) -> Response {
+    with_warnings(error_response(&refused.error), &refused.warnings)
+}
+
+/// Adds `Warning: 299 - "<text>"` headers, as kube-apiserver relays admission warnings.
+fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
+    for warning in warnings {
+        let text = warning.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = format!("299 - \"{text}\"").parse() {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
+}
+
+/// Writes `object` through the admission chain, in kube-apiserver's order: mutating webhooks
+/// (each patch followed by pruning and defaulting again), the schema and CEL validation the
+/// store runs, the validating webhooks, then the write itself. Without a matching webhook it
+/// is one store call. `current` is the stored object for an update, none for a create.
+async fn commit(
+    cluster: &Cluster,
+    target: &Target,
+    current: Option<Value>,
+    mut object: Value,
+    status_write: bool,
+    dry_run: bool,
+) -> Result<(Value, Vec<String>), Refused> {
+    let t = &target.t;
+    let write = |object: Value, dry_run: bool| -> Result<Value, ApiError> {
+        let mut state = cluster.lock();
+        match &current {
+            Some(current) => {
+                let name = current["metadata"]["name"].as_str().unwrap_or("");
+                state
+                    .store
+                    .replace(t, &target.namespace, name, object, status_write, dry_run)
+            }
+            None => state.store.create(t, &target.namespace, object, dry_run),
+        }
+    };
+    let operation = if current.is_some() {
+        "UPDATE"
+    } else {
+        "CREATE"
+    };
+    let (configurations, namespace_labels, services) = cluster.webhook_context(target);
+    if configurations.0.is_empty() && configurations.1.is_empty() {
+        return Ok((write(object, dry_run)?, vec![]));
+    }
+    let name = object["metadata"]["name"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let facts = |object: &Value| WebhookFacts {
+        operation,
+        name: name.clone(),
+        namespace_labels: namespace_labels.clone(),
+        object: Some(object.clone()),
+        old: current.clone(),
+        subresource: status_write.then_some("status"),
         dry_run,
-    )
+    };
+    let mut warnings = Vec::new();
+    let mutating = {
+        let f = facts(&object);
+        crate::webhooks::matching(&configurations.0, true, &f.request(target))
+    };
+    for hook in &mutating {
+        let f = facts(&object);
+        let answer = crate::webhooks::call(hook, &f.request(target), &services)
+            .await
+            .map_err(|mut r| {
+                r.warnings.splice(0..0, warnings.clone());
+                r
+            })?;
+        warnings.extend(answer.warnings);
+        if let Some(patched) = answer.patched {
+            object = patched;
+            conform(t, &mut object);
+        }
+    }
+    let validated = write(object.clone(), true).map_err(|error| Refused {
+        error,
+        warnings: warnings.clone(),
+    })?;
+    let validating = {
+        let f = facts(&validated);
+        crate::webhooks::matching(&configurations.1, false, &f.request(target))
+    };
+    for hook in &validating {
+        let f = facts(&validated);
+        let answer = crate::webhooks::call(hook, &f.request(target), &services)
+            .await
+            .map_err(|mut r| {
+                r.warnings.splice(0..0, warnings.clone());
+                r
+            })?;
+        warnings.extend(answer.warnings);
+    }
+    // A generated name was drawn by the validation pass; the write keeps it.
+    if current.is_none() {
+        object["metadata"]["name"] = validated["metadata"]["name"].clone();
+    }
+    let written = write(object, dry_run).map_err(|error| Refused {
+        error,
+        warnings: warnings.clone(),
+    })?;
+    Ok((written, warnings))
+}
+
+/// The owned facts of a request the webhooks are asked about.
+struct WebhookFacts {
+    operation: &'static str,
+    name: String,
+    namespace_labels: Value,
+    object: Option<Value>,
+    old: Option<Value>,
+    subresource: Option<&'static str>,
+    dry_run: bool,
+}
+
+impl WebhookFacts {
+    fn request<'a>(&'a self, target: &'a Target) -> crate::webhooks::Request<'a> {
+        let t = &target.t;
+        crate::webhooks::Request {
+            group: &t.group,
+            version: &t.version,
+            kind: &t.kind,
+            resource: &t.plural,
+            subresource: self.subresource,
+            operation: self.operation,
+            namespaced: t.namespaced,
+            namespace: &target.namespace,
+            name: &self.name,
+            namespace_labels: &self.namespace_labels,
+            object: self.object.as_ref(),
+            old: self.old.as_ref(),
+            dry_run: self.dry_run,
+        }
+    }
 }
 
 fn watch(

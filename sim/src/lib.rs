@@ -20,10 +20,12 @@ pub mod faults;
 pub mod resources;
 pub mod schema;
 pub mod selectors;
+pub mod services;
 pub mod store;
 pub mod strategic;
 pub mod table;
 pub mod tokens;
 pub mod validation;
+pub mod webhooks;
 
 pub use cluster::Cluster;

@@ -82,9 +82,46 @@ impl LabelSelector {
         Ok(Self(requirements))
     }
 
+    /// A `metav1.LabelSelector` (`matchLabels` and `matchExpressions`), as webhook
+    /// configurations carry it. An absent or empty selector selects everything; an unknown
+    /// operator selects nothing (kube-apiserver refuses such a selector when it is stored).
+    pub fn from_json(selector: &Value) -> Self {
+        let mut requirements: Vec<Requirement> = selector["matchLabels"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| Requirement::Equals(k.clone(), v.as_str().unwrap_or("").into()))
+            .collect();
+        for expression in selector["matchExpressions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let key = expression["key"].as_str().unwrap_or("").to_string();
+            let values: Vec<String> = expression["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect();
+            requirements.push(match expression["operator"].as_str() {
+                Some("In") => Requirement::In(key, values),
+                Some("NotIn") => Requirement::NotIn(key, values),
+                Some("Exists") => Requirement::Exists(key),
+                Some("DoesNotExist") => Requirement::DoesNotExist(key),
+                _ => Requirement::In(key, vec![]),
+            });
+        }
+        Self(requirements)
+    }
+
     /// Whether an object's labels satisfy every requirement.
     pub fn matches(&self, object: &Value) -> bool {
-        let labels = &object["metadata"]["labels"];
+        self.matches_labels(&object["metadata"]["labels"])
+    }
+
+    /// Whether a label map satisfies every requirement.
+    pub fn matches_labels(&self, labels: &Value) -> bool {
         let label = |key: &str| labels.get(key).and_then(Value::as_str);
         self.0.iter().all(|r| match r {
             Requirement::Equals(k, v) => label(k) == Some(v.as_str()),
@@ -95,6 +132,11 @@ impl LabelSelector {
             Requirement::DoesNotExist(k) => label(k).is_none(),
         })
     }
+}
+
+/// Whether `labels` satisfy a `metav1.LabelSelector` given as JSON.
+pub fn matches_label_selector(selector: &Value, labels: &Value) -> bool {
+    LabelSelector::from_json(selector).matches_labels(labels)
 }
 
 /// A parsed field selector: `path=value`, `path==value` or `path!=value` terms.

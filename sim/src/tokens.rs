@@ -60,6 +60,40 @@ pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Standard, padded base64 (what Kubernetes uses for `[]byte` fields such as `caBundle`).
+pub fn base64(bytes: &[u8]) -> String {
+    let mut out: String = base64url(bytes)
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    while !out.len().is_multiple_of(4) {
+        out.push('=');
+    }
+    out
+}
+
+/// Decodes standard base64, padded or not.
+pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let normalised: String = text
+        .trim()
+        .trim_end_matches('=')
+        .chars()
+        .map(|c| match c {
+            '+' => '-',
+            '/' => '_',
+            c => c,
+        })
+        .collect();
+    if normalised.contains(['-', '_']) && text.contains(['-', '_']) {
+        return None;
+    }
+    base64url_decode(&normalised)
+}
+
 /// The issuer claim of every token.
 pub const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 
@@ -128,6 +162,25 @@ mod tests {
         assert_eq!(
             mac.iter().map(|b| format!("{b:02x}")).collect::<String>(),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn standard_base64_round_trips_with_padding() {
+        for (bytes, text) in [
+            (&b""[..], ""),
+            (b"f", "Zg=="),
+            (b"fo", "Zm8="),
+            (b"foo", "Zm9v"),
+            (&[0xfb, 0xff][..], "+/8="),
+        ] {
+            assert_eq!(base64(bytes), text);
+            assert_eq!(base64_decode(text).unwrap(), bytes);
+        }
+        assert_eq!(
+            base64_decode("-_8"),
+            None,
+            "the url alphabet is not standard"
         );
     }
 

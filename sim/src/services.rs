@@ -1,0 +1,100 @@
+//! The service registry: in-cluster DNS names (`<svc>.<ns>.svc[.cluster.local][:port]`) mapped
+//! to the loopback listeners that stand in for them.
+//!
+//! The sim's webhook calls resolve through it, and it is handed to in-process components (the
+//! operator's health probe and OpenBao clients) as their resolver. Only the address is
+//! substituted: TLS still verifies the in-cluster name, so a certificate has to be issued for
+//! `<svc>.<ns>.svc` exactly as in a cluster.
+
+use std::{
+    collections::BTreeMap,
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+};
+
+/// A Service port, by namespace, name and port number.
+type Key = (String, String, u16);
+
+/// The registry. Cheap to clone; clones share the entries.
+#[derive(Clone, Debug, Default)]
+pub struct ServiceRegistry {
+    entries: Arc<Mutex<BTreeMap<Key, SocketAddr>>>,
+}
+
+/// An in-cluster host name split into its Service and namespace.
+fn service_of(host: &str) -> Option<(&str, &str)> {
+    let host = host.trim_end_matches('.');
+    let rest = host
+        .strip_suffix(".svc.cluster.local")
+        .or_else(|| host.strip_suffix(".svc"))?;
+    let (name, namespace) = rest.split_once('.')?;
+    (!name.is_empty() && !namespace.is_empty() && !namespace.contains('.'))
+        .then_some((name, namespace))
+}
+
+impl ServiceRegistry {
+    /// Routes `<name>.<namespace>.svc:<port>` to `addr`.
+    pub fn register(&self, namespace: &str, name: &str, port: u16, addr: SocketAddr) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((namespace.into(), name.into(), port), addr);
+    }
+
+    /// Removes a Service port.
+    pub fn unregister(&self, namespace: &str, name: &str, port: u16) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(namespace.into(), name.into(), port));
+    }
+
+    /// The listener standing in for `host:port`, when `host` is an in-cluster Service name
+    /// (`<svc>.<ns>.svc` or `<svc>.<ns>.svc.cluster.local`) that has been registered.
+    pub fn resolve(&self, host: &str, port: u16) -> Option<SocketAddr> {
+        let (name, namespace) = service_of(host)?;
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(namespace.to_string(), name.to_string(), port))
+            .copied()
+    }
+
+    /// Resolves `host[:port]` (port 443 when absent).
+    pub fn resolve_authority(&self, authority: &str) -> Option<SocketAddr> {
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((host, port)) => (host, port.parse().ok()?),
+            None => (authority, 443),
+        };
+        self.resolve(host, port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_cluster_names_resolve_to_their_listeners() {
+        let registry = ServiceRegistry::default();
+        let addr: SocketAddr = "127.0.0.1:41000".parse().unwrap();
+        registry.register("openbao", "openbao", 8200, addr);
+        for name in [
+            "openbao.openbao.svc",
+            "openbao.openbao.svc.cluster.local",
+            "openbao.openbao.svc.cluster.local.",
+        ] {
+            assert_eq!(registry.resolve(name, 8200), Some(addr), "{name}");
+        }
+        assert_eq!(
+            registry.resolve_authority("openbao.openbao.svc:8200"),
+            Some(addr)
+        );
+        assert_eq!(registry.resolve("openbao.openbao.svc", 443), None);
+        assert_eq!(registry.resolve("openbao.other.svc", 8200), None);
+        assert_eq!(registry.resolve("openbao", 8200), None);
+        assert_eq!(registry.resolve("example.com", 8200), None);
+        registry.unregister("openbao", "openbao", 8200);
+        assert_eq!(registry.resolve("openbao.openbao.svc", 8200), None);
+    }
+}
