@@ -115,6 +115,16 @@ fn same_spec(a: &Value, b: &Value) -> bool {
     rest(a).eq(rest(b))
 }
 
+/// A refused `metadata.name`, worded and detailed as kube-apiserver words it.
+fn name_error(t: &ResourceType, name: &str, reason: &str, detail: String) -> ApiError {
+    ApiError::invalid_object(
+        &t.kind,
+        &t.group,
+        name,
+        &[("metadata.name".into(), detail, reason.into())],
+    )
+}
+
 fn is_dns_subdomain(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 253
@@ -375,24 +385,37 @@ impl Store {
                     format!("{prefix}{}", suffix(self.names_issued))
                 }
                 None => {
-                    return Err(ApiError::invalid(format!(
-                        "{resource} \"\" is invalid: metadata.name: Required value: name or generateName is required"
-                    )));
+                    return Err(name_error(
+                        t,
+                        "",
+                        "FieldValueRequired",
+                        "Required value: name or generateName is required".into(),
+                    ));
                 }
             },
         };
         if !is_dns_subdomain(&name) {
-            return Err(ApiError::invalid(format!(
-                "{resource} \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
-            )));
+            return Err(name_error(
+                t,
+                &name,
+                "FieldValueInvalid",
+                format!(
+                    "Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+                ),
+            ));
         }
         // Namespaces and Services name DNS entries of their own: a single DNS-1123 label.
         if matches!(t.kind.as_str(), "Namespace" | "Service")
             && (name.len() > 63 || name.contains('.'))
         {
-            return Err(ApiError::invalid(format!(
-                "{resource} \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (at most 63 characters)"
-            )));
+            return Err(name_error(
+                t,
+                &name,
+                "FieldValueInvalid",
+                format!(
+                    "Invalid value: \"{name}\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (at most 63 characters)"
+                ),
+            ));
         }
         let namespace = if t.namespaced {
             namespace.to_string()

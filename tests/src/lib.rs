@@ -1,5 +1,7 @@
 //! Helpers shared by the workspace-level integration tests in `tests/tests/`.
 
+pub mod corpus;
+
 use std::path::{Path, PathBuf};
 
 /// The workspace root, found from this crate's manifest directory.
