@@ -461,6 +461,8 @@ impl Store {
         }
         if t.kind == "Namespace" {
             object["status"] = json!({"phase": "Active"});
+            // kube-apiserver labels every namespace with its own name, for selectors.
+            object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
         }
         if t.kind == "Service" && t.group.is_empty() && !dry_run {
             self.default_service(&mut object);
@@ -554,6 +556,9 @@ impl Store {
                         object["metadata"].as_object_mut().unwrap().remove(key);
                     }
                 }
+            }
+            if t.kind == "Namespace" && t.group.is_empty() {
+                object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
             }
             if !same_spec(&object, &current) {
                 let generation = current["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
