@@ -4,9 +4,13 @@
 //! The crate is organised after `shared/design.md`: [`api`] holds the two custom resources
 //! (`Barbican`, `BarbicanSecretStore`), their schema-level rules and the names the operator
 //! fixes; [`crd`] turns them into the CustomResourceDefinition manifests under `deploy/crds/`;
-//! [`admission`] holds the webhooks' defaulting and validation as pure functions.
+//! [`admission`] holds the webhooks' defaulting and validation as pure functions; [`render`]
+//! renders barbican's configuration. [`clock`] and [`resolve`] are the seams through which tests
+//! give the operator virtual time and the sim's service names.
 
 pub mod admission;
 pub mod api;
+pub mod clock;
 pub mod crd;
 pub mod render;
+pub mod resolve;
