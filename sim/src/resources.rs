@@ -1,9 +1,30 @@
 //! The resource types a cluster serves: the built-in ones the operator and kubectl need, and
 //! those of every CustomResourceDefinition installed at runtime.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
 
+use kube::core::cel::CompiledSchema;
 use serde_json::Value;
+
+/// The CEL rules of a schema, compiled once when the CRD is installed rather than on every
+/// write.
+#[derive(Clone)]
+pub struct CompiledRules(pub Arc<CompiledSchema>);
+
+impl std::fmt::Debug for CompiledRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompiledRules")
+    }
+}
+
+/// Compiled from the same schema, so equal exactly when they are the same compilation.
+impl PartialEq for CompiledRules {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for CompiledRules {}
 
 /// One served resource type at one version.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +49,8 @@ pub struct ResourceType {
     pub printer_columns: Vec<Value>,
     /// The structural schema of a CRD version: writes are pruned to it and defaulted from it.
     pub schema: Option<Value>,
+    /// The schema's `x-kubernetes-validations`, compiled.
+    pub rules: Option<CompiledRules>,
 }
 
 impl ResourceType {
@@ -66,6 +89,7 @@ fn builtin(
         short_names: short.iter().map(|s| s.to_string()).collect(),
         printer_columns: vec![],
         schema: None,
+        rules: None,
     }
 }
 
@@ -225,6 +249,11 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
             schema: v["schema"]["openAPIV3Schema"]
                 .is_object()
                 .then(|| v["schema"]["openAPIV3Schema"].clone()),
+            rules: v["schema"]["openAPIV3Schema"].is_object().then(|| {
+                CompiledRules(Arc::new(kube::core::cel::compile_schema(
+                    &v["schema"]["openAPIV3Schema"],
+                )))
+            }),
         })
         .collect()
 }

@@ -696,6 +696,7 @@ impl Store {
             short_names: vec![],
             printer_columns: vec![],
             schema: None,
+            rules: None,
         })
     }
 

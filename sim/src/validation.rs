@@ -17,8 +17,13 @@ pub fn admit(t: &ResourceType, object: &Value, old: Option<&Value>) -> Result<()
         .into_iter()
         .map(|e| (e.path, e.message, "FieldValueInvalid".to_string()))
         .collect();
+    // CEL runs only on a structurally valid object, with the rules compiled at installation.
+    let cel = || match &t.rules {
+        Some(rules) => Validator::new().validate_compiled(&rules.0, object, old),
+        None => Validator::new().validate(schema, object, old),
+    };
     if causes.is_empty()
-        && let Err(errors) = Validator::new().validate(schema, object, old)
+        && let Err(errors) = cel()
     {
         for error in errors.into_vec() {
             let reason = error
