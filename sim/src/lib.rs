@@ -4,10 +4,17 @@
 //! serves the REST API in-process ([`Cluster::client`] hands out a `kube::Client`) and over HTTP
 //! on loopback ([`Cluster::serve`]); one process can run many clusters.
 //!
-//! Built so far: built-in and CRD-defined resource types ([`resources`]), object semantics
-//! ([`store`]), merge and JSON patches, list with selectors and paging, watch with history,
-//! bookmarks and initial events, finalizers, owner-reference garbage collection, namespace
-//! deletion, discovery, and structural schema validation and defaulting ([`schema`]).
+//! What it does: built-in and CRD-defined resource types ([`resources`]), object semantics
+//! ([`store`]), merge, JSON, strategic merge patches and server-side apply ([`apply`]), list
+//! with selectors and paging, watch with history, bookmarks and initial events, finalizers,
+//! owner-reference garbage collection, namespace deletion, discovery, structural schema
+//! validation and defaulting ([`schema`]) and CEL ([`validation`]), admission webhooks called
+//! over HTTPS ([`webhooks`]) through a service registry ([`services`]), simulated workload
+//! controllers ([`controllers`]) on a virtual or wall [`clock`], seeded fault injection
+//! ([`faults`]) with an HTTP control surface ([`control`]), and a benchmark ([`bench`](mod@bench)).
+//!
+//! Time: a virtual clock moves only when a test advances it; the reasons for not using tokio's
+//! paused clock are in [`clock`].
 
 pub mod apply;
 pub mod bench;
