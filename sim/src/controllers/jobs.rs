@@ -26,7 +26,8 @@ pub fn finished(job: &Value) -> Option<Outcome> {
     }
 }
 
-/// Starts a Job that has not started, and finishes it at once when its rule gives no duration.
+/// Starts a Job that has not started; one whose rule gives no duration finishes in the same
+/// status write.
 pub(crate) fn react(
     rules: &JobRules,
     store: &mut Store,
@@ -38,7 +39,18 @@ pub(crate) fn react(
         return;
     }
     let now = store.clock().now();
-    let (_, duration) = rules.rule_for(job);
+    let (outcome, duration) = rules.rule_for(job);
+    let pin = Pin::of(job);
+    if duration.is_zero() {
+        write_status(
+            store,
+            t,
+            job,
+            ended(job, outcome, &crate::clock::rfc3339(now)),
+        );
+        expire_later(job, &pin, now, timers);
+        return;
+    }
     write_status(
         store,
         t,
@@ -46,12 +58,7 @@ pub(crate) fn react(
         json!({"startTime": crate::clock::rfc3339(now), "active": 1, "ready": 0,
             "terminating": 0, "uncountedTerminatedPods": {}}),
     );
-    let pin = Pin::of(job);
-    if duration.is_zero() {
-        finish(rules, store, t, &pin, timers);
-    } else {
-        timers.push((now + signed(duration), Task::JobDone { job: pin }));
-    }
+    timers.push((now + signed(duration), Task::JobDone { job: pin }));
 }
 
 /// Ends a running Job as its rule says.
@@ -69,19 +76,28 @@ pub(crate) fn finish(
         return;
     }
     let now = store.clock().now();
-    let stamp = crate::clock::rfc3339(now);
+    let status = ended(&job, rules.rule_for(&job).0, &crate::clock::rfc3339(now));
+    write_status(store, t, &job, status);
+    expire_later(&job, pin, now, timers);
+}
+
+/// The status of a Job that ended at `now` (started then too, if it had not started).
+fn ended(job: &Value, outcome: Outcome, now: &str) -> Value {
     let previous = &job["status"];
-    let start = previous["startTime"].clone();
-    let status = match rules.rule_for(&job).0 {
+    let start = match &previous["startTime"] {
+        Value::Null => json!(now),
+        start => start.clone(),
+    };
+    match outcome {
         Outcome::Complete => {
             let message = "Reached expected number of succeeded pods";
             json!({
-                "startTime": start, "completionTime": stamp, "ready": 0, "terminating": 0,
+                "startTime": start, "completionTime": now, "ready": 0, "terminating": 0,
                 "succeeded": job["spec"]["completions"].as_i64().unwrap_or(1),
                 "uncountedTerminatedPods": {},
                 "conditions": [
-                    condition(previous, "SuccessCriteriaMet", "True", "CompletionsReached", message, &stamp, TIMES),
-                    condition(previous, "Complete", "True", "CompletionsReached", message, &stamp, TIMES),
+                    condition(previous, "SuccessCriteriaMet", "True", "CompletionsReached", message, now, TIMES),
+                    condition(previous, "Complete", "True", "CompletionsReached", message, now, TIMES),
                 ],
             })
         }
@@ -92,15 +108,18 @@ pub(crate) fn finish(
                 "failed": job["spec"]["backoffLimit"].as_i64().unwrap_or(6) + 1,
                 "uncountedTerminatedPods": {},
                 "conditions": [
-                    condition(previous, "FailureTarget", "True", "BackoffLimitExceeded", message, &stamp, TIMES),
-                    condition(previous, "Failed", "True", "BackoffLimitExceeded", message, &stamp, TIMES),
+                    condition(previous, "FailureTarget", "True", "BackoffLimitExceeded", message, now, TIMES),
+                    condition(previous, "Failed", "True", "BackoffLimitExceeded", message, now, TIMES),
                 ],
             })
         }
-    };
-    write_status(store, t, &job, status);
+    }
+}
+
+/// Sets the TTL-after-finished timer of a Job that just ended.
+fn expire_later(job: &Value, pin: &Pin, now: jiff::Timestamp, timers: &mut Timers) {
     if !job["spec"]["ttlSecondsAfterFinished"].is_null() {
-        let ttl = seconds(&job, "/spec/ttlSecondsAfterFinished", 0);
+        let ttl = seconds(job, "/spec/ttlSecondsAfterFinished", 0);
         timers.push((now + ttl, Task::JobExpired { job: pin.clone() }));
     }
 }

@@ -398,8 +398,12 @@ fn key_of(object: &Value) -> (String, String) {
 /// `object` with `status` replaced, written through the status subresource. A write that
 /// changes nothing is no write at all, so controllers reacting to their own writes settle.
 fn write_status(store: &mut Store, t: &ResourceType, object: &Value, status: Value) {
-    let mut next = object.clone();
-    next["status"] = status;
+    // A status write takes only the status (and the resourceVersion it was read at) from the
+    // object sent, so there is no need to copy the rest.
+    let next = json!({
+        "metadata": {"resourceVersion": object["metadata"]["resourceVersion"]},
+        "status": status,
+    });
     let pin = Pin::of(object);
     let _ = store.replace(t, &pin.namespace, &pin.name, next, true, false);
 }
