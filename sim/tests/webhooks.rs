@@ -508,3 +508,56 @@ async fn namespace_selectors_deletes_dry_runs_and_other_resources() {
     .unwrap();
     assert_eq!(webhook.seen.lock().unwrap().len(), seen);
 }
+
+#[tokio::test]
+async fn url_client_configs_resolve_through_the_registry_and_tls_checks_the_name() {
+    let (_cluster, client, webhook) = setup().await;
+    let by_url = |name: &str, url: String, label: &str| {
+        hook(
+            name,
+            "/unused",
+            &webhook.ca,
+            json!({"clientConfig": {"service": null, "url": url},
+                "objectSelector": {"matchLabels": {"via": label}}}),
+        )
+    };
+    configure(
+        &client,
+        "ValidatingWebhookConfiguration",
+        vec![
+            by_url(
+                "by-name.example.com",
+                "https://hooks.webhooks.svc:8443/validate".into(),
+                "name",
+            ),
+            by_url(
+                "by-address.example.com",
+                format!("https://{}/validate", webhook.addr),
+                "address",
+            ),
+        ],
+    )
+    .await;
+    let api = widgets(&client);
+    let (code, _, message) = refusal(
+        api.create(
+            &PostParams::default(),
+            &widget("n", json!({"via": "name", "deny": "true"}), json!({})),
+        )
+        .await,
+    );
+    assert_eq!(
+        code, 403,
+        "the webhook was reached by its in-cluster name: {message}"
+    );
+    // The serving certificate names the Service, not the loopback address behind it.
+    let (code, _, message) = refusal(
+        api.create(
+            &PostParams::default(),
+            &widget("a", json!({"via": "address"}), json!({})),
+        )
+        .await,
+    );
+    assert_eq!(code, 500);
+    assert!(message.contains("tls:"), "{message}");
+}
