@@ -82,7 +82,11 @@ async fn error_codes_fire_by_verb_resource_and_trigger() {
 #[tokio::test]
 async fn throttling_carries_retry_after_and_timeouts_answer_504() {
     let cluster = Cluster::new();
-    cluster.add_fault(fault("verb=list,code=429,retry-after=7,times=1"));
+    cluster.add_fault(fault("verb=list,code=429,retry-after=7,times=2"));
+    assert_eq!(
+        code(maps(&cluster).list(&Default::default()).await),
+        (429, "TooManyRequests".into())
+    );
     // kube::Client hides headers; ask the router directly.
     let response = tower::ServiceExt::oneshot(
         cluster.router(),
