@@ -291,6 +291,15 @@ impl Cluster {
         }
     }
 
+    /// Serves the API on a free loopback port, on a task of its own, and returns the address.
+    pub async fn serve_on_loopback(&self) -> std::io::Result<std::net::SocketAddr> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let cluster = self.clone();
+        tokio::spawn(async move { cluster.serve(listener).await });
+        Ok(addr)
+    }
+
     /// Takes the whole cluster down (`true`) or brings it back: while down, the listener
     /// refuses connections and in-process clients get connection errors.
     pub fn set_outage(&self, down: bool) {
@@ -488,8 +497,9 @@ impl Cluster {
             dry_run,
         };
         let request = facts.request(target);
+        let mut warnings = Vec::new();
         for hook in crate::webhooks::matching(&validating, false, &request) {
-            crate::webhooks::call(&hook, &request, &services).await?;
+            consult(&hook, &request, &services, &mut warnings).await?;
         }
         Ok(())
     }
@@ -1551,14 +1561,7 @@ async fn commit(
     };
     for hook in &mutating {
         let f = facts(&object);
-        let answer = crate::webhooks::call(hook, &f.request(target), &services)
-            .await
-            .map_err(|mut r| {
-                r.warnings.splice(0..0, warnings.clone());
-                r
-            })?;
-        warnings.extend(answer.warnings);
-        if let Some(patched) = answer.patched {
+        if let Some(patched) = consult(hook, &f.request(target), &services, &mut warnings).await? {
             object = patched;
             conform(t, &mut object);
         }
@@ -1573,13 +1576,7 @@ async fn commit(
     };
     for hook in &validating {
         let f = facts(&validated);
-        let answer = crate::webhooks::call(hook, &f.request(target), &services)
-            .await
-            .map_err(|mut r| {
-                r.warnings.splice(0..0, warnings.clone());
-                r
-            })?;
-        warnings.extend(answer.warnings);
+        consult(hook, &f.request(target), &services, &mut warnings).await?;
     }
     // A generated name was drawn by the validation pass; the write keeps it.
     if current.is_none() {
@@ -1590,6 +1587,26 @@ async fn commit(
         warnings: warnings.clone(),
     })?;
     Ok((written, warnings))
+}
+
+/// Calls one webhook, collecting its warnings; a refusal carries every warning given so far.
+/// Returns the patched object of a mutating webhook that patched.
+async fn consult(
+    hook: &crate::webhooks::Hook,
+    request: &crate::webhooks::Request<'_>,
+    services: &ServiceRegistry,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Value>, Refused> {
+    match crate::webhooks::call(hook, request, services).await {
+        Ok(answer) => {
+            warnings.extend(answer.warnings);
+            Ok(answer.patched)
+        }
+        Err(mut refused) => {
+            refused.warnings.splice(0..0, warnings.drain(..));
+            Err(refused)
+        }
+    }
 }
 
 /// The owned facts of a request the webhooks are asked about.

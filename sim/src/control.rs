@@ -30,57 +30,53 @@ fn done(what: &str) -> Answer {
     (StatusCode::OK, format!("{what}\n"))
 }
 
+/// A switch: its path, what it does to the cluster, and what it answers.
+type Switch = (&'static str, fn(&Cluster), &'static str);
+
+/// The switches.
+const SWITCHES: &[Switch] = &[
+    (
+        "/outage/start",
+        |c| c.set_outage(true),
+        "outage started: the API refuses connections",
+    ),
+    ("/outage/end", |c| c.set_outage(false), "outage ended"),
+    (
+        "/credentials/reject",
+        |c| c.reject_credentials(true),
+        "every request is answered 401",
+    ),
+    (
+        "/credentials/accept",
+        |c| c.reject_credentials(false),
+        "credentials are accepted again",
+    ),
+    (
+        "/watches/drop",
+        Cluster::drop_watches,
+        "every open watch stream was ended",
+    ),
+    ("/compact", Cluster::compact, "history compacted"),
+];
+
 /// The control API for `cluster`.
 pub fn router(cluster: Cluster) -> Router {
-    Router::new()
+    let mut router = Router::new()
         .route(
             "/faults",
             post(add_fault).get(list_faults).delete(clear_faults),
         )
-        .route(
-            "/outage/start",
-            post(|State(c): State<Cluster>| async move {
-                c.set_outage(true);
-                done("outage started: the API refuses connections")
+        .route("/clock/advance", post(advance));
+    for (path, switch, said) in SWITCHES {
+        router = router.route(
+            path,
+            post(move |State(cluster): State<Cluster>| async move {
+                switch(&cluster);
+                done(said)
             }),
-        )
-        .route(
-            "/outage/end",
-            post(|State(c): State<Cluster>| async move {
-                c.set_outage(false);
-                done("outage ended")
-            }),
-        )
-        .route(
-            "/credentials/reject",
-            post(|State(c): State<Cluster>| async move {
-                c.reject_credentials(true);
-                done("every request is answered 401")
-            }),
-        )
-        .route(
-            "/credentials/accept",
-            post(|State(c): State<Cluster>| async move {
-                c.reject_credentials(false);
-                done("credentials are accepted again")
-            }),
-        )
-        .route(
-            "/watches/drop",
-            post(|State(c): State<Cluster>| async move {
-                c.drop_watches();
-                done("every open watch stream was ended")
-            }),
-        )
-        .route(
-            "/compact",
-            post(|State(c): State<Cluster>| async move {
-                c.compact();
-                done("history compacted")
-            }),
-        )
-        .route("/clock/advance", post(advance))
-        .with_state(cluster)
+        );
+    }
+    router.with_state(cluster)
 }
 
 async fn add_fault(State(cluster): State<Cluster>, body: String) -> Answer {

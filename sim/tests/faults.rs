@@ -232,10 +232,7 @@ async fn rejected_credentials_answer_401() {
 #[tokio::test]
 async fn an_outage_refuses_connections_until_it_ends() {
     let cluster = Cluster::new();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = cluster.clone();
-    tokio::spawn(async move { server.serve(listener).await });
+    let addr = cluster.serve_on_loopback().await.unwrap();
     let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
     let remote: Api<ConfigMap> = Api::namespaced(Client::try_from(config).unwrap(), "default");
     let local = maps(&cluster);

@@ -600,10 +600,7 @@ async fn a_kube_runtime_controller_reconciles_on_watch_events() {
 #[tokio::test]
 async fn the_api_is_served_over_loopback_http_too() {
     let cluster = Cluster::new();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = cluster.clone();
-    tokio::spawn(async move { server.serve(listener).await });
+    let addr = cluster.serve_on_loopback().await.unwrap();
     let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
     let client = Client::try_from(config).unwrap();
     let version = client.apiserver_version().await.unwrap();
@@ -772,10 +769,7 @@ async fn token_requests_mint_tokens_that_token_reviews_accept() {
 #[tokio::test]
 async fn a_cluster_can_require_bearer_tokens() {
     let cluster = Cluster::new();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = cluster.clone();
-    tokio::spawn(async move { server.serve(listener).await });
+    let addr = cluster.serve_on_loopback().await.unwrap();
     let client_with = |token: Option<&str>| {
         let mut config = kube::Config::new(format!("http://{addr}").parse().unwrap());
         config.auth_info.token = token.map(|t| t.to_string().into());

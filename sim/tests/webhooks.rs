@@ -204,6 +204,21 @@ async fn configure(client: &Client, kind: &str, hooks: Vec<Value>) {
     .unwrap();
 }
 
+/// The test webhook's `/validate` for every widget.
+async fn validate_all(client: &Client, webhook: &Webhook) {
+    configure(
+        client,
+        "ValidatingWebhookConfiguration",
+        vec![hook(
+            "validate.example.com",
+            "/validate",
+            &webhook.ca,
+            json!({}),
+        )],
+    )
+    .await;
+}
+
 async fn setup() -> (Cluster, Client, Webhook) {
     let cluster = Cluster::new();
     cluster.install_crd(widget_crd()).unwrap();
@@ -238,17 +253,7 @@ async fn mutations_are_pruned_and_defaulted_then_validated_then_stored() {
         )],
     )
     .await;
-    configure(
-        &client,
-        "ValidatingWebhookConfiguration",
-        vec![hook(
-            "validate.example.com",
-            "/validate",
-            &webhook.ca,
-            json!({}),
-        )],
-    )
-    .await;
+    validate_all(&client, &webhook).await;
     let api = widgets(&client);
     let stored = api
         .create(
@@ -297,17 +302,7 @@ async fn mutations_are_pruned_and_defaulted_then_validated_then_stored() {
 #[tokio::test]
 async fn a_denial_is_reported_as_kube_apiserver_reports_it_with_warnings() {
     let (cluster, client, webhook) = setup().await;
-    configure(
-        &client,
-        "ValidatingWebhookConfiguration",
-        vec![hook(
-            "validate.example.com",
-            "/validate",
-            &webhook.ca,
-            json!({}),
-        )],
-    )
-    .await;
+    validate_all(&client, &webhook).await;
     let (code, reason, message) = refusal(
         widgets(&client)
             .create(

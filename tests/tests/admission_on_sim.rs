@@ -453,10 +453,7 @@ fn kubectl_refusal(stderr: &str) -> (bool, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_corpus_replays_through_the_sims_admission_chain_with_kubectl() {
     let h = harness("kubectl").await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let served = h.cluster.clone();
-    tokio::spawn(async move { served.serve(listener).await });
+    let addr = h.cluster.serve_on_loopback().await.unwrap();
     let kubeconfig = scratch("kubectl").join("kubeconfig");
     std::fs::write(
         &kubeconfig,
