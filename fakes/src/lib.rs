@@ -1,6 +1,8 @@
 //! barbican-fakes: stateful fakes of the services around the operator that speak the real wire
-//! formats (OpenBao, mariadb-operator, External Secrets, OpenBaoCluster, Gateway API, and the
-//! Barbican API healthcheck).
+//! formats, talking to the sim through `kube::Client` like any other controller and knowing
+//! the third-party APIs, not the operator's internals.
 //!
-//! The crate exists so the workspace has its final shape; each fake arrives with the issue that
-//! needs it, talking to the sim through `kube::Client` like any other controller.
+//! Built so far: [`openbao`], a fake OpenBao behind a [`tls`] front with a CA of its own.
+
+pub mod openbao;
+pub mod tls;
