@@ -16,6 +16,9 @@ ci/check-catalogs.sh
 echo "== rendered configs load in each release's barbican"
 python3 ci/conformance/run.py
 
+echo "== barbican's vault plugin round-trips a secret through the fake OpenBao"
+python3 ci/conformance/openbao.py
+
 echo "== tests (cargo nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
   # nextest does not run doctests; run them first so nextest's summary closes the log.

@@ -379,6 +379,26 @@ impl FakeOpenBao {
         });
     }
 
+    /// Mints a secret ID for the AppRole `role` of the root namespace, as an administrator
+    /// would; returns the role ID and the secret ID (`None` when the role does not exist).
+    pub fn approle_credentials(&self, role: &str) -> Option<(String, String)> {
+        let now = self.shared.clock.now();
+        self.with_state(|state| {
+            let (secret_id, accessor) = (state.mint(""), state.mint(""));
+            let approle = state.space("").approles.get_mut(role)?;
+            let ttl = approle.secret_id_ttl;
+            approle.secret_ids.insert(
+                secret_id.clone(),
+                state::SecretId {
+                    accessor,
+                    expires: (ttl > 0).then(|| now + jiff::SignedDuration::from_secs(ttl)),
+                    revoked: false,
+                },
+            );
+            Some((approle.role_id.clone(), secret_id))
+        })
+    }
+
     /// Revokes a secret ID: logins with it fail from now on.
     pub fn revoke_secret_id(&self, secret_id: &str) {
         self.for_secret_id(secret_id, |s| s.revoked = true);
