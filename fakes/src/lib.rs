@@ -2,7 +2,19 @@
 //! formats, talking to the sim through `kube::Client` like any other controller and knowing
 //! the third-party APIs, not the operator's internals.
 //!
-//! Built so far: [`openbao`], a fake OpenBao behind a [`tls`] front with a CA of its own.
+//! - [`openbao`]: a fake OpenBao behind a [`tls`] front with a CA of its own;
+//! - [`mariadb`], [`external_secrets`], [`openbao_cluster`]: fake controllers for the
+//!   third-party kinds in [`crds`], built on one loop ([`controller`]): conditions after a delay,
+//!   outages, finalizers with a slow teardown;
+//! - [`gateway_api`]: HTTPRoute status;
+//! - [`barbican_api`]: `/healthcheck` for every barbican Service.
 
+pub mod barbican_api;
+pub mod controller;
+pub mod crds;
+pub mod external_secrets;
+pub mod gateway_api;
+pub mod mariadb;
 pub mod openbao;
+pub mod openbao_cluster;
 pub mod tls;

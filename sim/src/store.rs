@@ -115,6 +115,23 @@ fn same_spec(a: &Value, b: &Value) -> bool {
     rest(a).eq(rest(b))
 }
 
+/// What kube-apiserver does with a Secret's `stringData`: each entry is written into `data`
+/// (base64, taking precedence over a `data` entry of the same key), and `stringData` is not
+/// stored.
+fn merge_string_data(secret: &mut Value) {
+    let Some(Value::Object(strings)) = secret.as_object_mut().and_then(|o| o.remove("stringData"))
+    else {
+        return;
+    };
+    if !secret["data"].is_object() {
+        secret["data"] = json!({});
+    }
+    for (key, value) in strings {
+        let text = value.as_str().unwrap_or_default();
+        secret["data"][key] = json!(crate::tokens::base64(text.as_bytes()));
+    }
+}
+
 /// A refused `metadata.name`, worded and detailed as kube-apiserver words it.
 fn name_error(t: &ResourceType, name: &str, reason: &str, detail: String) -> ApiError {
     ApiError::invalid_object(
@@ -467,6 +484,9 @@ impl Store {
         if t.kind == "Service" && t.group.is_empty() && !dry_run {
             self.default_service(&mut object);
         }
+        if t.kind == "Secret" && t.group.is_empty() {
+            merge_string_data(&mut object);
+        }
         let m = object["metadata"].as_object_mut().unwrap();
         m.insert("name".into(), json!(name));
         if t.namespaced {
@@ -559,6 +579,9 @@ impl Store {
             }
             if t.kind == "Namespace" && t.group.is_empty() {
                 object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
+            }
+            if t.kind == "Secret" && t.group.is_empty() {
+                merge_string_data(&mut object);
             }
             if !same_spec(&object, &current) {
                 let generation = current["metadata"]["generation"].as_i64().unwrap_or(1) + 1;

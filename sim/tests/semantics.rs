@@ -1165,3 +1165,23 @@ async fn custom_resources_are_admitted_by_schema_and_cel_with_api_server_errors(
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn secret_string_data_is_stored_as_data() {
+    let (_cluster, client) = cluster_with_crds();
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::default_namespaced(client);
+    let secret = serde_json::from_value(json!({"metadata": {"name": "s"},
+        "data": {"kept": "a2VwdA==", "both": "b2xk"}, "stringData": {"both": "new", "plain": "text"}}))
+        .unwrap();
+    let stored = secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let data = stored.data.unwrap();
+    let text = |k: &str| String::from_utf8(data[k].0.clone()).unwrap();
+    assert_eq!(
+        (text("kept"), text("both"), text("plain")),
+        ("kept".into(), "new".into(), "text".into())
+    );
+    assert!(stored.string_data.is_none());
+}

@@ -1,0 +1,174 @@
+//! CustomResourceDefinitions of the third-party APIs the operator uses, with schemas covering
+//! the fields it writes: mariadb-operator, External Secrets, OpenBaoCluster and Gateway API.
+//! Their status is open (`x-kubernetes-preserve-unknown-fields`), as the fake controllers write it.
+
+use serde_json::{Value, json};
+
+fn open_object() -> Value {
+    json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+}
+
+fn reference() -> Value {
+    json!({"type": "object", "properties": {"name": {"type": "string"}, "namespace": {"type": "string"},
+        "kind": {"type": "string"}, "key": {"type": "string"}}})
+}
+
+/// A namespaced (or cluster-scoped) CRD with a status subresource.
+fn crd(
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+    namespaced: bool,
+    spec: Value,
+) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {"group": group, "scope": if namespaced { "Namespaced" } else { "Cluster" },
+            "names": {"kind": kind, "plural": plural, "singular": kind.to_ascii_lowercase(),
+                "listKind": format!("{kind}List")},
+            "versions": [{"name": version, "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": spec, "status": open_object()}}}}]},
+    })
+}
+
+/// mariadb-operator: MariaDB, Database, User (with `maxUserConnections`) and Grant.
+pub fn mariadb() -> Vec<Value> {
+    let group = "k8s.mariadb.com";
+    let mariadb_ref = json!({"type": "object", "properties": {"name": {"type": "string"},
+        "namespace": {"type": "string"}, "waitForIt": {"type": "boolean"}}});
+    let password_ref = json!({"type": "object", "properties": {"name": {"type": "string"},
+        "key": {"type": "string"}, "generate": {"type": "boolean"}}});
+    vec![
+        crd(
+            group,
+            "v1alpha1",
+            "MariaDB",
+            "mariadbs",
+            true,
+            open_object(),
+        ),
+        crd(
+            group,
+            "v1alpha1",
+            "Database",
+            "databases",
+            true,
+            json!({"type": "object", "properties": {
+            "mariaDbRef": mariadb_ref, "name": {"type": "string"}, "characterSet": {"type": "string"},
+            "collate": {"type": "string"}, "cleanupPolicy": {"type": "string", "enum": ["Skip", "Delete"]},
+            "requeueInterval": {"type": "string"}, "retryInterval": {"type": "string"}}}),
+        ),
+        crd(
+            group,
+            "v1alpha1",
+            "User",
+            "users",
+            true,
+            json!({"type": "object", "properties": {
+            "mariaDbRef": mariadb_ref, "name": {"type": "string"}, "host": {"type": "string"},
+            "passwordSecretKeyRef": password_ref, "maxUserConnections": {"type": "integer", "minimum": 0},
+            "cleanupPolicy": {"type": "string", "enum": ["Skip", "Delete"]},
+            "requeueInterval": {"type": "string"}, "retryInterval": {"type": "string"}}}),
+        ),
+        crd(
+            group,
+            "v1alpha1",
+            "Grant",
+            "grants",
+            true,
+            json!({"type": "object", "properties": {
+            "mariaDbRef": mariadb_ref, "privileges": {"type": "array", "items": {"type": "string"}},
+            "database": {"type": "string"}, "table": {"type": "string"}, "username": {"type": "string"},
+            "host": {"type": "string"}, "grantOption": {"type": "boolean"},
+            "cleanupPolicy": {"type": "string", "enum": ["Skip", "Delete"]},
+            "requeueInterval": {"type": "string"}, "retryInterval": {"type": "string"}}}),
+        ),
+    ]
+}
+
+/// External Secrets: ClusterSecretStore, SecretStore and ExternalSecret.
+pub fn external_secrets() -> Vec<Value> {
+    let group = "external-secrets.io";
+    vec![
+        crd(
+            group,
+            "v1",
+            "ClusterSecretStore",
+            "clustersecretstores",
+            false,
+            open_object(),
+        ),
+        crd(
+            group,
+            "v1",
+            "SecretStore",
+            "secretstores",
+            true,
+            open_object(),
+        ),
+        crd(
+            group,
+            "v1",
+            "ExternalSecret",
+            "externalsecrets",
+            true,
+            json!({"type": "object", "properties": {
+            "secretStoreRef": reference(), "refreshInterval": {"type": "string"},
+            "target": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                "properties": {"name": {"type": "string"}, "creationPolicy": {"type": "string"}}},
+            "data": {"type": "array", "items": {"type": "object", "properties": {
+                "secretKey": {"type": "string"},
+                "remoteRef": {"type": "object", "properties": {"key": {"type": "string"},
+                    "property": {"type": "string"}, "version": {"type": "string"}}}}}},
+            "dataFrom": {"type": "array", "items": open_object()}}}),
+        ),
+    ]
+}
+
+/// The OpenBao operator's OpenBaoCluster.
+pub fn openbao_cluster() -> Vec<Value> {
+    vec![crd(
+        "openbao.org",
+        "v1alpha1",
+        "OpenBaoCluster",
+        "openbaoclusters",
+        true,
+        open_object(),
+    )]
+}
+
+/// Gateway API: Gateway and HTTPRoute.
+pub fn gateway_api() -> Vec<Value> {
+    let group = "gateway.networking.k8s.io";
+    vec![
+        crd(group, "v1", "Gateway", "gateways", true, open_object()),
+        crd(
+            group,
+            "v1",
+            "HTTPRoute",
+            "httproutes",
+            true,
+            json!({"type": "object", "properties": {
+            "parentRefs": {"type": "array", "items": {"type": "object", "properties": {
+                "group": {"type": "string"}, "kind": {"type": "string"}, "name": {"type": "string"},
+                "namespace": {"type": "string"}, "sectionName": {"type": "string"}}}},
+            "hostnames": {"type": "array", "items": {"type": "string"}},
+            "rules": {"type": "array", "items": open_object()}}}),
+        ),
+    ]
+}
+
+/// Every third-party CRD the fakes serve.
+pub fn all() -> Vec<Value> {
+    [
+        mariadb(),
+        external_secrets(),
+        openbao_cluster(),
+        gateway_api(),
+    ]
+    .concat()
+}
