@@ -754,3 +754,56 @@ fn bad_serve_flags_name_what_is_allowed() {
         assert!(text.contains(says), "{flag} {value}: {text}");
     }
 }
+
+#[test]
+fn serve_with_fakes_runs_the_third_party_controllers() {
+    let sim = start_with("with-fakes", &["--with-fakes"]);
+    apply_stdin(
+        &sim,
+        "apiVersion: openbao.org/v1alpha1\nkind: OpenBaoCluster\nmetadata:\n  name: openbao\nspec:\n  replicas: 1\n---\napiVersion: k8s.mariadb.com/v1alpha1\nkind: Database\nmetadata:\n  name: barbican\nspec:\n  mariaDbRef: {name: mariadb}\n",
+    );
+    eventually(
+        &sim,
+        &[
+            "get",
+            "openbaocluster",
+            "openbao",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Available\")].status}",
+        ],
+        "True",
+    );
+    eventually(
+        &sim,
+        &["get", "secret", "openbao-tls-ca", "-o", "name"],
+        "secret/openbao-tls-ca",
+    );
+    eventually(
+        &sim,
+        &["get", "serviceaccount", "openbao-provisioner", "-o", "name"],
+        "openbao-provisioner",
+    );
+    eventually(
+        &sim,
+        &[
+            "get",
+            "database",
+            "barbican",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
+        ],
+        "True",
+    );
+    eventually(
+        &sim,
+        &["get", "crds", "-o", "name"],
+        "httproutes.gateway.networking.k8s.io",
+    );
+
+    let plain = start("without-fakes");
+    let (listed, text) = kubectl(&plain, &["get", "openbaoclusters"]);
+    assert!(
+        !listed && text.contains("the server doesn't have a resource type"),
+        "{text}"
+    );
+}

@@ -60,6 +60,14 @@ enum Command {
         /// Serve the control API (faults, outage, dropped watches, compaction) on this port.
         #[arg(long, value_name = "PORT")]
         control_port: Option<u16>,
+        /// Run the fakes beside the cluster: the third-party CRDs, mariadb-operator, External
+        /// Secrets, the OpenBao operator (a fake OpenBao behind each OpenBaoCluster, registered
+        /// under its in-cluster name), Gateway API route status, and barbican's healthcheck.
+        #[arg(long)]
+        with_fakes: bool,
+        /// With --with-fakes: leave Gateway API out (its CRDs are not installed).
+        #[arg(long, requires = "with_fakes")]
+        without_gateway_api: bool,
     },
     /// Measure throughput, watch latency and memory on an in-process cluster; prints figures.
     Bench {
@@ -106,6 +114,61 @@ fn parse_controllers(text: &str) -> Result<ControllerSet, String> {
         }
     }
     Ok(set)
+}
+
+/// The fakes `--with-fakes` runs, held for as long as the cluster is served.
+struct Fakes {
+    _mariadb: barbican_fakes::mariadb::MariaDbOperator,
+    _external_secrets: barbican_fakes::external_secrets::ExternalSecrets,
+    _openbao: barbican_fakes::openbao_cluster::OpenBaoOperator,
+    _gateway: Option<barbican_fakes::gateway_api::GatewayApi>,
+    _barbican: barbican_fakes::barbican_api::BarbicanApi,
+}
+
+impl Fakes {
+    fn start(cluster: &Cluster, gateway_api: bool) -> Result<Self, String> {
+        use barbican_fakes::crds;
+        let mut definitions = [
+            crds::mariadb(),
+            crds::external_secrets(),
+            crds::openbao_cluster(),
+        ]
+        .concat();
+        if gateway_api {
+            definitions.extend(crds::gateway_api());
+        }
+        for crd in definitions {
+            let name = crd["metadata"]["name"].as_str().unwrap_or("").to_string();
+            cluster
+                .install_crd(crd)
+                .map_err(|e| format!("installing {name}: {e}"))?;
+        }
+        let (client, clock) = (cluster.client(), cluster.clock().clone());
+        let fakes = Self {
+            _mariadb: barbican_fakes::mariadb::MariaDbOperator::start(
+                client.clone(),
+                clock.clone(),
+            ),
+            _external_secrets: barbican_fakes::external_secrets::ExternalSecrets::start(
+                client.clone(),
+                clock.clone(),
+            ),
+            _openbao: barbican_fakes::openbao_cluster::OpenBaoOperator::start(
+                client.clone(),
+                clock.clone(),
+                cluster.services(),
+            ),
+            _gateway: gateway_api.then(|| {
+                barbican_fakes::gateway_api::GatewayApi::start(client.clone(), clock.clone())
+            }),
+            _barbican: barbican_fakes::barbican_api::BarbicanApi::start(client, cluster.services()),
+        };
+        eprintln!(
+            "barbican-sim: fakes running: mariadb-operator, external-secrets, openbao-operator{}, barbican healthcheck",
+            if gateway_api { ", gateway-api" } else { "" }
+        );
+        Ok(fakes)
+    }
 }
 
 fn kubeconfig(addr: SocketAddr) -> String {
@@ -165,6 +228,8 @@ fn main() -> ExitCode {
                 fault,
                 fault_seed,
                 control_port,
+                with_fakes,
+                without_gateway_api,
             } => {
                 // A real operator process reads the wall clock, so the served cluster does too.
                 let cluster = Cluster::new();
@@ -184,6 +249,12 @@ fn main() -> ExitCode {
                 for rule in fault {
                     cluster.add_fault(rule);
                 }
+                // Kept alive while serving: dropping a fake stops it.
+                let _fakes = if with_fakes {
+                    Some(Fakes::start(&cluster, !without_gateway_api)?)
+                } else {
+                    None
+                };
                 cluster.seed_faults(fault_seed);
                 if let Some(port) = control_port {
                     let control = tokio::net::TcpListener::bind(("127.0.0.1", port))
