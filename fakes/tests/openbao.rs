@@ -733,3 +733,105 @@ async fn namespaces_isolate_and_self_init_can_be_partial() {
     .await;
     assert_eq!(status, 400, "an unknown namespace");
 }
+
+#[tokio::test]
+async fn bearer_tokens_metadata_deletes_namespaced_vaultrs_and_rejected_kubernetes_logins() {
+    let fake = fake().await;
+    let root = fake.root_token().to_string();
+    // `Authorization: Bearer` works as `X-Vault-Token` does.
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(fake.ca_pem().as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(fake.addr()).await.unwrap();
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from(NAME).unwrap(), tcp)
+        .await
+        .unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let response = sender
+        .send_request(
+            hyper::Request::get("/v1/auth/token/lookup-self")
+                .header("host", NAME)
+                .header("authorization", format!("Bearer {root}"))
+                .body(Full::new(Bytes::new()))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+
+    // Deleting the metadata removes every version, and the key leaves the listing.
+    let client = vault(&fake, &root, None);
+    vaultrs::kv2::set(&client, "barbican", "gone", &json!({"k": "v"}))
+        .await
+        .unwrap();
+    vaultrs::kv2::delete_metadata(&client, "barbican", "gone")
+        .await
+        .unwrap();
+    let (status, _) = call(
+        &fake,
+        "GET",
+        "barbican/metadata/gone",
+        Some(&root),
+        None,
+        Value::Null,
+    )
+    .await;
+    assert_eq!(status, 404);
+
+    // vaultrs sends X-Vault-Namespace when told to.
+    fake.with_state(|s| {
+        s.space("tenant").mounts.insert(
+            "kv".into(),
+            (
+                "kv".into(),
+                [("version".to_string(), "2".to_string())].into(),
+            ),
+        );
+    });
+    let tenant = vault(&fake, &root, Some("tenant"));
+    vaultrs::kv2::set(&tenant, "kv", "x", &json!({"in": "tenant"}))
+        .await
+        .unwrap();
+    let (status, body) = call(
+        &fake,
+        "GET",
+        "kv/data/x",
+        Some(&root),
+        Some("tenant"),
+        Value::Null,
+    )
+    .await;
+    assert_eq!(
+        (status, &body["data"]["data"]["in"]),
+        (200, &json!("tenant"))
+    );
+
+    // Rejecting logins rejects Kubernetes logins before the JWT is even reviewed.
+    fake.reject_logins(true);
+    let (status, body) = call(
+        &fake,
+        "PUT",
+        "auth/kubernetes/login",
+        None,
+        None,
+        json!({"role": "provisioner", "jwt": "anything"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body),
+        (403, json!({"errors": ["permission denied"]}))
+    );
+}
