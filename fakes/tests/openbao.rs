@@ -22,15 +22,9 @@ async fn fake() -> FakeOpenBao {
     fake
 }
 
-/// One HTTPS request to the fake by its in-cluster name; returns the status and the JSON body.
-async fn call(
-    fake: &FakeOpenBao,
-    method: &str,
-    path: &str,
-    token: Option<&str>,
-    namespace: Option<&str>,
-    body: Value,
-) -> (u16, Value) {
+/// An HTTP/1.1 connection to the fake over TLS, verifying its certificate for the in-cluster
+/// name against the fake's CA.
+async fn connect(fake: &FakeOpenBao) -> hyper::client::conn::http1::SendRequest<Full<Bytes>> {
     let mut roots = rustls::RootCertStore::empty();
     roots
         .add(CertificateDer::from_pem_slice(fake.ca_pem().as_bytes()).unwrap())
@@ -52,6 +46,19 @@ async fn call(
             .await
             .unwrap();
     tokio::spawn(connection);
+    sender
+}
+
+/// One HTTPS request to the fake by its in-cluster name; returns the status and the JSON body.
+async fn call(
+    fake: &FakeOpenBao,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    namespace: Option<&str>,
+    body: Value,
+) -> (u16, Value) {
+    let mut sender = connect(fake).await;
     let mut request = hyper::Request::builder()
         .method(method)
         .uri(format!("/v1/{path}"))
@@ -739,27 +746,7 @@ async fn bearer_tokens_metadata_deletes_namespaced_vaultrs_and_rejected_kubernet
     let fake = fake().await;
     let root = fake.root_token().to_string();
     // `Authorization: Bearer` works as `X-Vault-Token` does.
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(fake.ca_pem().as_bytes()).unwrap())
-        .unwrap();
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let tcp = tokio::net::TcpStream::connect(fake.addr()).await.unwrap();
-    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(ServerName::try_from(NAME).unwrap(), tcp)
-        .await
-        .unwrap();
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
-            .await
-            .unwrap();
-    tokio::spawn(connection);
+    let mut sender = connect(&fake).await;
     let response = sender
         .send_request(
             hyper::Request::get("/v1/auth/token/lookup-self")
