@@ -41,7 +41,7 @@ async fn connect(fake: &FakeOpenBao) -> hyper::client::conn::http1::SendRequest<
         .connect(ServerName::try_from(NAME).unwrap(), tcp)
         .await
         .unwrap();
-    let (mut sender, connection) =
+    let (sender, connection) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
             .await
             .unwrap();
