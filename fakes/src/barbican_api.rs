@@ -11,7 +11,7 @@ use std::{
 };
 
 use axum::{Router, extract::State, http::StatusCode, routing::get};
-use barbican_sim::services::ServiceRegistry;
+use barbican_sim::{listener::serve_with_outages, services::ServiceRegistry};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Service;
 use kube::{
@@ -75,35 +75,19 @@ async fn listen(health: Arc<Mutex<Health>>) -> std::io::Result<Endpoint> {
     let app = Router::new()
         .route("/healthcheck", get(healthcheck))
         .with_state(health.clone());
-    let (down, mut watching) = watch::channel(false);
+    let (down, watching) = watch::channel(false);
     let task = tokio::spawn(async move {
-        let mut listener = Some(listener);
-        loop {
-            let bound = match listener.take() {
-                Some(bound) => bound,
-                None => {
-                    if watching.wait_for(|d| !*d).await.is_err() {
-                        return;
-                    }
-                    match TcpListener::bind(addr).await {
-                        Ok(bound) => bound,
-                        Err(_) => return,
-                    }
-                }
-            };
-            let serving = axum::serve(bound, app.clone())
-                .with_graceful_shutdown({
-                    let mut watching = watching.clone();
-                    async move {
-                        let _ = watching.wait_for(|d| *d).await;
-                    }
-                })
-                .into_future();
-            let _ = serving.await;
-            if watching.borrow().eq(&false) {
-                return;
+        let _ = serve_with_outages(listener, watching, move |tcp| {
+            let service = hyper_util::service::TowerToHyperService::new(app.clone());
+            async move {
+                let _ = hyper_util::server::conn::auto::Builder::new(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
+                .await;
             }
-        }
+        })
+        .await;
     });
     Ok(Endpoint {
         health,

@@ -1,6 +1,7 @@
 //! A TLS front for the fakes: a CA of its own, a certificate minted on demand for whatever
 //! name a client asks for (its SNI, or the loopback address), and a plain TCP upstream behind
-//! it. An outage closes the listener, so connections are refused, and reopens the same port.
+//! it. An outage closes the listener, so connections are refused, and reopens the same port
+//! ([`serve_with_outages`]).
 
 use std::{
     collections::BTreeMap,
@@ -8,6 +9,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
+use barbican_sim::listener::serve_with_outages;
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 use rustls::{
     pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer},
@@ -107,42 +109,19 @@ impl Front {
         .with_no_client_auth()
         .with_cert_resolver(Arc::new(OnDemand(authority)));
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let (down, mut watching) = watch::channel(false);
-        tokio::spawn(async move {
-            let mut listener = Some(listener);
-            loop {
-                let Some(bound) = listener.take() else {
-                    if watching.wait_for(|d| !*d).await.is_err() {
-                        return;
-                    }
-                    match TcpListener::bind(addr).await {
-                        Ok(l) => listener = Some(l),
-                        Err(_) => return,
-                    }
-                    continue;
+        let (down, watching) = watch::channel(false);
+        tokio::spawn(serve_with_outages(listener, watching, move |tcp| {
+            let acceptor = acceptor.clone();
+            async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
                 };
-                let mut connections = tokio::task::JoinSet::new();
-                loop {
-                    tokio::select! {
-                        accepted = bound.accept() => {
-                            let Ok((tcp, _)) = accepted else { continue };
-                            let acceptor = acceptor.clone();
-                            connections.spawn(async move {
-                                let Ok(mut tls) = acceptor.accept(tcp).await else { return };
-                                let Ok(mut plain) = tokio::net::TcpStream::connect(upstream).await else { return };
-                                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
-                            });
-                        }
-                        changed = watching.wait_for(|d| *d) => {
-                            if changed.is_err() { return; }
-                            break;
-                        }
-                    }
-                }
-                drop(bound);
-                connections.abort_all();
+                let Ok(mut plain) = tokio::net::TcpStream::connect(upstream).await else {
+                    return;
+                };
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
             }
-        });
+        }));
         Ok(Self { addr, down })
     }
 

@@ -260,35 +260,19 @@ impl Cluster {
     /// outage the listener is closed (connections are refused) and open connections are cut;
     /// when it ends, the same address is bound again.
     pub async fn serve(&self, listener: TcpListener) -> std::io::Result<()> {
-        let addr = listener.local_addr()?;
-        let mut outage = self.lock().outage.subscribe();
-        let mut listener = Some(listener);
-        loop {
-            let Some(bound) = listener.take() else {
-                outage.wait_for(|down| !*down).await.ok();
-                listener = Some(TcpListener::bind(addr).await?);
-                continue;
-            };
-            let mut connections = tokio::task::JoinSet::new();
-            loop {
-                tokio::select! {
-                    accepted = bound.accept() => {
-                        let Ok((tcp, _)) = accepted else { continue };
-                        let service = hyper_util::service::TowerToHyperService::new(self.router());
-                        connections.spawn(async move {
-                            let _ = hyper_util::server::conn::auto::Builder::new(
-                                hyper_util::rt::TokioExecutor::new(),
-                            )
-                            .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
-                            .await;
-                        });
-                    }
-                    _ = outage.wait_for(|down| *down) => break,
-                }
+        let outage = self.lock().outage.subscribe();
+        let router = self.router();
+        crate::listener::serve_with_outages(listener, outage, move |tcp| {
+            let service = hyper_util::service::TowerToHyperService::new(router.clone());
+            async move {
+                let _ = hyper_util::server::conn::auto::Builder::new(
+                    hyper_util::rt::TokioExecutor::new(),
+                )
+                .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
+                .await;
             }
-            drop(bound);
-            connections.abort_all();
-        }
+        })
+        .await
     }
 
     /// Serves the API on a free loopback port, on a task of its own, and returns the address.

@@ -24,6 +24,7 @@ pub mod control;
 pub mod controllers;
 pub mod errors;
 pub mod faults;
+pub mod listener;
 pub mod resources;
 pub mod schema;
 pub mod selectors;
