@@ -11,7 +11,7 @@ use std::{
 };
 
 use axum::{Router, extract::State, http::StatusCode, routing::get};
-use barbican_sim::{listener::serve_with_outages, services::ServiceRegistry};
+use barbican_sim::{listener::serve_router_with_outages, services::ServiceRegistry};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Service;
 use kube::{
@@ -77,17 +77,7 @@ async fn listen(health: Arc<Mutex<Health>>) -> std::io::Result<Endpoint> {
         .with_state(health.clone());
     let (down, watching) = watch::channel(false);
     let task = tokio::spawn(async move {
-        let _ = serve_with_outages(listener, watching, move |tcp| {
-            let service = hyper_util::service::TowerToHyperService::new(app.clone());
-            async move {
-                let _ = hyper_util::server::conn::auto::Builder::new(
-                    hyper_util::rt::TokioExecutor::new(),
-                )
-                .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
-                .await;
-            }
-        })
-        .await;
+        let _ = serve_router_with_outages(listener, watching, app).await;
     });
     Ok(Endpoint {
         health,

@@ -261,18 +261,7 @@ impl Cluster {
     /// when it ends, the same address is bound again.
     pub async fn serve(&self, listener: TcpListener) -> std::io::Result<()> {
         let outage = self.lock().outage.subscribe();
-        let router = self.router();
-        crate::listener::serve_with_outages(listener, outage, move |tcp| {
-            let service = hyper_util::service::TowerToHyperService::new(router.clone());
-            async move {
-                let _ = hyper_util::server::conn::auto::Builder::new(
-                    hyper_util::rt::TokioExecutor::new(),
-                )
-                .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
-                .await;
-            }
-        })
-        .await
+        crate::listener::serve_router_with_outages(listener, outage, self.router()).await
     }
 
     /// Serves the API on a free loopback port, on a task of its own, and returns the address.

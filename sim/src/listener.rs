@@ -53,6 +53,24 @@ where
     }
 }
 
+/// Serves `router` over HTTP/1 and HTTP/2 on `listener`, following `down`.
+pub async fn serve_router_with_outages(
+    listener: TcpListener,
+    down: watch::Receiver<bool>,
+    router: axum::Router,
+) -> std::io::Result<()> {
+    serve_with_outages(listener, down, move |tcp| {
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        async move {
+            let _ =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
+                    .await;
+        }
+    })
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
