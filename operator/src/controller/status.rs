@@ -1,0 +1,235 @@
+//! The status skeleton's pure rules: setting a condition (the transition time moves only when
+//! the status does), the aggregate `Ready` over the nine sub-conditions, and whether a pass
+//! changed anything worth writing.
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+use crate::api::conditions::{BarbicanConditionType, Reason};
+
+/// A condition as a step reports it, before times and generations are stamped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// The condition type.
+    pub type_: BarbicanConditionType,
+    /// True or False.
+    pub ready: bool,
+    /// The reason, from the spec's vocabulary.
+    pub reason: Reason,
+    /// A human-readable message.
+    pub message: String,
+}
+
+impl Report {
+    /// A True report.
+    pub fn ready(type_: BarbicanConditionType, reason: Reason, message: impl Into<String>) -> Self {
+        Self {
+            type_,
+            ready: true,
+            reason,
+            message: message.into(),
+        }
+    }
+
+    /// A False report.
+    pub fn not_ready(
+        type_: BarbicanConditionType,
+        reason: Reason,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            type_,
+            ready: false,
+            reason,
+            message: message.into(),
+        }
+    }
+}
+
+fn status_word(ready: bool) -> &'static str {
+    if ready { "True" } else { "False" }
+}
+
+/// Sets `report` among `conditions` for `generation` at `now`. The `lastTransitionTime` of an
+/// existing condition is kept unless its status changes.
+pub fn set(
+    conditions: &mut Vec<Condition>,
+    report: &Report,
+    generation: Option<i64>,
+    now: Timestamp,
+) {
+    let status = status_word(report.ready);
+    let type_ = report.type_.as_str();
+    let transition = conditions
+        .iter()
+        .find(|c| c.type_ == type_ && c.status == status)
+        .map(|c| c.last_transition_time.clone())
+        .unwrap_or(Time(now));
+    let condition = Condition {
+        type_: type_.to_string(),
+        status: status.to_string(),
+        reason: report.reason.as_str().to_string(),
+        message: report.message.clone(),
+        observed_generation: generation,
+        last_transition_time: transition,
+    };
+    match conditions.iter_mut().find(|c| c.type_ == type_) {
+        Some(existing) => *existing = condition,
+        None => conditions.push(condition),
+    }
+}
+
+/// The aggregate `Ready`: True (AllReady) when all nine sub-conditions are True, else False
+/// (NotAllReady) naming the ones that are not. ExtraConfigHealthy never counts.
+pub fn aggregate(conditions: &[Condition]) -> Report {
+    let pending: Vec<&str> = BarbicanConditionType::AGGREGATED
+        .iter()
+        .map(|t| t.as_str())
+        .filter(|t| {
+            !conditions
+                .iter()
+                .any(|c| c.type_ == *t && c.status == "True")
+        })
+        .collect();
+    if pending.is_empty() {
+        Report::ready(
+            BarbicanConditionType::Ready,
+            Reason::AllReady,
+            "all sub-conditions are ready",
+        )
+    } else {
+        Report::not_ready(
+            BarbicanConditionType::Ready,
+            Reason::NotAllReady,
+            format!("not ready: {}", pending.join(", ")),
+        )
+    }
+}
+
+/// Whether two condition lists differ in anything but order: a pass that changed nothing
+/// writes nothing.
+pub fn differs(before: &[Condition], after: &[Condition]) -> bool {
+    let key = |c: &Condition| {
+        (
+            c.type_.clone(),
+            c.status.clone(),
+            c.reason.clone(),
+            c.message.clone(),
+            c.observed_generation,
+            c.last_transition_time.0,
+        )
+    };
+    let mut a: Vec<_> = before.iter().map(key).collect();
+    let mut b: Vec<_> = after.iter().map(key).collect();
+    a.sort();
+    b.sort();
+    a != b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn the_transition_time_moves_only_with_the_status() {
+        let mut conditions = Vec::new();
+        let t0 = at("2026-01-01T00:00:00Z");
+        let t1 = at("2026-01-01T00:05:00Z");
+        let waiting = Report::not_ready(
+            BarbicanConditionType::DeploymentReady,
+            Reason::WaitingForDeployment,
+            "0/3",
+        );
+        set(&mut conditions, &waiting, Some(1), t0);
+        let still = Report {
+            message: "1/3".into(),
+            ..waiting.clone()
+        };
+        set(&mut conditions, &still, Some(2), t1);
+        assert_eq!(conditions.len(), 1);
+        assert_eq!(conditions[0].last_transition_time.0, t0, "status unchanged");
+        assert_eq!(conditions[0].message, "1/3");
+        assert_eq!(conditions[0].observed_generation, Some(2));
+        let ready = Report::ready(
+            BarbicanConditionType::DeploymentReady,
+            Reason::DeploymentReady,
+            "",
+        );
+        set(&mut conditions, &ready, Some(2), t1);
+        assert_eq!(conditions[0].last_transition_time.0, t1, "status flipped");
+        assert_eq!(conditions[0].status, "True");
+    }
+
+    #[test]
+    fn ready_aggregates_the_nine_and_ignores_extra_config() {
+        let now = at("2026-01-01T00:00:00Z");
+        let mut conditions = Vec::new();
+        for t in BarbicanConditionType::AGGREGATED {
+            set(
+                &mut conditions,
+                &Report::ready(t, Reason::AllReady, ""),
+                Some(1),
+                now,
+            );
+        }
+        set(
+            &mut conditions,
+            &Report::not_ready(
+                BarbicanConditionType::ExtraConfigHealthy,
+                Reason::OwnedKeysOverridden,
+                "[DEFAULT] debug",
+            ),
+            Some(1),
+            now,
+        );
+        assert_eq!(aggregate(&conditions).reason, Reason::AllReady);
+        set(
+            &mut conditions,
+            &Report::not_ready(BarbicanConditionType::HPAReady, Reason::NotAllReady, ""),
+            Some(1),
+            now,
+        );
+        let report = aggregate(&conditions);
+        assert_eq!((report.ready, report.reason), (false, Reason::NotAllReady));
+        assert_eq!(report.message, "not ready: HPAReady");
+        assert!(
+            !aggregate(&[]).ready,
+            "missing sub-conditions are not ready"
+        );
+    }
+
+    #[test]
+    fn an_unchanged_pass_is_no_change_whatever_the_order() {
+        let now = at("2026-01-01T00:00:00Z");
+        let mut a = Vec::new();
+        set(
+            &mut a,
+            &Report::ready(BarbicanConditionType::HPAReady, Reason::HPANotRequired, ""),
+            Some(1),
+            now,
+        );
+        set(
+            &mut a,
+            &Report::ready(
+                BarbicanConditionType::NetworkPolicyReady,
+                Reason::NetworkPolicyNotRequired,
+                "",
+            ),
+            Some(1),
+            now,
+        );
+        let mut b: Vec<Condition> = a.iter().rev().cloned().collect();
+        assert!(!differs(&a, &b));
+        set(
+            &mut b,
+            &Report::ready(BarbicanConditionType::HPAReady, Reason::HPAReady, ""),
+            Some(1),
+            now,
+        );
+        assert!(differs(&a, &b));
+    }
+}
