@@ -13,5 +13,6 @@ pub mod api;
 pub mod clock;
 pub mod controller;
 pub mod crd;
+pub mod metrics;
 pub mod render;
 pub mod resolve;
