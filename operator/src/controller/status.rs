@@ -5,7 +5,10 @@
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
-use crate::api::conditions::{BarbicanConditionType, Reason};
+use crate::api::{
+    barbican::BarbicanStatus,
+    conditions::{BarbicanConditionType, Reason},
+};
 
 /// A condition as a step reports it, before times and generations are stamped.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,9 +129,71 @@ pub fn differs(before: &[Condition], after: &[Condition]) -> bool {
     a != b
 }
 
+/// The status to write at the end of a pass, on every exit path: `after` (what the steps left)
+/// with the aggregate `Ready` recomputed and `observedGeneration` stamped; `None` when that is
+/// what `before` already says, so an idle pass writes nothing.
+pub fn conclude(
+    before: &BarbicanStatus,
+    mut after: BarbicanStatus,
+    generation: Option<i64>,
+    now: Timestamp,
+) -> Option<BarbicanStatus> {
+    let ready = aggregate(&after.conditions);
+    set(&mut after.conditions, &ready, generation, now);
+    after.observed_generation = generation;
+    let unchanged = !differs(&before.conditions, &after.conditions)
+        && BarbicanStatus {
+            conditions: vec![],
+            ..before.clone()
+        } == BarbicanStatus {
+            conditions: vec![],
+            ..after.clone()
+        };
+    (!unchanged).then_some(after)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pass_concludes_with_ready_and_the_generation_and_an_idle_pass_writes_nothing() {
+        let t0 = at("2026-01-01T00:00:00Z");
+        let mut after = BarbicanStatus::default();
+        set(
+            &mut after.conditions,
+            &Report::ready(
+                BarbicanConditionType::SecretsReady,
+                Reason::SecretsAvailable,
+                "",
+            ),
+            Some(3),
+            t0,
+        );
+        let written = conclude(&BarbicanStatus::default(), after.clone(), Some(3), t0)
+            .expect("a first pass writes");
+        assert_eq!(written.observed_generation, Some(3));
+        let ready = written
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "Ready")
+            .unwrap();
+        assert_eq!(
+            (ready.status.as_str(), ready.reason.as_str()),
+            ("False", "NotAllReady")
+        );
+
+        // The next pass finds the same: nothing to write, even minutes later.
+        let later = at("2026-01-01T00:10:00Z");
+        assert_eq!(conclude(&written, written.clone(), Some(3), later), None);
+        // A new generation is worth a write, and so is another field.
+        assert!(conclude(&written, written.clone(), Some(4), later).is_some());
+        let endpoint = BarbicanStatus {
+            endpoint: Some("http://barbican.openstack.svc:9311".into()),
+            ..written.clone()
+        };
+        assert!(conclude(&written, endpoint, Some(3), later).is_some());
+    }
 
     fn at(text: &str) -> Timestamp {
         text.parse().unwrap()
