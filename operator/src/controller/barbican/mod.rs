@@ -1,0 +1,3 @@
+//! The Barbican controller's steps and the pure builders they use, one module each.
+
+pub mod uwsgi;

@@ -1,0 +1,139 @@
+//! The API container's uWSGI command line and the database connection budget it implies.
+
+use crate::api::api_server::{DEFAULT_UWSGI_PROCESSES, DEFAULT_UWSGI_THREADS, UwsgiSpec};
+
+/// The API port.
+pub const PORT: u16 = 9311;
+
+/// uWSGI's access-log line.
+pub const LOG_FORMAT: &str =
+    "%(method) %(uri) => generated %(rsize) bytes in %(msecs) msecs (%(proto) %(status))";
+
+/// The module uWSGI loads.
+pub const WSGI_MODULE: &str = "barbican.wsgi.api:application";
+
+/// `processes` and `threads` as the command uses them: the spec's, or the defaults (2 and 1)
+/// when unset or below 1.
+pub fn workers(spec: Option<&UwsgiSpec>) -> (i32, i32) {
+    let pick = |value: Option<i32>, default: i32| value.filter(|v| *v >= 1).unwrap_or(default);
+    (
+        pick(spec.and_then(|s| s.processes), DEFAULT_UWSGI_PROCESSES),
+        pick(spec.and_then(|s| s.threads), DEFAULT_UWSGI_THREADS),
+    )
+}
+
+/// The container's `command` (not `args`), in the reference's order: HTTP on 9311, keep-alive
+/// (on unless explicitly false, with its timeout when set), logging, the WSGI module, the
+/// process model, and `--harakiri` last when set. No `--pyargv`, no `--config-file`: barbican
+/// finds its configuration under `/etc/barbican`.
+pub fn command(spec: Option<&UwsgiSpec>) -> Vec<String> {
+    let mut command: Vec<String> = vec!["uwsgi".into(), "--http".into(), format!(":{PORT}")];
+    if spec.and_then(|s| s.http_keep_alive) != Some(false) {
+        command.push("--http-keepalive".into());
+        if let Some(timeout) = spec
+            .and_then(|s| s.http_keep_alive_timeout)
+            .filter(|t| *t > 0)
+        {
+            command.extend(["--http-keepalive-timeout".into(), timeout.to_string()]);
+        }
+    }
+    command.extend([
+        "--log-master".into(),
+        "--log-format".into(),
+        LOG_FORMAT.into(),
+        "--module".into(),
+        WSGI_MODULE.into(),
+        "--master".into(),
+        "--lazy-apps".into(),
+        "--need-app".into(),
+    ]);
+    let (processes, threads) = workers(spec);
+    command.extend([
+        "--processes".into(),
+        processes.to_string(),
+        "--threads".into(),
+        threads.to_string(),
+    ]);
+    if let Some(harakiri) = spec.and_then(|s| s.harakiri).filter(|h| *h > 0) {
+        command.extend(["--harakiri".into(), harakiri.to_string()]);
+    }
+    command
+}
+
+/// The SQL user's `max_user_connections`: every worker thread holds a connection once its app
+/// has loaded, across every pod plus one surging during a rollout, and two spare for
+/// db-sync and an operator's session: `(pods + 1) × processes × threads + 2`.
+pub fn max_user_connections(pods: i32, spec: Option<&UwsgiSpec>) -> i64 {
+    let (processes, threads) = workers(spec);
+    (i64::from(pods.max(0)) + 1) * i64::from(processes) * i64::from(threads) + 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn joined(spec: Option<&UwsgiSpec>) -> String {
+        command(spec).join(" ")
+    }
+
+    #[test]
+    fn the_default_command_is_the_references() {
+        assert_eq!(
+            joined(None),
+            format!(
+                "uwsgi --http :9311 --http-keepalive --log-master --log-format {LOG_FORMAT} \
+                 --module barbican.wsgi.api:application --master --lazy-apps --need-app \
+                 --processes 2 --threads 1"
+            )
+        );
+    }
+
+    #[test]
+    fn every_knob_lands_in_its_place() {
+        let spec = UwsgiSpec {
+            processes: Some(4),
+            threads: Some(2),
+            http_keep_alive: Some(true),
+            harakiri: Some(20),
+            http_keep_alive_timeout: Some(30),
+        };
+        let line = command(Some(&spec));
+        let at = |flag: &str| line.iter().position(|t| t == flag).unwrap();
+        assert_eq!(line[at("--http-keepalive-timeout") + 1], "30");
+        assert_eq!(at("--http-keepalive-timeout"), at("--http-keepalive") + 1);
+        assert_eq!(line[at("--processes") + 1], "4");
+        assert_eq!(line[at("--threads") + 1], "2");
+        assert_eq!(
+            &line[line.len() - 2..],
+            ["--harakiri", "20"],
+            "harakiri comes last"
+        );
+        assert!(!line.iter().any(|t| t == "--pyargv" || t == "--config-file"));
+    }
+
+    #[test]
+    fn keep_alive_off_drops_both_flags_and_low_values_fall_back() {
+        let spec = UwsgiSpec {
+            processes: Some(0),
+            threads: Some(-1),
+            http_keep_alive: Some(false),
+            harakiri: None,
+            http_keep_alive_timeout: Some(30),
+        };
+        let line = joined(Some(&spec));
+        assert!(!line.contains("keepalive"), "{line}");
+        assert!(line.ends_with("--processes 2 --threads 1"), "{line}");
+    }
+
+    #[test]
+    fn the_connection_budget_covers_every_worker_and_a_surge() {
+        assert_eq!(max_user_connections(3, None), 4 * 2 + 2);
+        let spec = UwsgiSpec {
+            processes: Some(4),
+            threads: Some(2),
+            ..UwsgiSpec::default()
+        };
+        assert_eq!(max_user_connections(3, Some(&spec)), 4 * 4 * 2 + 2);
+        assert_eq!(max_user_connections(0, Some(&spec)), 4 * 2 + 2);
+    }
+}
