@@ -1,3 +1,4 @@
 //! The Barbican controller's steps and the pure builders they use, one module each.
 
+pub mod dsn;
 pub mod uwsgi;
