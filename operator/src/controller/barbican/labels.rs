@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
 /// `app.kubernetes.io/name` of every child.
 pub const APP_NAME: &str = "barbican";
 /// `app.kubernetes.io/managed-by` of every child.
@@ -32,6 +34,17 @@ pub fn api(instance: &str) -> BTreeMap<String, String> {
     let mut labels = common(instance);
     labels.insert("app.kubernetes.io/component".into(), API_COMPONENT.into());
     labels
+}
+
+/// The metadata of a child named `name` (the Barbican's own name) in `namespace`, with the
+/// common labels.
+pub fn child_metadata(name: &str, namespace: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_string()),
+        namespace: Some(namespace.to_string()),
+        labels: Some(common(name)),
+        ..ObjectMeta::default()
+    }
 }
 
 #[cfg(test)]

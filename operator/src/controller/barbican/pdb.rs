@@ -4,7 +4,7 @@
 use k8s_openapi::{
     api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec},
     apimachinery::pkg::{
-        apis::meta::v1::{LabelSelector, LabelSelectorRequirement, ObjectMeta},
+        apis::meta::v1::{LabelSelector, LabelSelectorRequirement},
         util::intstr::IntOrString,
     },
 };
@@ -19,12 +19,7 @@ pub fn pdb(name: &str, namespace: &str, replicas: i32) -> PodDisruptionBudget {
         (None, Some(IntOrString::Int(1)))
     };
     PodDisruptionBudget {
-        metadata: ObjectMeta {
-            name: Some(name.to_string()),
-            namespace: Some(namespace.to_string()),
-            labels: Some(labels::common(name)),
-            ..ObjectMeta::default()
-        },
+        metadata: labels::child_metadata(name, namespace),
         spec: Some(PodDisruptionBudgetSpec {
             selector: Some(LabelSelector {
                 match_labels: Some(labels::selector(name)),

@@ -9,7 +9,7 @@ use k8s_openapi::{
         apps::v1::Deployment,
         core::v1::{Service, ServicePort, ServiceSpec},
     },
-    apimachinery::pkg::{apis::meta::v1::ObjectMeta, util::intstr::IntOrString},
+    apimachinery::pkg::util::intstr::IntOrString,
 };
 
 use super::labels;
@@ -49,12 +49,7 @@ pub fn selector(
 /// The Service of the Barbican `name`: one unnamed TCP port 9311 → 9311.
 pub fn service(name: &str, namespace: &str, selector: BTreeMap<String, String>) -> Service {
     Service {
-        metadata: ObjectMeta {
-            name: Some(name.to_string()),
-            namespace: Some(namespace.to_string()),
-            labels: Some(labels::common(name)),
-            ..ObjectMeta::default()
-        },
+        metadata: labels::child_metadata(name, namespace),
         spec: Some(ServiceSpec {
             selector: Some(selector),
             ports: Some(vec![ServicePort {
@@ -72,7 +67,9 @@ pub fn service(name: &str, namespace: &str, selector: BTreeMap<String, String>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::apps::v1::DeploymentStatus;
+    use k8s_openapi::{
+        api::apps::v1::DeploymentStatus, apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    };
 
     fn deployment(generation: i64, observed: i64, replicas: i32, updated: i32) -> Deployment {
         Deployment {
