@@ -67,6 +67,11 @@ impl ResourceType {
     pub fn storage_key(&self) -> String {
         format!("{}/{}", self.group, self.plural)
     }
+
+    /// Whether `storage_key` is this type's, compared without building the key.
+    pub fn stores(&self, storage_key: &str) -> bool {
+        storage_key.split_once('/') == Some((self.group.as_str(), self.plural.as_str()))
+    }
 }
 
 fn builtin(
@@ -302,5 +307,21 @@ impl Registry {
     /// Every served type.
     pub fn all(&self) -> impl Iterator<Item = &ResourceType> {
         self.types.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_type_recognises_its_storage_key() {
+        let registry = Registry::with_builtins();
+        let deployments = registry.get("apps", "v1", "deployments").unwrap();
+        assert!(deployments.stores(&deployments.storage_key()));
+        assert!(!deployments.stores("batch/jobs"));
+        let namespaces = registry.get("", "v1", "namespaces").unwrap();
+        assert!(namespaces.stores(&namespaces.storage_key()));
+        assert!(!namespaces.stores("apps/namespaces"));
     }
 }

@@ -278,9 +278,11 @@ pub(crate) struct ControlPlane {
     cron_next: BTreeMap<(String, String), Timestamp>,
     /// Parsed schedules by their text: a CronJob is synced several times per run.
     schedules: cronjobs::Schedules,
+    /// The built-in types the controllers work on, looked up once: built-ins never change.
+    kinds: Option<Kinds>,
 }
 
-/// The types the controllers work on, looked up once per event.
+/// The types the controllers work on.
 pub(crate) struct Kinds {
     deployments: ResourceType,
     jobs: ResourceType,
@@ -302,6 +304,14 @@ impl Kinds {
 }
 
 impl ControlPlane {
+    /// Looks the controllers' types up on first use; false when the registry lacks one.
+    fn know_kinds(&mut self, registry: &Registry) -> bool {
+        if self.kinds.is_none() {
+            self.kinds = Kinds::of(registry);
+        }
+        self.kinds.is_some()
+    }
+
     /// Lets every running controller react to `event`.
     pub fn react(
         &mut self,
@@ -310,50 +320,52 @@ impl ControlPlane {
         event: &Event,
         timers: &mut Timers,
     ) {
-        let Some(kinds) = Kinds::of(registry) else {
+        if !self.know_kinds(registry) {
             return;
-        };
+        }
+        let Some(kinds) = &self.kinds else { return };
         let object = &event.object;
         let live =
             event.kind != EventType::Deleted && object["metadata"]["deletionTimestamp"].is_null();
-        if event.storage_key == kinds.deployments.storage_key() {
+        let key = event.storage_key.as_str();
+        if kinds.deployments.stores(key) {
             if live && let Some(rollouts) = &self.settings.deployments {
                 deployments::react(rollouts, store, &kinds.deployments, object, timers);
             }
             if self.settings.hpa {
-                hpa::react_to_target(store, &kinds, object);
+                hpa::react_to_target(store, kinds, object);
             }
-        } else if event.storage_key == kinds.jobs.storage_key() {
+        } else if kinds.jobs.stores(key) {
             if live && let Some(rules) = &self.settings.jobs {
                 jobs::react(rules, store, &kinds.jobs, object, timers);
             }
             if self.settings.cronjobs {
-                cronjobs::react_to_job(store, &kinds, object, event.kind == EventType::Deleted);
+                cronjobs::react_to_job(store, kinds, object, event.kind == EventType::Deleted);
             }
-        } else if event.storage_key == kinds.cronjobs.storage_key() && self.settings.cronjobs {
-            let key = key_of(object);
+        } else if kinds.cronjobs.stores(key) && self.settings.cronjobs {
             if live {
                 cronjobs::react(
                     &mut self.cron_next,
                     &mut self.schedules,
                     store,
-                    &kinds,
+                    kinds,
                     object,
                     timers,
                 );
             } else {
-                self.cron_next.remove(&key);
+                self.cron_next.remove(&key_of(object));
             }
-        } else if event.storage_key == kinds.hpas.storage_key() && live && self.settings.hpa {
-            hpa::react(store, &kinds, object);
+        } else if kinds.hpas.stores(key) && live && self.settings.hpa {
+            hpa::react(store, kinds, object);
         }
     }
 
     /// Does what a timer was set for.
     pub fn run(&mut self, store: &mut Store, registry: &Registry, task: Task, timers: &mut Timers) {
-        let Some(kinds) = Kinds::of(registry) else {
+        if !self.know_kinds(registry) {
             return;
-        };
+        }
+        let Some(kinds) = &self.kinds else { return };
         match task {
             Task::RolloutDone {
                 deployment,
@@ -380,7 +392,7 @@ impl ControlPlane {
                         &mut self.cron_next,
                         &mut self.schedules,
                         store,
-                        &kinds,
+                        kinds,
                         &object,
                         timers,
                     );
