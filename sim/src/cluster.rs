@@ -1488,7 +1488,7 @@ async fn commit(
     cluster: &Cluster,
     target: &Target,
     current: Option<Value>,
-    mut object: Value,
+    object: Value,
     status_write: bool,
     dry_run: bool,
 ) -> Result<(Value, Vec<String>), Refused> {
@@ -1518,41 +1518,39 @@ async fn commit(
         .as_str()
         .unwrap_or("")
         .to_string();
-    let facts = |object: &Value| WebhookFacts {
+    // One set of facts for the whole chain; only the object changes between the phases.
+    let mut facts = WebhookFacts {
         operation,
-        name: name.clone(),
-        namespace_labels: namespace_labels.clone(),
-        object: Some(object.clone()),
+        name,
+        namespace_labels,
+        object: Some(object),
         old: current.clone(),
         subresource: status_write.then_some("status"),
         dry_run,
     };
     let mut warnings = Vec::new();
-    let mutating = {
-        let f = facts(&object);
-        crate::webhooks::matching(&configurations.0, true, &f.request(target))
-    };
+    let mutating = crate::webhooks::matching(&configurations.0, true, &facts.request(target));
     for hook in &mutating {
-        let f = facts(&object);
-        if let Some(patched) = consult(hook, &f.request(target), &services, &mut warnings).await? {
-            object = patched;
-            conform(t, &mut object);
+        let answer = consult(hook, &facts.request(target), &services, &mut warnings).await?;
+        if let Some(mut patched) = answer {
+            conform(t, &mut patched);
+            facts.object = Some(patched);
         }
     }
+    let mut object = facts.object.take().unwrap_or_default();
     let validated = write(object.clone(), true).map_err(|error| Refused {
         error,
         warnings: warnings.clone(),
     })?;
-    let validating = {
-        let f = facts(&validated);
-        crate::webhooks::matching(&configurations.1, false, &f.request(target))
-    };
+    facts.object = Some(validated);
+    let validating = crate::webhooks::matching(&configurations.1, false, &facts.request(target));
     for hook in &validating {
-        let f = facts(&validated);
-        consult(hook, &f.request(target), &services, &mut warnings).await?;
+        consult(hook, &facts.request(target), &services, &mut warnings).await?;
     }
     // A generated name was drawn by the validation pass; the write keeps it.
-    if current.is_none() {
+    if current.is_none()
+        && let Some(validated) = &facts.object
+    {
         object["metadata"]["name"] = validated["metadata"]["name"].clone();
     }
     let written = write(object, dry_run).map_err(|error| Refused {
