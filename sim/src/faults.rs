@@ -118,20 +118,12 @@ impl Fault {
 /// A duration written `250ms`, `5s` or `2m` (a bare number is seconds), as the fault rules and
 /// the `serve` flags take it; `key` names the setting in the error.
 pub fn duration(key: &str, text: &str) -> Result<Duration, String> {
-    let (number, unit) = text
-        .find(|c: char| !c.is_ascii_digit())
-        .map(|i| text.split_at(i))
-        .unwrap_or((text, "s"));
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("{key}={text}: a duration is a whole number with ms, s or m"))?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" => Ok(Duration::from_secs(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        _ => Err(format!(
-            "{key}={text}: a duration is a whole number with ms, s or m"
-        )),
+    let allowed = || format!("{key}={text}: a duration is a whole number with ms, s or m");
+    match crate::durations::terms(text).as_deref() {
+        Some([(n, "ms")]) => Ok(Duration::from_millis(*n)),
+        Some([(n, "s" | "")]) => Ok(Duration::from_secs(*n)),
+        Some([(n, "m")]) => Ok(Duration::from_secs(n * 60)),
+        _ => Err(allowed()),
     }
 }
 

@@ -22,6 +22,7 @@ pub mod clock;
 pub mod cluster;
 pub mod control;
 pub mod controllers;
+pub mod durations;
 pub mod errors;
 pub mod faults;
 pub mod listener;

@@ -719,16 +719,11 @@ impl State {
 
 /// `"30s"`, `"5m"`, `"720h"` or a bare number of seconds.
 fn parse_ttl(text: &str) -> Option<i64> {
-    let text = text.trim();
-    let (number, unit) = text
-        .find(|c: char| !c.is_ascii_digit())
-        .map(|i| text.split_at(i))
-        .unwrap_or((text, "s"));
-    let n: i64 = number.parse().ok()?;
-    Some(match unit {
-        "s" | "" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
+    let seconds = match barbican_sim::durations::terms(text.trim())?.as_slice() {
+        [(n, "s" | "")] => *n,
+        [(n, "m")] => n * 60,
+        [(n, "h")] => n * 3600,
         _ => return None,
-    })
+    };
+    i64::try_from(seconds).ok()
 }

@@ -114,22 +114,16 @@ fn parsed(schedules: &mut Schedules, text: &str) -> Option<std::sync::Arc<Schedu
 /// Go's duration syntax as `@every` takes it (`1h30m`, `90s`, `5m`).
 fn go_duration(text: &str) -> Option<SignedDuration> {
     let mut total = 0i64;
-    let mut number = String::new();
-    for c in text.chars() {
-        if c.is_ascii_digit() {
-            number.push(c);
-            continue;
-        }
-        let n: i64 = number.parse().ok()?;
-        number.clear();
-        total += n * match c {
-            'h' => 3600,
-            'm' => 60,
-            's' => 1,
+    for (amount, unit) in crate::durations::terms(text)? {
+        let seconds: i64 = match unit {
+            "h" => 3600,
+            "m" => 60,
+            "s" => 1,
             _ => return None,
         };
+        total += i64::try_from(amount).ok()? * seconds;
     }
-    number.is_empty().then(|| SignedDuration::from_secs(total))
+    Some(SignedDuration::from_secs(total))
 }
 
 fn time(object: &Value, pointer: &str) -> Option<Timestamp> {

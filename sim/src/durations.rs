@@ -1,0 +1,40 @@
+//! Durations as Go writes them (`90s`, `1h30m`, `250ms`): the one scanner behind the sim's
+//! flags and fault rules, `@every` schedules, and the fake OpenBao's TTLs. Each caller decides
+//! which units it takes and whether a bare number (seconds) is allowed.
+
+/// Splits `text` into `(amount, unit)` terms: `1h30m` → `[(1, "h"), (30, "m")]`, and a bare
+/// number → `[(n, "")]`. `None` when it is empty, does not start with a digit, or an amount
+/// does not fit.
+pub fn terms(text: &str) -> Option<Vec<(u64, &str)>> {
+    let mut terms = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let amount = rest[..digits].parse().ok()?;
+        let after = &rest[digits..];
+        let unit = after
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(after.len());
+        terms.push((amount, &after[..unit]));
+        rest = &after[unit..];
+    }
+    (!terms.is_empty()).then_some(terms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_split_amounts_from_units() {
+        assert_eq!(terms("1h30m"), Some(vec![(1, "h"), (30, "m")]));
+        assert_eq!(terms("250ms"), Some(vec![(250, "ms")]));
+        assert_eq!(terms("90"), Some(vec![(90, "")]));
+        assert_eq!(terms(""), None);
+        assert_eq!(terms("ms5"), None);
+        assert_eq!(terms("soon"), None);
+        assert_eq!(terms("99999999999999999999999s"), None);
+    }
+}
