@@ -1,6 +1,10 @@
 //! The step library behind `features/*.feature`: the cucumber World that drives the operator on
-//! the sim or on a real cluster, with steps in the operator's own vocabulary (conditions,
-//! reasons, events).
-//!
-//! The crate exists so the workspace has its final shape; the World and its steps arrive with
-//! the scenario suite.
+//! the simulated cluster, with steps in the operator's own vocabulary (conditions, reasons,
+//! events). [`sim_env`] starts the sim, its fakes and the operator in-process on the virtual
+//! clock; [`world`] holds the steps; [`seams`] hands the operator the sim's clock and names.
+
+pub mod seams;
+pub mod sim_env;
+pub mod world;
+
+pub use world::BarbicanWorld;

@@ -62,6 +62,13 @@ impl Metrics {
         }
     }
 
+    /// How many times `step` has run (the samples of its duration histogram).
+    pub fn step_runs(&self, step: &str) -> u64 {
+        self.reconcile_duration
+            .with_label_values(&[step])
+            .get_sample_count()
+    }
+
     /// Everything, in the Prometheus text format (what `/metrics` serves).
     pub fn render(&self) -> String {
         let mut buffer = Vec::new();

@@ -56,6 +56,8 @@ struct State_ {
     watch_drops: watch::Sender<u64>,
     /// In-cluster Service names to loopback listeners.
     services: ServiceRegistry,
+    /// Who sent which request.
+    audit: crate::audit::Audit,
 }
 
 /// A simulated cluster. Cheap to clone; clones share the cluster.
@@ -110,6 +112,7 @@ impl Cluster {
                 outage: watch::Sender::new(false),
                 watch_drops: watch::Sender::new(0),
                 services: ServiceRegistry::default(),
+                audit: crate::audit::Audit::default(),
             })),
         };
         let namespaces = cluster
@@ -235,11 +238,29 @@ impl Cluster {
     /// A client that talks to this cluster in-process, with `default` as its namespace.
     /// During an outage its requests fail with a connection error, as over TCP.
     pub fn client(&self) -> kube::Client {
+        self.client_as("")
+    }
+
+    /// Where the audit log stands: pass it to [`Cluster::requests_since`] later.
+    pub fn audit_mark(&self) -> u64 {
+        self.lock().audit.total()
+    }
+
+    /// The requests recorded after `mark` (see [`Cluster::audit_mark`]), oldest first.
+    pub fn requests_since(&self, mark: u64) -> Vec<crate::audit::Entry> {
+        self.lock().audit.since(mark)
+    }
+
+    /// [`Cluster::client`] sending `user_agent` (when not empty), so the audit log tells its
+    /// requests apart.
+    pub fn client_as(&self, user_agent: &str) -> kube::Client {
+        let agent = axum::http::HeaderValue::from_str(user_agent).ok();
         let router = self.router();
         let outage = self.lock().outage.subscribe();
         let service = tower::service_fn(move |request: axum::http::Request<kube::client::Body>| {
             let router = router.clone();
             let down = *outage.borrow();
+            let agent = agent.clone();
             async move {
                 if down {
                     return Err(std::io::Error::new(
@@ -247,7 +268,12 @@ impl Cluster {
                         "the simulated cluster is down",
                     ));
                 }
-                let request = request.map(Body::new);
+                let mut request = request.map(Body::new);
+                if let Some(agent) = &agent {
+                    request
+                        .headers_mut()
+                        .insert(axum::http::header::USER_AGENT, agent.clone());
+                }
                 Ok(tower::ServiceExt::oneshot(router, request)
                     .await
                     .unwrap_or_else(|never| match never {}))
@@ -755,6 +781,19 @@ async fn handle(
     if method != Method::GET {
         cluster.after_request();
     }
+    let user_agent = headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    cluster.lock().audit.record(crate::audit::Entry {
+        user_agent,
+        method: method.to_string(),
+        path: uri
+            .path_and_query()
+            .map_or_else(|| uri.path().to_string(), |p| p.to_string()),
+        code: response.status().as_u16(),
+    });
     response
 }
 

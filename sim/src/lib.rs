@@ -17,6 +17,7 @@
 //! paused clock are in [`clock`].
 
 pub mod apply;
+pub mod audit;
 pub mod bench;
 pub mod clock;
 pub mod cluster;

@@ -1,7 +1,6 @@
 //! Helpers shared by the workspace-level integration tests in `tests/tests/`.
 
 pub mod corpus;
-pub mod seams;
 
 use std::path::{Path, PathBuf};
 

@@ -3,12 +3,12 @@
 
 use std::{sync::Arc, time::Duration};
 
+use barbican_features::seams::{SimClock, SimResolver};
 use barbican_operator::{
     clock::Clock,
     resolve::{Resolve, SystemResolver},
 };
 use barbican_sim::Cluster;
-use barbican_tests::seams::{SimClock, SimResolver};
 
 #[tokio::test]
 async fn an_operator_task_sleeping_on_its_clock_wakes_when_virtual_time_reaches_it() {

@@ -75,3 +75,8 @@ pub fn admission_review(
     }))
     .expect("JSON values serialize")
 }
+
+/// [`minimal_barbican`] as the typed resource.
+pub fn barbican() -> super::barbican::Barbican {
+    serde_json::from_value(minimal_barbican()).expect("the minimal Barbican is valid")
+}

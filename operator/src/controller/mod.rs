@@ -1,6 +1,10 @@
-//! The controllers. So far the frame they run in: [`pipeline`], the table-driven runner, and
-//! [`status`], the status skeleton's pure rules; and the first of [`barbican`]'s builders.
+//! The controllers and the frame they run in: [`pipeline`], the table-driven runner;
+//! [`status`], the status skeleton's pure rules; [`children`], the per-CR cluster handle;
+//! [`events`]; and [`barbican`], the Barbican controller's steps.
 
 pub mod barbican;
+pub mod children;
+pub mod events;
+pub mod manager;
 pub mod pipeline;
 pub mod status;

@@ -1,8 +1,85 @@
-//! The Barbican controller's steps and the pure builders they use, one module each.
+//! The Barbican controller: its step table, one module per step, the pure builders the steps
+//! use, and [`reconcile`] (one pass: finalizer, pipeline, status write).
 
+pub mod config;
 pub mod credentials;
+pub mod deployment;
 pub mod dsn;
+pub mod health;
+pub mod hpa;
+pub mod http_route;
 pub mod labels;
+pub mod network_policy;
 pub mod pdb;
+pub mod reconcile;
+pub mod secret_stores;
+pub mod secrets;
 pub mod service;
+pub mod state;
 pub mod uwsgi;
+pub mod watches;
+
+use crate::{
+    api::conditions::BarbicanConditionType as T,
+    controller::pipeline::{Pipeline, Step},
+};
+use state::State;
+
+/// The step table, in the spec's order.
+///
+/// DBClean and Database (their own work item) take their places between Config and
+/// Deployment: DBClean ahead of Database, so the clean-up CronJob can be suspended for the
+/// length of a migration that short-circuits the pass.
+pub fn pipeline() -> Pipeline<State> {
+    Pipeline {
+        sequence: vec![
+            Step {
+                name: "Secrets",
+                condition: T::SecretsReady,
+                run: secrets::secrets,
+            },
+            Step {
+                name: "DBConnectionSecret",
+                condition: T::SecretsReady,
+                run: secrets::db_connection,
+            },
+            Step {
+                name: "SecretStores",
+                condition: T::SecretStoresReady,
+                run: secret_stores::secret_stores,
+            },
+            Step {
+                name: "Config",
+                condition: T::SecretsReady,
+                run: config::config,
+            },
+            Step {
+                name: "Deployment",
+                condition: T::DeploymentReady,
+                run: deployment::deployment_step,
+            },
+        ],
+        parallel: vec![
+            Step {
+                name: "HTTPRoute",
+                condition: T::HTTPRouteReady,
+                run: http_route::http_route,
+            },
+            Step {
+                name: "HealthCheck",
+                condition: T::BarbicanAPIReady,
+                run: health::health_check,
+            },
+            Step {
+                name: "HPA",
+                condition: T::HPAReady,
+                run: hpa::hpa,
+            },
+            Step {
+                name: "NetworkPolicy",
+                condition: T::NetworkPolicyReady,
+                run: network_policy::network_policy,
+            },
+        ],
+    }
+}

@@ -1,0 +1,264 @@
+//! A simulated cluster with its fakes and the operator running in-process on the sim's virtual
+//! clock: what a scenario on the sim starts from.
+//!
+//! Waiting is on virtual time. [`SimEnv::eventually`] checks, gives the operator a few real
+//! milliseconds for its HTTP round trips, and only then moves the virtual clock a second, so
+//! "within 2 minutes" means two virtual minutes and a scenario never sleeps on the wall clock
+//! for the operator's requeues.
+
+use std::{future::Future, sync::Arc, time::Duration};
+
+use barbican_fakes::{
+    barbican_api::BarbicanApi, crds, external_secrets::ExternalSecrets, gateway_api::GatewayApi,
+};
+use barbican_operator::{
+    api::{Barbican, BarbicanSecretStore},
+    controller::manager::{Settings, run_barbican_controller},
+    crd,
+    metrics::Metrics,
+};
+use barbican_sim::{
+    Cluster,
+    audit::Entry,
+    clock::Clock,
+    controllers::{Controllers, Rollouts},
+};
+use kube::{
+    Api, Client, ResourceExt,
+    api::{ApiResource, DynamicObject, Patch, PatchParams},
+};
+use serde_json::Value;
+
+use crate::seams::{SimClock, SimResolver};
+
+/// The user agent of the operator's client: the audit log tells its requests apart by it.
+pub const OPERATOR_AGENT: &str = "barbican-operator";
+/// The user agent of the scenario's own client.
+pub const SCENARIO_AGENT: &str = "scenario";
+/// How far the virtual clock moves between checks.
+pub const TICK: Duration = Duration::from_secs(1);
+/// Real time the operator gets between checks for its round trips.
+pub const REAL_PAUSE: Duration = Duration::from_millis(15);
+
+/// The running environment.
+pub struct SimEnv {
+    /// The cluster.
+    pub cluster: Cluster,
+    /// The scenario's client.
+    pub client: Client,
+    /// The operator's metrics.
+    pub metrics: Arc<Metrics>,
+    /// The fake External Secrets operator.
+    pub external_secrets: ExternalSecrets,
+    /// The barbican API stand-ins.
+    pub barbican_api: BarbicanApi,
+    _gateway: Option<GatewayApi>,
+    operator: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for SimEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimEnv")
+            .field("now", &self.cluster.clock().rfc3339())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for SimEnv {
+    fn drop(&mut self) {
+        self.operator.abort();
+    }
+}
+
+/// What a setup step can fail with.
+pub type Error = String;
+
+fn text(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+impl SimEnv {
+    /// A cluster on a virtual clock with the Deployment, Job, CronJob and HPA controllers, the
+    /// third-party CRDs (with the Gateway API unless `gateway_api` is false), the fakes, the
+    /// operator's CRDs, and the operator's Barbican controller.
+    pub async fn start(gateway_api: bool) -> Result<Self, Error> {
+        let clock = Clock::virtual_time();
+        let cluster = Cluster::with_clock(clock.clone());
+        cluster.set_controllers(Controllers {
+            deployments: Some(Rollouts::default()),
+            ..Controllers::all()
+        });
+        let mut definitions = [
+            crds::mariadb(),
+            crds::external_secrets(),
+            crds::openbao_cluster(),
+        ]
+        .concat();
+        if gateway_api {
+            definitions.extend(crds::gateway_api());
+        }
+        for definition in crd::definitions() {
+            definitions.push(serde_json::to_value(definition).map_err(text)?);
+        }
+        for definition in definitions {
+            cluster
+                .install_crd(definition)
+                .map_err(|e| format!("{e:?}"))?;
+        }
+        let fakes_client = cluster.client_as("fakes");
+        let external_secrets = ExternalSecrets::start(fakes_client.clone(), clock.clone());
+        let barbican_api = BarbicanApi::start(fakes_client.clone(), cluster.services());
+        let gateway = gateway_api.then(|| GatewayApi::start(fakes_client, clock.clone()));
+
+        let metrics = Arc::new(Metrics::new());
+        let mut settings = Settings::new(
+            Arc::new(SimClock(clock)),
+            Arc::new(SimResolver(cluster.services())),
+            metrics.clone(),
+        );
+        settings.probe_timeout = Duration::from_secs(2);
+        let operator_client = cluster.client_as(OPERATOR_AGENT);
+        let operator = tokio::spawn(run_barbican_controller(
+            operator_client,
+            settings,
+            std::future::pending(),
+        ));
+        Ok(Self {
+            client: cluster.client_as(SCENARIO_AGENT),
+            cluster,
+            metrics,
+            external_secrets,
+            barbican_api,
+            _gateway: gateway,
+            operator,
+        })
+    }
+
+    /// The virtual clock.
+    pub fn clock(&self) -> &Clock {
+        self.cluster.clock()
+    }
+
+    /// Server-side applies every document of `yaml` as the scenario.
+    pub async fn apply_yaml(&self, yaml: &str) -> Result<(), Error> {
+        let documents: Vec<Value> = serde_saphyr::from_multiple(yaml).map_err(text)?;
+        for document in documents.into_iter().filter(|d| !d.is_null()) {
+            self.apply(document).await?;
+        }
+        Ok(())
+    }
+
+    /// Server-side applies one object as the scenario.
+    pub async fn apply(&self, object: Value) -> Result<DynamicObject, Error> {
+        let object: DynamicObject = serde_json::from_value(object).map_err(text)?;
+        let types = object
+            .types
+            .clone()
+            .ok_or("the object has no apiVersion/kind")?;
+        let resource = self.resource(&types.api_version, &types.kind).await?;
+        let name = object.name_any();
+        let api = match object.namespace() {
+            Some(ns) => Api::<DynamicObject>::namespaced_with(self.client.clone(), &ns, &resource),
+            None => Api::<DynamicObject>::all_with(self.client.clone(), &resource),
+        };
+        api.patch(
+            &name,
+            &PatchParams::apply(SCENARIO_AGENT).force(),
+            &Patch::Apply(&object),
+        )
+        .await
+        .map_err(|e| format!("applying {} {name}: {e}", types.kind))
+    }
+
+    /// The resource of `api_version`/`kind`, from discovery.
+    pub async fn resource(&self, api_version: &str, kind: &str) -> Result<ApiResource, Error> {
+        let list = if api_version.contains('/') {
+            self.client.list_api_group_resources(api_version).await
+        } else {
+            self.client.list_core_api_resources(api_version).await
+        }
+        .map_err(|e| format!("discovering {api_version}: {e}"))?;
+        let found = list
+            .resources
+            .iter()
+            .find(|r| r.kind == kind && !r.name.contains('/'))
+            .ok_or_else(|| format!("{api_version} serves no {kind}"))?;
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g.to_string(), v.to_string()),
+            None => (String::new(), api_version.to_string()),
+        };
+        Ok(ApiResource {
+            group,
+            version,
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+            plural: found.name.clone(),
+        })
+    }
+
+    /// Reads a Barbican.
+    pub async fn barbican(&self, namespace: &str, name: &str) -> Result<Barbican, Error> {
+        Api::<Barbican>::namespaced(self.client.clone(), namespace)
+            .get(name)
+            .await
+            .map_err(|e| format!("reading Barbican {namespace}/{name}: {e}"))
+    }
+
+    /// Marks a store credential-ready the way the store controller will: CredentialsReady=True
+    /// on its status.
+    pub async fn mark_store_credential_ready(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), Error> {
+        let api = Api::<BarbicanSecretStore>::namespaced(self.client.clone(), namespace);
+        let status = serde_json::json!({"status": {"conditions": [{
+            "type": "CredentialsReady", "status": "True", "reason": "CredentialsAvailable",
+            "message": "marked by the scenario", "lastTransitionTime": self.clock().rfc3339(),
+        }]}});
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("marking store {namespace}/{name} credential-ready: {e}"))
+    }
+
+    /// Checks `check` until it holds, moving virtual time one [`TICK`] at a time for at most
+    /// `within` of it. The error carries the last answer.
+    pub async fn eventually<F, Fut>(&self, within: Duration, mut check: F) -> Result<(), Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<(), Error>>,
+    {
+        let deadline = self.clock().now() + jiff::SignedDuration::try_from(within).map_err(text)?;
+        loop {
+            // A few real pauses per tick: the operator's passes run over real I/O.
+            for _ in 0..4 {
+                match check().await {
+                    Ok(()) => return Ok(()),
+                    Err(last) if self.clock().now() >= deadline => {
+                        return Err(format!(
+                            "still not so after {}s of virtual time: {last}",
+                            within.as_secs()
+                        ));
+                    }
+                    Err(_) => tokio::time::sleep(REAL_PAUSE).await,
+                }
+            }
+            self.clock().advance(TICK).await;
+        }
+    }
+
+    /// How many passes the operator has started (the Secrets step leads every pass).
+    pub fn passes(&self) -> u64 {
+        self.metrics.step_runs("Secrets")
+    }
+
+    /// The operator's writes since `mark` (see [`Cluster::audit_mark`]).
+    pub fn operator_writes_since(&self, mark: u64) -> Vec<Entry> {
+        self.cluster
+            .requests_since(mark)
+            .into_iter()
+            .filter(|e| e.user_agent == OPERATOR_AGENT && e.is_write())
+            .collect()
+    }
+}

@@ -1,0 +1,310 @@
+//! The Config step: barbican.conf, the paste ini and policy.yaml rendered into an immutable,
+//! content-hashed `{name}-config-<hash8>` Secret; the history pruned to three; the
+//! ExtraConfigHealthy guard. It reports failures through SecretsReady (ConfigError).
+//!
+//! On an invalid projection it renders nothing and hands on the Secret the live Deployment
+//! mounts, so the running pods keep the configuration they started with.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::{
+    ByteString,
+    api::{
+        apps::v1::Deployment,
+        core::v1::{ConfigMap, Secret},
+    },
+};
+use kube::ResourceExt;
+
+use super::{
+    secrets::api_error,
+    state::{State, owned_by, owned_metadata},
+};
+use crate::{
+    api::conditions::{BarbicanConditionType as T, Reason},
+    controller::{
+        events::Severity,
+        pipeline::{Outcome, StepError, StepFuture},
+        status::Report,
+    },
+    render::{self, Inputs, POLICY_YAML, Rendered},
+};
+
+/// The label every config Secret of a Barbican carries: `<name>-config`.
+pub const CONFIG_BASE_LABEL: &str = "cobaltcore.c5c3.io/config-base";
+/// Historical config Secrets kept beside the current one.
+pub const HISTORY: usize = 3;
+/// The pod volume that mounts the config Secret.
+pub const CONFIG_VOLUME: &str = "config";
+
+/// The config Secrets to delete: this Barbican's, other than `current`, beyond the newest
+/// [`HISTORY`] (newest by creation time, ties broken by name, both descending).
+pub fn prunable(barbican: &str, current: &str, mut owned: Vec<Secret>) -> Vec<String> {
+    let prefix = format!("{barbican}-config-");
+    owned.retain(|s| {
+        let name = s.name_any();
+        name.starts_with(&prefix) && name != current
+    });
+    owned.sort_by(|a, b| {
+        let created = |s: &Secret| s.metadata.creation_timestamp.clone().map(|t| t.0);
+        created(b)
+            .cmp(&created(a))
+            .then_with(|| b.name_any().cmp(&a.name_any()))
+    });
+    owned
+        .into_iter()
+        .skip(HISTORY)
+        .map(|s| s.name_any())
+        .collect()
+}
+
+/// The ExtraConfigHealthy report for the overridden operator-owned keys.
+pub fn extra_config_health(overridden: &[String]) -> Report {
+    if overridden.is_empty() {
+        Report::ready(
+            T::ExtraConfigHealthy,
+            Reason::NoOwnedKeysOverridden,
+            "spec.extraConfig overrides no operator-owned key",
+        )
+    } else {
+        Report::not_ready(
+            T::ExtraConfigHealthy,
+            Reason::OwnedKeysOverridden,
+            format!(
+                "spec.extraConfig overrides operator-owned keys: {}",
+                overridden.join(", ")
+            ),
+        )
+    }
+}
+
+/// The config Secret a live Deployment mounts, if any.
+pub fn mounted_config(deployment: &Deployment) -> Option<String> {
+    deployment
+        .spec
+        .template
+        .spec
+        .as_ref()?
+        .volumes
+        .iter()
+        .flatten()
+        .find(|v| v.name == CONFIG_VOLUME)?
+        .secret
+        .as_ref()?
+        .secret_name
+        .clone()
+}
+
+fn config_error(state: &mut State, message: String) -> StepError {
+    state.report(Report::not_ready(
+        T::SecretsReady,
+        Reason::ConfigError,
+        message.clone(),
+    ));
+    StepError(message)
+}
+
+async fn policy_from_config_map(state: &mut State) -> Result<BTreeMap<String, String>, StepError> {
+    let Some(reference) = state
+        .barbican
+        .spec
+        .policy_overrides
+        .as_ref()
+        .and_then(|p| p.config_map_ref.clone())
+    else {
+        return Ok(BTreeMap::new());
+    };
+    let map = state
+        .children
+        .get::<ConfigMap>(&reference.name)
+        .await
+        .map_err(|e| api_error("reading the policy ConfigMap", e))?;
+    let text = map
+        .as_ref()
+        .and_then(|m| m.data.as_ref())
+        .and_then(|d| d.get(POLICY_YAML).cloned());
+    let Some(text) = text else {
+        return Err(config_error(
+            state,
+            format!(
+                "spec.policyOverrides.configMapRef: ConfigMap {:?} has no {POLICY_YAML} key",
+                reference.name
+            ),
+        ));
+    };
+    serde_saphyr::from_str(&text).map_err(|e| {
+        config_error(
+            state,
+            format!(
+                "spec.policyOverrides.configMapRef: {POLICY_YAML} of ConfigMap {:?} is not a map of rule names to rules: {e}",
+                reference.name
+            ),
+        )
+    })
+}
+
+async fn write(state: &mut State, rendered: &Rendered) -> Result<String, StepError> {
+    let name = rendered.secret_name(&state.name());
+    let base = format!("{}-config", state.name());
+    match state.children.get::<Secret>(&name).await {
+        Ok(Some(live)) if owned_by(&live, &state.barbican) => return Ok(name),
+        Ok(Some(_)) => {
+            return Err(config_error(
+                state,
+                format!("config Secret {name:?} exists and is not owned by this Barbican"),
+            ));
+        }
+        Ok(None) => {}
+        Err(e) => return Err(api_error("reading the config Secret", e)),
+    }
+    let mut metadata = owned_metadata(state, &name);
+    metadata
+        .labels
+        .get_or_insert_default()
+        .insert(CONFIG_BASE_LABEL.to_string(), base);
+    let secret = Secret {
+        metadata,
+        immutable: Some(true),
+        type_: Some("Opaque".into()),
+        data: Some(
+            rendered
+                .files
+                .iter()
+                .map(|(k, v)| (k.clone(), ByteString(v.clone().into_bytes())))
+                .collect(),
+        ),
+        ..Secret::default()
+    };
+    let live = state
+        .children
+        .create(&secret)
+        .await
+        .map_err(|e| api_error("creating the config Secret", e))?;
+    if !owned_by(&live, &state.barbican) {
+        return Err(config_error(
+            state,
+            format!("config Secret {name:?} exists and is not owned by this Barbican"),
+        ));
+    }
+    Ok(name)
+}
+
+async fn prune(state: &State, current: &str) -> Result<(), StepError> {
+    let selector = format!("{CONFIG_BASE_LABEL}={}-config", state.name());
+    let owned: Vec<Secret> = state
+        .children
+        .list::<Secret>(&selector)
+        .await
+        .map_err(|e| api_error("listing the config Secrets", e))?
+        .into_iter()
+        .filter(|s| owned_by(s, &state.barbican))
+        .collect();
+    for name in prunable(&state.name(), current, owned) {
+        state
+            .children
+            .delete::<Secret>(&name)
+            .await
+            .map_err(|e| api_error("pruning a config Secret", e))?;
+    }
+    Ok(())
+}
+
+/// The Config step.
+pub fn config(state: &mut State) -> StepFuture<'_> {
+    Box::pin(async move {
+        if !state.projection.valid {
+            let live = state
+                .children
+                .get::<Deployment>(&state.name())
+                .await
+                .map_err(|e| api_error("reading the Deployment", e))?;
+            state.config_secret = live.as_ref().and_then(mounted_config).unwrap_or_default();
+            return Ok(Outcome::Done);
+        }
+        let inputs = Inputs {
+            name: state.name(),
+            namespace: state.namespace(),
+            stores: state.projection.stores.clone(),
+            config_map_policy: policy_from_config_map(state).await?,
+        };
+        let rendered = render::render(&state.barbican.spec, &inputs)
+            .map_err(|e| config_error(state, e.to_string()))?;
+        let name = write(state, &rendered).await?;
+        prune(state, &name).await?;
+
+        let health = extra_config_health(&rendered.overridden_keys);
+        let changed = state
+            .condition(T::ExtraConfigHealthy.as_str())
+            .is_none_or(|c| c.message != health.message);
+        if !health.ready && changed {
+            state
+                .event(
+                    Severity::Warning,
+                    "ExtraConfigOwnedKeyOverride",
+                    &health.message,
+                )
+                .await;
+        }
+        state.report(health);
+        state.config_secret = name;
+        Ok(Outcome::Done)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+
+    fn secret(name: &str, second: i64) -> Secret {
+        Secret {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                creation_timestamp: Some(Time(
+                    jiff::Timestamp::from_second(1_800_000_000 + second).unwrap(),
+                )),
+                ..ObjectMeta::default()
+            },
+            ..Secret::default()
+        }
+    }
+
+    #[test]
+    fn the_newest_three_besides_the_current_one_are_kept() {
+        let owned = vec![
+            secret("kms-config-00000001", 1),
+            secret("kms-config-00000002", 2),
+            secret("kms-config-00000003", 3),
+            secret("kms-config-00000004", 4),
+            secret("kms-config-00000005", 5),
+            secret("kms-config-current", 0),
+            secret("other-config-00000009", 0),
+        ];
+        assert_eq!(
+            prunable("kms", "kms-config-current", owned),
+            ["kms-config-00000002", "kms-config-00000001"]
+        );
+    }
+
+    #[test]
+    fn creation_ties_are_broken_by_name_descending() {
+        let owned = vec![
+            secret("kms-config-a", 1),
+            secret("kms-config-b", 1),
+            secret("kms-config-c", 1),
+            secret("kms-config-d", 1),
+        ];
+        assert_eq!(prunable("kms", "x", owned), ["kms-config-a"]);
+    }
+
+    #[test]
+    fn extra_config_health_names_each_overridden_key() {
+        let ok = extra_config_health(&[]);
+        assert!(ok.ready);
+        assert_eq!(ok.reason, Reason::NoOwnedKeysOverridden);
+        let bad = extra_config_health(&["[DEFAULT] host_href".into(), "[queue] enable".into()]);
+        assert!(!bad.ready);
+        assert_eq!(bad.reason, Reason::OwnedKeysOverridden);
+        assert!(bad.message.contains("[DEFAULT] host_href, [queue] enable"));
+    }
+}

@@ -1,0 +1,652 @@
+//! The Deployment step: the API Deployment, its Service (port 9311) and PDB; the Service
+//! selector narrowed once the rollout converged; `status.endpoint` once the pods are ready.
+//! Nothing is created while the projection is invalid.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use k8s_openapi::{
+    api::{
+        apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment},
+        core::v1::{
+            Capabilities, Container, ContainerPort, ExecAction, HTTPGetAction, KeyToPath,
+            Lifecycle, LifecycleHandler, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
+            ProjectedVolumeSource, ResourceRequirements, SeccompProfile, SecretProjection,
+            SecretVolumeSource, SecurityContext, Service, TopologySpreadConstraint, Volume,
+            VolumeMount, VolumeProjection,
+        },
+        policy::v1::PodDisruptionBudget,
+    },
+    apimachinery::pkg::{
+        api::resource::Quantity,
+        apis::meta::v1::{LabelSelector, ObjectMeta},
+        util::intstr::IntOrString,
+    },
+};
+
+use super::{
+    config::CONFIG_VOLUME,
+    credentials::{self, Digests, Sources},
+    dsn::TLS_DIR,
+    labels, pdb,
+    secret_stores::Projection,
+    secrets::api_error,
+    service,
+    state::State,
+    uwsgi,
+};
+use crate::{
+    api::{
+        barbican::{Barbican, BarbicanSpec},
+        conditions::{BarbicanConditionType as T, Reason},
+        names::API_PORT,
+    },
+    controller::{
+        pipeline::{Outcome, StepFuture},
+        status::Report,
+    },
+    render::barbican_conf::{SECRET_STORE_CA_FILE, endpoint},
+};
+
+/// Deployment readiness polling.
+pub const DEPLOYMENT_REQUEUE: Duration = Duration::from_secs(10);
+/// The API container's name (and its port's).
+pub const CONTAINER: &str = "barbican-api";
+/// Where the config Secret is mounted: barbican's search path.
+pub const CONFIG_DIR: &str = "/etc/barbican";
+/// The uid, gid and fsGroup of barbican's images.
+pub const BARBICAN_UID: i64 = 42424;
+/// The CA volume of a store.
+pub const SECRET_STORE_CA_VOLUME: &str = "secret-store-ca";
+/// The database TLS volume.
+pub const DB_TLS_VOLUME: &str = "db-tls";
+
+/// Everything the Deployment is built from besides the spec.
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    /// The Barbican's name and namespace.
+    pub name: String,
+    /// See `name`.
+    pub namespace: String,
+    /// The config Secret to mount.
+    pub config_secret: String,
+    /// What the SecretStores step found.
+    pub projection: Projection,
+    /// The credential digests for the pod-template annotations.
+    pub digests: Digests,
+    /// The live Deployment's replicas (kept when an HPA owns the count).
+    pub live_replicas: Option<i32>,
+}
+
+fn http_probe() -> HTTPGetAction {
+    HTTPGetAction {
+        path: Some("/healthcheck".into()),
+        port: IntOrString::Int(API_PORT),
+        ..HTTPGetAction::default()
+    }
+}
+
+fn probes() -> (Probe, Probe, Probe) {
+    let probe = |f: fn(&mut Probe)| {
+        let mut p = Probe {
+            http_get: Some(http_probe()),
+            ..Probe::default()
+        };
+        f(&mut p);
+        p
+    };
+    (
+        probe(|p| {
+            p.failure_threshold = Some(30);
+            p.period_seconds = Some(10);
+            p.timeout_seconds = Some(8);
+        }),
+        probe(|p| {
+            p.initial_delay_seconds = Some(15);
+            p.period_seconds = Some(20);
+        }),
+        probe(|p| {
+            p.initial_delay_seconds = Some(10);
+            p.period_seconds = Some(15);
+            p.timeout_seconds = Some(10);
+            p.failure_threshold = Some(3);
+        }),
+    )
+}
+
+fn quantities(cpu: &str, memory: &str) -> BTreeMap<String, Quantity> {
+    BTreeMap::from([
+        ("cpu".to_string(), Quantity(cpu.into())),
+        ("memory".to_string(), Quantity(memory.into())),
+    ])
+}
+
+/// The resources when the spec sets none (the webhook writes the same defaults).
+pub fn default_resources() -> ResourceRequirements {
+    ResourceRequirements {
+        requests: Some(quantities("100m", "256Mi")),
+        limits: Some(quantities("500m", "512Mi")),
+        ..ResourceRequirements::default()
+    }
+}
+
+/// Zone and hostname, maxSkew 1, ScheduleAnyway, over the API pods.
+pub fn default_topology(name: &str) -> Vec<TopologySpreadConstraint> {
+    ["topology.kubernetes.io/zone", "kubernetes.io/hostname"]
+        .into_iter()
+        .map(|key| TopologySpreadConstraint {
+            max_skew: 1,
+            topology_key: key.into(),
+            when_unsatisfiable: "ScheduleAnyway".into(),
+            label_selector: Some(LabelSelector {
+                match_labels: Some(labels::selector(name)),
+                ..LabelSelector::default()
+            }),
+            ..TopologySpreadConstraint::default()
+        })
+        .collect()
+}
+
+fn default_strategy() -> DeploymentStrategy {
+    DeploymentStrategy {
+        type_: Some("RollingUpdate".into()),
+        rolling_update: Some(RollingUpdateDeployment {
+            max_unavailable: Some(IntOrString::Int(0)),
+            max_surge: Some(IntOrString::Int(1)),
+        }),
+    }
+}
+
+fn restricted() -> SecurityContext {
+    SecurityContext {
+        run_as_user: Some(BARBICAN_UID),
+        run_as_group: Some(BARBICAN_UID),
+        run_as_non_root: Some(true),
+        read_only_root_filesystem: Some(true),
+        allow_privilege_escalation: Some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".into()]),
+            add: None,
+        }),
+        seccomp_profile: Some(SeccompProfile {
+            type_: "RuntimeDefault".into(),
+            localhost_profile: None,
+        }),
+        ..SecurityContext::default()
+    }
+}
+
+fn mount(name: &str, path: &str) -> VolumeMount {
+    VolumeMount {
+        name: name.into(),
+        mount_path: path.into(),
+        read_only: Some(true),
+        ..VolumeMount::default()
+    }
+}
+
+fn item(key: &str) -> KeyToPath {
+    KeyToPath {
+        key: key.into(),
+        path: key.into(),
+        mode: None,
+        user: None,
+    }
+}
+
+/// The volumes and mounts: the config Secret, the store CA, the database TLS keypair.
+pub fn volumes(spec: &BarbicanSpec, inputs: &Inputs) -> (Vec<Volume>, Vec<VolumeMount>) {
+    let mut volumes = vec![Volume {
+        name: CONFIG_VOLUME.into(),
+        secret: Some(SecretVolumeSource {
+            secret_name: Some(inputs.config_secret.clone()),
+            ..SecretVolumeSource::default()
+        }),
+        ..Volume::default()
+    }];
+    let mut mounts = vec![mount(CONFIG_VOLUME, CONFIG_DIR)];
+    if let Some(ca) = &inputs.projection.ca_secret {
+        volumes.push(Volume {
+            name: SECRET_STORE_CA_VOLUME.into(),
+            secret: Some(SecretVolumeSource {
+                secret_name: Some(ca.clone()),
+                items: Some(vec![item("ca.crt")]),
+                default_mode: Some(0o444),
+                ..SecretVolumeSource::default()
+            }),
+            ..Volume::default()
+        });
+        let dir = SECRET_STORE_CA_FILE.trim_end_matches("/ca.crt");
+        mounts.push(mount(SECRET_STORE_CA_VOLUME, dir));
+    }
+    if let Some(tls) = &spec.database.tls {
+        let project = |secret: &str, keys: &[&str]| VolumeProjection {
+            secret: Some(SecretProjection {
+                name: secret.into(),
+                items: Some(keys.iter().map(|k| item(k)).collect()),
+                optional: None,
+            }),
+            ..VolumeProjection::default()
+        };
+        volumes.push(Volume {
+            name: DB_TLS_VOLUME.into(),
+            projected: Some(ProjectedVolumeSource {
+                default_mode: Some(0o400),
+                default_user: None,
+                sources: Some(vec![
+                    project(&tls.ca_bundle_secret_ref.name, &["ca.crt"]),
+                    project(&tls.client_cert_secret_ref.name, &["tls.crt", "tls.key"]),
+                ]),
+            }),
+            ..Volume::default()
+        });
+        mounts.push(mount(DB_TLS_VOLUME, &format!("{TLS_DIR}/")));
+    }
+    (volumes, mounts)
+}
+
+/// The API Deployment.
+pub fn deployment(spec: &BarbicanSpec, inputs: &Inputs) -> Deployment {
+    let name = &inputs.name;
+    let knobs = spec.deployment.clone().unwrap_or_default();
+    let (startup, liveness, readiness) = probes();
+    let (volumes, mounts) = volumes(spec, inputs);
+    let service_user = &spec.service_user.secret_ref;
+    let sources = Sources {
+        service_user: (
+            service_user.name.clone(),
+            service_user
+                .key
+                .clone()
+                .unwrap_or_else(|| "password".into()),
+        ),
+        store_credentials: inputs.projection.credentials_secret.clone(),
+    };
+    let container = Container {
+        name: CONTAINER.into(),
+        image: Some(spec.image.reference()),
+        command: Some(uwsgi::command(
+            spec.api_server.as_ref().and_then(|a| a.uwsgi.as_ref()),
+        )),
+        ports: Some(vec![ContainerPort {
+            name: Some(CONTAINER.into()),
+            container_port: API_PORT,
+            protocol: Some("TCP".into()),
+            ..ContainerPort::default()
+        }]),
+        env: Some(credentials::env(name, &sources)),
+        resources: Some(knobs.resources.clone().unwrap_or_else(default_resources)),
+        startup_probe: Some(startup),
+        liveness_probe: Some(liveness),
+        readiness_probe: Some(readiness),
+        lifecycle: Some(Lifecycle {
+            pre_stop: Some(LifecycleHandler {
+                exec: Some(ExecAction {
+                    command: Some(vec![
+                        "/bin/sh".into(),
+                        "-c".into(),
+                        format!("sleep {}", knobs.effective_pre_stop_sleep_seconds()),
+                    ]),
+                }),
+                ..LifecycleHandler::default()
+            }),
+            ..Lifecycle::default()
+        }),
+        security_context: Some(restricted()),
+        volume_mounts: Some(mounts),
+        ..Container::default()
+    };
+    let annotations = credentials::annotations(&inputs.digests);
+    let replicas = if spec.autoscaling.is_some() {
+        Some(inputs.live_replicas.unwrap_or(1))
+    } else {
+        Some(knobs.effective_replicas())
+    };
+    Deployment {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            namespace: Some(inputs.namespace.clone()),
+            labels: Some(labels::api(name)),
+            ..ObjectMeta::default()
+        },
+        spec: DeploymentSpec {
+            replicas,
+            selector: LabelSelector {
+                match_labels: Some(labels::selector(name)),
+                ..LabelSelector::default()
+            },
+            strategy: Some(knobs.strategy.clone().unwrap_or_else(default_strategy)),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels::api(name)),
+                    annotations: (!annotations.is_empty()).then_some(annotations),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![container],
+                    volumes: Some(volumes),
+                    security_context: Some(PodSecurityContext {
+                        fs_group: Some(BARBICAN_UID),
+                        ..PodSecurityContext::default()
+                    }),
+                    termination_grace_period_seconds: Some(
+                        knobs.effective_termination_grace_period_seconds(),
+                    ),
+                    topology_spread_constraints: Some(
+                        knobs
+                            .topology_spread_constraints
+                            .clone()
+                            .unwrap_or_else(|| default_topology(name)),
+                    ),
+                    priority_class_name: knobs.priority_class_name.clone(),
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        },
+        status: None,
+    }
+}
+
+/// Whether the rollout is ready: the status has seen the generation, enough pods are ready,
+/// and the Deployment reports Available.
+pub fn ready(live: &Deployment, desired_replicas: i32) -> bool {
+    let Some(status) = &live.status else {
+        return false;
+    };
+    status.observed_generation.unwrap_or(0) >= live.metadata.generation.unwrap_or(0)
+        && status.ready_replicas.unwrap_or(0) >= desired_replicas
+        && status
+            .conditions
+            .iter()
+            .flatten()
+            .any(|c| c.type_.as_deref() == Some("Available") && c.status.as_deref() == Some("True"))
+}
+
+fn selector_of(deployment: &Deployment) -> Option<&BTreeMap<String, String>> {
+    deployment.spec.selector.match_labels.as_ref()
+}
+
+fn own<K: kube::Resource>(mut object: K, state: &State) -> K {
+    object.meta_mut().owner_references = Some(vec![state.owner()]);
+    object
+}
+
+fn waiting_for_stores(barbican: &Barbican) -> String {
+    format!(
+        "the API is not deployed until the secret stores of {:?} form a valid projection",
+        barbican.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// The Deployment step.
+pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
+    Box::pin(async move {
+        if !state.projection.valid || state.config_secret.is_empty() {
+            let message = waiting_for_stores(&state.barbican);
+            state.report(Report::not_ready(
+                T::DeploymentReady,
+                Reason::WaitingForSecretStores,
+                message,
+            ));
+            return Ok(Outcome::Done);
+        }
+        let (name, namespace) = (state.name(), state.namespace());
+        let live = state
+            .children
+            .get::<Deployment>(&name)
+            .await
+            .map_err(|e| api_error("reading the Deployment", e))?;
+        let inputs = Inputs {
+            name: name.clone(),
+            namespace: namespace.clone(),
+            config_secret: state.config_secret.clone(),
+            projection: state.projection.clone(),
+            digests: state.digests.clone(),
+            live_replicas: live.as_ref().and_then(|d| d.spec.replicas),
+        };
+        let desired = own(deployment(&state.barbican.spec, &inputs), state);
+        // The selector is immutable: a live Deployment selecting differently is replaced.
+        if let Some(live) = &live
+            && selector_of(live) != selector_of(&desired)
+        {
+            state
+                .children
+                .delete::<Deployment>(&name)
+                .await
+                .map_err(|e| api_error("replacing the Deployment", e))?;
+            state.report(Report::not_ready(
+                T::DeploymentReady,
+                Reason::WaitingForDeployment,
+                "replacing the Deployment, whose selector differs",
+            ));
+            return Ok(Outcome::Requeue(DEPLOYMENT_REQUEUE));
+        }
+        let live = state
+            .children
+            .ensure(&desired)
+            .await
+            .map_err(|e| api_error("applying the Deployment", e))?;
+
+        let live_service = state
+            .children
+            .get::<Service>(&name)
+            .await
+            .map_err(|e| api_error("reading the Service", e))?;
+        let narrow = service::selector(&name, true, true);
+        let live_is_narrow = live_service
+            .as_ref()
+            .and_then(|s| s.spec.as_ref()?.selector.as_ref())
+            .is_some_and(|s| *s == narrow);
+        let selector = service::selector(&name, live_is_narrow, service::converged(&live));
+        state
+            .children
+            .ensure(&own(service::service(&name, &namespace, selector), state))
+            .await
+            .map_err(|e| api_error("applying the Service", e))?;
+
+        let replicas = desired.spec.replicas.unwrap_or(1);
+        state
+            .children
+            .ensure::<PodDisruptionBudget>(&own(pdb::pdb(&name, &namespace, replicas), state))
+            .await
+            .map_err(|e| api_error("applying the PodDisruptionBudget", e))?;
+
+        if !ready(&live, replicas) {
+            state.report(Report::not_ready(
+                T::DeploymentReady,
+                Reason::WaitingForDeployment,
+                format!(
+                    "{}/{replicas} API pods ready",
+                    live.status
+                        .as_ref()
+                        .and_then(|s| s.ready_replicas)
+                        .unwrap_or(0)
+                ),
+            ));
+            return Ok(Outcome::Requeue(DEPLOYMENT_REQUEUE));
+        }
+        state.status.endpoint = Some(endpoint(&name, &namespace, &state.barbican.spec));
+        state.report(Report::ready(
+            T::DeploymentReady,
+            Reason::DeploymentReady,
+            format!("{replicas} API pods ready"),
+        ));
+        Ok(Outcome::Done)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::fixtures;
+
+    fn inputs() -> Inputs {
+        Inputs {
+            name: "kms".into(),
+            namespace: "openstack".into(),
+            config_secret: "kms-config-0123abcd".into(),
+            projection: Projection {
+                valid: true,
+                credentials_secret: Some("default-approle".into()),
+                ca_secret: Some("bao-tls-ca".into()),
+                ..Projection::default()
+            },
+            digests: Digests {
+                db_connection: Some("d".into()),
+                authtoken: Some("a".into()),
+                secret_store_credentials: None,
+            },
+            live_replicas: Some(5),
+        }
+    }
+
+    fn pod(d: &Deployment) -> &PodSpec {
+        d.spec.template.spec.as_ref().unwrap()
+    }
+
+    #[test]
+    fn the_deployment_has_the_reference_shape() {
+        let spec = fixtures::barbican().spec;
+        let d = deployment(&spec, &inputs());
+        let spec_ = &d.spec;
+        assert_eq!(spec_.replicas, Some(3));
+        assert_eq!(
+            spec_.selector.match_labels.as_ref().unwrap(),
+            &labels::selector("kms")
+        );
+        let strategy = spec_
+            .strategy
+            .as_ref()
+            .unwrap()
+            .rolling_update
+            .as_ref()
+            .unwrap();
+        assert_eq!(strategy.max_unavailable, Some(IntOrString::Int(0)));
+        assert_eq!(strategy.max_surge, Some(IntOrString::Int(1)));
+        let template = spec_.template.metadata.as_ref().unwrap();
+        assert_eq!(template.labels.as_ref().unwrap(), &labels::api("kms"));
+        let annotations = template.annotations.as_ref().unwrap();
+        assert_eq!(annotations.len(), 2, "the empty digest is left out");
+        let pod = pod(&d);
+        assert_eq!(pod.security_context.as_ref().unwrap().fs_group, Some(42424));
+        assert_eq!(pod.termination_grace_period_seconds, Some(30));
+        assert_eq!(pod.topology_spread_constraints.as_ref().unwrap().len(), 2);
+        let c = &pod.containers[0];
+        assert_eq!(c.name, "barbican-api");
+        assert_eq!(c.command.as_ref().unwrap()[0], "uwsgi");
+        assert_eq!(c.ports.as_ref().unwrap()[0].container_port, 9311);
+        let env: Vec<&str> = c.env.iter().flatten().map(|e| e.name.as_str()).collect();
+        assert_eq!(
+            env,
+            [
+                "OS_DATABASE__CONNECTION",
+                "OS_KEYSTONE_AUTHTOKEN__PASSWORD",
+                "OS_VAULT_PLUGIN__APPROLE_SECRET_ID"
+            ]
+        );
+        assert!(c.env.iter().flatten().all(|e| e.value.is_none()));
+        let startup = c.startup_probe.as_ref().unwrap();
+        assert_eq!(
+            (
+                startup.failure_threshold,
+                startup.period_seconds,
+                startup.timeout_seconds
+            ),
+            (Some(30), Some(10), Some(8))
+        );
+        let readiness = c.readiness_probe.as_ref().unwrap();
+        assert_eq!(readiness.initial_delay_seconds, Some(10));
+        assert_eq!(c.liveness_probe.as_ref().unwrap().period_seconds, Some(20));
+        let security = c.security_context.as_ref().unwrap();
+        assert_eq!(security.read_only_root_filesystem, Some(true));
+        assert_eq!(security.run_as_non_root, Some(true));
+        let pre_stop = c.lifecycle.as_ref().unwrap().pre_stop.as_ref().unwrap();
+        assert_eq!(
+            pre_stop.exec.as_ref().unwrap().command.as_ref().unwrap(),
+            &["/bin/sh", "-c", "sleep 5"]
+        );
+        let resources = c.resources.as_ref().unwrap();
+        assert_eq!(resources.limits.as_ref().unwrap()["memory"].0, "512Mi");
+        let mounts: Vec<(&str, &str)> = c
+            .volume_mounts
+            .iter()
+            .flatten()
+            .map(|m| (m.name.as_str(), m.mount_path.as_str()))
+            .collect();
+        assert_eq!(
+            mounts,
+            [
+                ("config", "/etc/barbican"),
+                ("secret-store-ca", "/etc/barbican-secret-store-ca")
+            ]
+        );
+        let config = &pod.volumes.as_ref().unwrap()[0];
+        assert_eq!(
+            config.secret.as_ref().unwrap().secret_name.as_deref(),
+            Some("kms-config-0123abcd")
+        );
+    }
+
+    #[test]
+    fn with_autoscaling_the_live_replica_count_is_kept_and_one_on_create() {
+        let mut spec = fixtures::barbican().spec;
+        spec.autoscaling = Some(Default::default());
+        let kept = deployment(&spec, &inputs());
+        assert_eq!(kept.spec.replicas, Some(5));
+        let created = deployment(
+            &spec,
+            &Inputs {
+                live_replicas: None,
+                ..inputs()
+            },
+        );
+        assert_eq!(created.spec.replicas, Some(1));
+    }
+
+    #[test]
+    fn database_tls_projects_the_keypair_read_only() {
+        let mut spec = fixtures::barbican().spec;
+        spec.database.tls = Some(crate::api::database::DatabaseTlsSpec {
+            mode: None,
+            ca_bundle_secret_ref: crate::api::refs::SecretRefSpec {
+                name: "db-ca".into(),
+                key: None,
+            },
+            client_cert_secret_ref: crate::api::refs::SecretRefSpec {
+                name: "db-client".into(),
+                key: None,
+            },
+        });
+        let d = deployment(&spec, &inputs());
+        let tls = pod(&d)
+            .volumes
+            .iter()
+            .flatten()
+            .find(|v| v.name == "db-tls")
+            .unwrap();
+        let projected = tls.projected.as_ref().unwrap();
+        assert_eq!(projected.default_mode, Some(0o400));
+        assert_eq!(projected.sources.as_ref().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn readiness_needs_the_generation_the_pods_and_available() {
+        let mut d = Deployment::default();
+        d.metadata.generation = Some(2);
+        assert!(!ready(&d, 1));
+        d.status = Some(k8s_openapi::api::apps::v1::DeploymentStatus {
+            observed_generation: Some(2),
+            ready_replicas: Some(3),
+            conditions: Some(vec![k8s_openapi::api::apps::v1::DeploymentCondition {
+                type_: Some("Available".into()),
+                status: Some("True".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        });
+        assert!(ready(&d, 3));
+        assert!(!ready(&d, 4));
+        d.metadata.generation = Some(3);
+        assert!(!ready(&d, 3));
+    }
+}

@@ -1,0 +1,347 @@
+//! The HealthCheck step: `GET /healthcheck` on the cluster-local Service, through a probe
+//! cache shared across passes. The paste composite routes that path outside the authtoken
+//! pipeline, so a 2xx means the WSGI app serves requests without a token or a database round
+//! trip.
+
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use jiff::Timestamp;
+use kube::ResourceExt;
+
+use super::state::State;
+use crate::{
+    api::{
+        conditions::{BarbicanConditionType as T, Reason},
+        names::API_PORT,
+    },
+    controller::{
+        pipeline::{Outcome, StepFuture},
+        status::Report,
+    },
+    resolve::Resolve,
+};
+
+/// Health-check retry.
+pub const HEALTH_REQUEUE: Duration = Duration::from_secs(10);
+/// How long a passing probe is reused.
+pub const PROBE_TTL: Duration = Duration::from_secs(30);
+/// How long one probe may take.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How much of an unhealthy answer's body the condition quotes.
+pub const BODY_QUOTE: usize = 256;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    uid: String,
+    endpoint: String,
+    at: Timestamp,
+}
+
+/// Passing probes by `namespace/name`, each with the CR's uid, the endpoint and the time.
+#[derive(Clone, Default)]
+pub struct ProbeCache(Arc<Mutex<HashMap<String, Entry>>>);
+
+impl ProbeCache {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether a passing probe of `key` for `uid` at `endpoint` is younger than the TTL.
+    pub fn fresh(&self, key: &str, uid: &str, endpoint: &str, now: Timestamp) -> bool {
+        self.entries().get(key).is_some_and(|e| {
+            e.uid == uid
+                && e.endpoint == endpoint
+                && now.duration_since(e.at) < jiff::SignedDuration::try_from(PROBE_TTL).unwrap()
+        })
+    }
+
+    /// Records a passing probe.
+    pub fn record(&self, key: &str, uid: &str, endpoint: &str, now: Timestamp) {
+        self.entries().insert(
+            key.to_string(),
+            Entry {
+                uid: uid.to_string(),
+                endpoint: endpoint.to_string(),
+                at: now,
+            },
+        );
+    }
+
+    /// Forgets `key` (a failed probe, or the CR is gone).
+    pub fn evict(&self, key: &str) {
+        self.entries().remove(key);
+    }
+
+    /// Whether anything is cached for `key`.
+    pub fn contains(&self, key: &str) -> bool {
+        self.entries().contains_key(key)
+    }
+}
+
+/// What one probe found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// A 2xx.
+    Healthy,
+    /// Another status, with the start of the body.
+    Unhealthy(u16, String),
+    /// No answer within the timeout.
+    Timeout,
+    /// No connection.
+    ConnectionFailed(String),
+    /// Anything else (a broken HTTP exchange).
+    Failed(String),
+}
+
+impl Probe {
+    /// The condition for this probe of `url`.
+    pub fn report(&self, url: &str) -> Report {
+        let t = T::BarbicanAPIReady;
+        match self {
+            Probe::Healthy => Report::ready(t, Reason::APIHealthy, format!("{url} answers")),
+            Probe::Unhealthy(code, body) => Report::not_ready(
+                t,
+                Reason::APIUnhealthy,
+                format!("{url} answered {code}: {body}"),
+            ),
+            Probe::Timeout => Report::not_ready(
+                t,
+                Reason::HealthCheckTimeout,
+                format!("{url} did not answer within {}s", PROBE_TIMEOUT.as_secs()),
+            ),
+            Probe::ConnectionFailed(e) => Report::not_ready(
+                t,
+                Reason::ConnectionFailed,
+                format!("connecting to {url}: {e}"),
+            ),
+            Probe::Failed(e) => {
+                Report::not_ready(t, Reason::HealthCheckFailed, format!("probing {url}: {e}"))
+            }
+        }
+    }
+}
+
+/// The start of a body, cut at a character boundary at most [`BODY_QUOTE`] bytes in.
+pub fn quote(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut end = text.len().min(BODY_QUOTE);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].trim().to_string()
+}
+
+async fn exchange(host: &str, addr: SocketAddr, path: &str) -> Probe {
+    let stream = match tokio::net::TcpStream::connect(addr).await {
+        Ok(stream) => stream,
+        Err(e) => return Probe::ConnectionFailed(e.to_string()),
+    };
+    let io = hyper_util::rt::TokioIo::new(stream);
+    let (mut sender, connection) = match hyper::client::conn::http1::handshake(io).await {
+        Ok(pair) => pair,
+        Err(e) => return Probe::Failed(e.to_string()),
+    };
+    let driver = tokio::spawn(connection);
+    let request = hyper::Request::get(path)
+        .header(hyper::header::HOST, format!("{host}:{API_PORT}"))
+        .body(Empty::<Bytes>::new())
+        .expect("a static request is valid");
+    let probe = match sender.send_request(request).await {
+        Err(e) => Probe::Failed(e.to_string()),
+        Ok(response) => {
+            let status = response.status();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            if status.is_success() {
+                Probe::Healthy
+            } else {
+                Probe::Unhealthy(status.as_u16(), quote(&body))
+            }
+        }
+    };
+    driver.abort();
+    probe
+}
+
+/// Probes `http://<host>:9311/healthcheck`, connecting where `resolver` says (DNS otherwise).
+pub async fn probe(host: &str, resolver: &dyn Resolve, timeout: Duration) -> Probe {
+    let attempt = async {
+        let addr = match resolver.resolve(host, API_PORT as u16) {
+            Some(addr) => addr,
+            None => match tokio::net::lookup_host((host, API_PORT as u16)).await {
+                Ok(mut addrs) => match addrs.next() {
+                    Some(addr) => addr,
+                    None => return Probe::ConnectionFailed(format!("{host} has no address")),
+                },
+                Err(e) => return Probe::ConnectionFailed(format!("resolving {host}: {e}")),
+            },
+        };
+        exchange(host, addr, "/healthcheck").await
+    };
+    tokio::time::timeout(timeout, attempt)
+        .await
+        .unwrap_or(Probe::Timeout)
+}
+
+/// The cluster-local host of a Barbican's Service.
+pub fn service_host(name: &str, namespace: &str) -> String {
+    format!("{name}.{namespace}.svc.cluster.local")
+}
+
+/// The probe cache key of a Barbican.
+pub fn cache_key(namespace: &str, name: &str) -> String {
+    format!("{namespace}/{name}")
+}
+
+/// The HealthCheck step.
+pub fn health_check(state: &mut State) -> StepFuture<'_> {
+    Box::pin(async move {
+        let Some(endpoint) = state.status.endpoint.clone() else {
+            state.report(Report::not_ready(
+                T::BarbicanAPIReady,
+                Reason::EndpointNotReady,
+                "waiting for the Deployment to report an endpoint",
+            ));
+            return Ok(Outcome::Requeue(HEALTH_REQUEUE));
+        };
+        let (name, namespace) = (state.name(), state.namespace());
+        let key = cache_key(&namespace, &name);
+        let uid = state.barbican.uid().unwrap_or_default();
+        let now = state.env.clock.now();
+        let healthy_now = state
+            .condition(T::BarbicanAPIReady.as_str())
+            .is_some_and(|c| c.status == "True");
+        if healthy_now && state.env.probes.fresh(&key, &uid, &endpoint, now) {
+            return Ok(Outcome::Done);
+        }
+        let host = service_host(&name, &namespace);
+        let url = format!("http://{host}:{API_PORT}/healthcheck");
+        let result = probe(&host, state.env.resolver.as_ref(), state.env.probe_timeout).await;
+        state.report(result.report(&url));
+        if result == Probe::Healthy {
+            state.env.probes.record(&key, &uid, &endpoint, now);
+            Ok(Outcome::Done)
+        } else {
+            state.env.probes.evict(&key);
+            Ok(Outcome::Requeue(HEALTH_REQUEUE))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_is_reused_for_the_same_uid_and_endpoint_within_the_ttl() {
+        let cache = ProbeCache::default();
+        let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        cache.record("ns/kms", "u1", "http://e", t0);
+        let later = |s: i64| t0 + jiff::SignedDuration::from_secs(s);
+        assert!(cache.fresh("ns/kms", "u1", "http://e", later(29)));
+        assert!(!cache.fresh("ns/kms", "u1", "http://e", later(30)));
+        assert!(
+            !cache.fresh("ns/kms", "u2", "http://e", later(1)),
+            "a recreated CR"
+        );
+        assert!(
+            !cache.fresh("ns/kms", "u1", "https://x", later(1)),
+            "a new endpoint"
+        );
+        cache.evict("ns/kms");
+        assert!(!cache.contains("ns/kms"));
+    }
+
+    #[test]
+    fn an_unhealthy_answer_quotes_at_most_256_bytes_of_its_body() {
+        let body = "é".repeat(200);
+        let quoted = quote(body.as_bytes());
+        assert!(quoted.len() <= BODY_QUOTE);
+        let report = Probe::Unhealthy(503, quoted).report("http://x/healthcheck");
+        assert_eq!(report.reason, Reason::APIUnhealthy);
+        assert!(
+            report
+                .message
+                .starts_with("http://x/healthcheck answered 503: é")
+        );
+    }
+
+    #[test]
+    fn each_failure_has_its_reason() {
+        let url = "http://x";
+        assert_eq!(
+            Probe::Timeout.report(url).reason,
+            Reason::HealthCheckTimeout
+        );
+        assert_eq!(
+            Probe::ConnectionFailed("refused".into()).report(url).reason,
+            Reason::ConnectionFailed
+        );
+        assert_eq!(
+            Probe::Failed("bad".into()).report(url).reason,
+            Reason::HealthCheckFailed
+        );
+        assert!(Probe::Healthy.report(url).ready);
+    }
+
+    struct To(SocketAddr);
+    impl Resolve for To {
+        fn resolve(&self, _: &str, _: u16) -> Option<SocketAddr> {
+            Some(self.0)
+        }
+    }
+
+    async fn serve_once(answer: &'static str) -> SocketAddr {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 1024];
+            let _ = socket.read(&mut buf).await;
+            let _ = socket.write_all(answer.as_bytes()).await;
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn probes_classify_real_answers() {
+        let ok = serve_once("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nOK").await;
+        assert_eq!(
+            probe("kms.ns.svc.cluster.local", &To(ok), PROBE_TIMEOUT).await,
+            Probe::Healthy
+        );
+        let bad =
+            serve_once("HTTP/1.1 503 Service Unavailable\r\ncontent-length: 4\r\n\r\ndown").await;
+        assert_eq!(
+            probe("kms.ns.svc.cluster.local", &To(bad), PROBE_TIMEOUT).await,
+            Probe::Unhealthy(503, "down".into())
+        );
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap()
+        };
+        assert!(matches!(
+            probe("kms", &To(closed), PROBE_TIMEOUT).await,
+            Probe::ConnectionFailed(_)
+        ));
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = silent.local_addr().unwrap();
+        assert_eq!(
+            probe("kms", &To(addr), Duration::from_millis(50)).await,
+            Probe::Timeout
+        );
+        drop(silent);
+    }
+}

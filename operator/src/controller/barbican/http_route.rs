@@ -1,0 +1,211 @@
+//! The HTTPRoute step: the full `spec.gateway` lifecycle. The route forwards the gateway's
+//! hostname and path to the `{name}` Service on 9311, carries the block's annotations, and
+//! reports the Gateway's Accepted condition. Removing the block deletes the route.
+
+use std::time::Duration;
+
+use kube::api::{ApiResource, DynamicObject};
+use serde_json::json;
+
+use super::{
+    secrets::api_error,
+    state::{State, owned_metadata},
+};
+use crate::{
+    api::{
+        conditions::{BarbicanConditionType as T, Reason},
+        gateway::GatewaySpec,
+        names::API_PORT,
+    },
+    controller::{
+        pipeline::{Outcome, StepFuture},
+        status::Report,
+    },
+};
+
+/// HTTPRoute acceptance polling.
+pub const ROUTE_REQUEUE: Duration = Duration::from_secs(10);
+
+/// What the start-up (or per-cluster) probe found about the Gateway API.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GatewayApi {
+    /// HTTPRoute is served.
+    Installed,
+    /// The CRD is absent.
+    NotInstalled,
+    /// Discovery failed; the message says how.
+    ProbeFailed(String),
+}
+
+/// `gateway.networking.k8s.io/v1` HTTPRoute.
+pub fn resource() -> ApiResource {
+    ApiResource {
+        group: "gateway.networking.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "gateway.networking.k8s.io/v1".into(),
+        kind: "HTTPRoute".into(),
+        plural: "httproutes".into(),
+    }
+}
+
+/// The path prefix: the block's path with a leading `/`, `/` by default.
+pub fn path(gateway: &GatewaySpec) -> String {
+    match gateway.path.as_deref() {
+        None | Some("") => "/".into(),
+        Some(p) if p.starts_with('/') => p.into(),
+        Some(p) => format!("/{p}"),
+    }
+}
+
+/// The route's spec.
+pub fn route_spec(gateway: &GatewaySpec, service: &str) -> serde_json::Value {
+    let mut parent = json!({"name": gateway.parent_ref.name});
+    if let Some(ns) = &gateway.parent_ref.namespace {
+        parent["namespace"] = json!(ns);
+    }
+    if let Some(section) = &gateway.parent_ref.section_name {
+        parent["sectionName"] = json!(section);
+    }
+    json!({
+        "parentRefs": [parent],
+        "hostnames": [gateway.hostname],
+        "rules": [{
+            "matches": [{"path": {"type": "PathPrefix", "value": path(gateway)}}],
+            "backendRefs": [{"name": service, "port": API_PORT}],
+        }],
+    })
+}
+
+/// Whether any parent accepted the route.
+pub fn accepted(route: &serde_json::Value) -> bool {
+    route["status"]["parents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p["conditions"].as_array().into_iter().flatten())
+        .any(|c| c["type"] == "Accepted" && c["status"] == "True")
+}
+
+/// The HTTPRoute step.
+pub fn http_route(state: &mut State) -> StepFuture<'_> {
+    Box::pin(async move {
+        let name = state.name();
+        let gateway = state.barbican.spec.gateway.clone();
+        let t = T::HTTPRouteReady;
+        match (&state.env.gateway_api, gateway) {
+            (GatewayApi::Installed, None) => {
+                state
+                    .children
+                    .delete_dynamic(&resource(), &name)
+                    .await
+                    .map_err(|e| api_error("deleting the HTTPRoute", e))?;
+                state.report(Report::ready(
+                    t,
+                    Reason::HTTPRouteNotRequired,
+                    "spec.gateway is not set",
+                ));
+                Ok(Outcome::Done)
+            }
+            (_, None) => {
+                state.report(Report::ready(
+                    t,
+                    Reason::HTTPRouteNotRequired,
+                    "spec.gateway is not set",
+                ));
+                Ok(Outcome::Done)
+            }
+            (GatewayApi::NotInstalled, Some(_)) => {
+                state.report(Report::not_ready(
+                    t,
+                    Reason::GatewayAPINotInstalled,
+                    "spec.gateway is set but the Gateway API's HTTPRoute is not served on this cluster",
+                ));
+                Ok(Outcome::Done)
+            }
+            (GatewayApi::ProbeFailed(error), Some(_)) => {
+                let message = format!("probing for the Gateway API failed: {error}");
+                state.report(Report::not_ready(t, Reason::CapabilityProbeFailed, message));
+                Ok(Outcome::Done)
+            }
+            (GatewayApi::Installed, Some(gateway)) => {
+                let mut metadata = owned_metadata(state, &name);
+                metadata.annotations = gateway.annotations.clone().filter(|a| !a.is_empty());
+                let mut route = DynamicObject::new(&name, &resource()).within(&state.namespace());
+                route.metadata = metadata;
+                route.data = json!({"spec": route_spec(&gateway, &name)});
+                let live = state
+                    .children
+                    .ensure_dynamic(&resource(), &route)
+                    .await
+                    .map_err(|e| api_error("applying the HTTPRoute", e))?;
+                if accepted(&live.data) {
+                    state.report(Report::ready(
+                        t,
+                        Reason::HTTPRouteAccepted,
+                        format!("the Gateway accepted the route for {}", gateway.hostname),
+                    ));
+                    Ok(Outcome::Done)
+                } else {
+                    state.report(Report::not_ready(
+                        t,
+                        Reason::HTTPRouteNotAccepted,
+                        format!(
+                            "waiting for Gateway {:?} to accept the route",
+                            gateway.parent_ref.name
+                        ),
+                    ));
+                    Ok(Outcome::Requeue(ROUTE_REQUEUE))
+                }
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::gateway::GatewayParentRefSpec;
+
+    fn gateway(path: Option<&str>) -> GatewaySpec {
+        GatewaySpec {
+            parent_ref: GatewayParentRefSpec {
+                name: "public".into(),
+                namespace: Some("gateways".into()),
+                section_name: None,
+            },
+            hostname: "kms.example.com".into(),
+            path: path.map(String::from),
+            annotations: None,
+        }
+    }
+
+    #[test]
+    fn the_route_forwards_the_prefix_to_the_service() {
+        let spec = route_spec(&gateway(Some("key-manager")), "kms");
+        assert_eq!(
+            spec["parentRefs"],
+            json!([{"name": "public", "namespace": "gateways"}])
+        );
+        assert_eq!(spec["hostnames"], json!(["kms.example.com"]));
+        assert_eq!(
+            spec["rules"][0]["matches"][0]["path"],
+            json!({"type": "PathPrefix", "value": "/key-manager"})
+        );
+        assert_eq!(
+            spec["rules"][0]["backendRefs"],
+            json!([{"name": "kms", "port": 9311}])
+        );
+        assert!(spec["rules"][0].get("timeouts").is_none());
+        assert_eq!(path(&gateway(None)), "/");
+    }
+
+    #[test]
+    fn any_parent_accepting_is_acceptance() {
+        let route = json!({"status": {"parents": [
+            {"conditions": [{"type": "Accepted", "status": "False"}]},
+            {"conditions": [{"type": "Accepted", "status": "True"}]},
+        ]}});
+        assert!(accepted(&route));
+        assert!(!accepted(&json!({"status": {"parents": []}})));
+    }
+}

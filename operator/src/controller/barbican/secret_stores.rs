@@ -1,0 +1,286 @@
+//! The SecretStores step: the attached, credential-ready BarbicanSecretStores become the
+//! secret-store sections of barbican.conf.
+//!
+//! It never short-circuits: every waiting state returns `Done`, so a first install proceeds to
+//! the steps that report what is missing. A valid projection is recorded in
+//! `status.projectedSecretStores` and `status.projectedSecretStoreHosts`; an invalid one leaves
+//! that last-good record alone.
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::{Api, ResourceExt, api::ListParams};
+
+use super::{
+    secrets::{api_error, value},
+    state::State,
+};
+use crate::{
+    api::{
+        conditions::{BarbicanConditionType as T, Reason, StoreConditionType},
+        names::approle_secret_name,
+        secret_store::BarbicanSecretStore,
+    },
+    controller::{
+        pipeline::{Outcome, StepFuture},
+        status::Report,
+    },
+    render::{
+        barbican_conf::{ProjectedStore, SECRET_STORE_CA_FILE},
+        secrets::digest,
+    },
+};
+
+/// What the step found for this pass.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Projection {
+    /// Whether the stores form a valid projection (exactly one default, one OpenBao store).
+    pub valid: bool,
+    /// The stores to render, sorted by name.
+    pub stores: Vec<ProjectedStore>,
+    /// The Secret holding the OpenBao store's `secret-id`, for the pods' env var.
+    pub credentials_secret: Option<String>,
+    /// The Secret holding the OpenBao store's `ca.crt`, mounted into the pods.
+    pub ca_secret: Option<String>,
+}
+
+/// One attached store as the decision sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The store's name.
+    pub name: String,
+    /// `spec.default`.
+    pub is_default: bool,
+    /// CredentialsReady is True (the aggregate Ready is never consulted: it waits for us).
+    pub credentials_ready: bool,
+    /// Being deleted: skipped.
+    pub deleting: bool,
+}
+
+/// Why a projection is not valid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid {
+    /// The SecretStoresReady reason.
+    pub reason: Reason,
+    /// What the user has to do.
+    pub message: String,
+}
+
+/// The ready stores of a valid projection, sorted by name, or why there is none. Every store is
+/// an OpenBao store, so "at most one OpenBao store" means at most one ready store.
+pub fn select(mut candidates: Vec<Candidate>) -> Result<Vec<Candidate>, Invalid> {
+    candidates.retain(|c| c.credentials_ready && !c.deleting);
+    candidates.sort_by(|a, b| a.name.cmp(&b.name));
+    let defaults: Vec<&str> = candidates
+        .iter()
+        .filter(|c| c.is_default)
+        .map(|c| c.name.as_str())
+        .collect();
+    if defaults.len() != 1 {
+        return Err(Invalid {
+            reason: Reason::NoDefaultSecretStore,
+            message: if defaults.is_empty() {
+                "no attached, credential-ready BarbicanSecretStore is marked default".into()
+            } else {
+                format!(
+                    "several credential-ready stores are marked default ({}); exactly one may be",
+                    defaults.join(", ")
+                )
+            },
+        });
+    }
+    if candidates.len() > 1 {
+        return Err(Invalid {
+            reason: Reason::MultipleOpenBaoStores,
+            message: format!(
+                "at most one OpenBao store may be projected; credential-ready: {}",
+                candidates
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+    Ok(candidates)
+}
+
+fn candidate(store: &BarbicanSecretStore) -> Candidate {
+    Candidate {
+        name: store.name_any(),
+        is_default: store.spec.is_default,
+        credentials_ready: store.status.as_ref().is_some_and(|s| {
+            s.conditions.iter().any(|c| {
+                c.type_ == StoreConditionType::CredentialsReady.as_str() && c.status == "True"
+            })
+        }),
+        deleting: store.metadata.deletion_timestamp.is_some(),
+    }
+}
+
+/// Where a store's credentials and CA live.
+fn sources(store: &BarbicanSecretStore) -> (String, Option<String>) {
+    let open_bao = store.spec.open_bao.as_ref();
+    match (
+        open_bao.and_then(|o| o.instance_ref.as_ref()),
+        open_bao.and_then(|o| o.server.as_ref()),
+    ) {
+        (Some(instance), _) => (
+            approle_secret_name(&store.name_any()),
+            Some(format!("{}-tls-ca", instance.name)),
+        ),
+        (None, Some(server)) => (
+            server.credentials_secret_ref.name.clone(),
+            server.ca_bundle_secret_ref.as_ref().map(|r| r.name.clone()),
+        ),
+        (None, None) => (approle_secret_name(&store.name_any()), None),
+    }
+}
+
+fn projected(store: &BarbicanSecretStore, role_id: &str, has_ca: bool) -> ProjectedStore {
+    let open_bao = store.spec.open_bao.as_ref();
+    let namespace = store.namespace().unwrap_or_default();
+    let url = match (
+        open_bao.and_then(|o| o.instance_ref.as_ref()),
+        open_bao.and_then(|o| o.server.as_ref()),
+    ) {
+        (Some(instance), _) => format!("https://{}.{namespace}.svc:8200", instance.name),
+        (None, Some(server)) => server.url.clone(),
+        (None, None) => String::new(),
+    };
+    ProjectedStore {
+        name: store.name_any(),
+        is_default: store.spec.is_default,
+        url,
+        role_id: role_id.to_string(),
+        ca_file: has_ca.then(|| SECRET_STORE_CA_FILE.to_string()),
+        kv_mountpoint: open_bao
+            .map(|o| o.kv_mountpoint.clone())
+            .unwrap_or_default(),
+        namespace: open_bao
+            .and_then(|o| o.namespace.clone())
+            .filter(|n| !n.is_empty()),
+        extra_options: store.spec.extra_options.clone().unwrap_or_default(),
+    }
+}
+
+/// The SecretStores step.
+pub fn secret_stores(state: &mut State) -> StepFuture<'_> {
+    Box::pin(async move {
+        let name = state.name();
+        let api: Api<BarbicanSecretStore> =
+            Api::namespaced(state.env.client.clone(), &state.namespace());
+        let mut attached: Vec<BarbicanSecretStore> = api
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| api_error("listing the BarbicanSecretStores", e))?
+            .items
+            .into_iter()
+            .filter(|s| s.spec.barbican_ref.name == name)
+            .collect();
+        attached.sort_by_key(|s| s.name_any());
+        let chosen = match select(attached.iter().map(candidate).collect()) {
+            Ok(chosen) => chosen,
+            Err(invalid) => {
+                state.projection = Projection::default();
+                state.report(Report::not_ready(
+                    T::SecretStoresReady,
+                    invalid.reason,
+                    invalid.message,
+                ));
+                return Ok(Outcome::Done);
+            }
+        };
+        let mut projection = Projection {
+            valid: true,
+            ..Projection::default()
+        };
+        for pick in chosen {
+            let Some(store) = attached.iter().find(|s| s.name_any() == pick.name) else {
+                continue;
+            };
+            let (credentials, ca) = sources(store);
+            let secret = state
+                .children
+                .get::<Secret>(&credentials)
+                .await
+                .map_err(|e| api_error("reading a store's credentials Secret", e))?;
+            let (Some(role_id), Some(secret_id)) = (
+                secret.as_ref().and_then(|s| value(s, "role-id")),
+                secret.as_ref().and_then(|s| value(s, "secret-id")),
+            ) else {
+                state.projection = Projection::default();
+                state.report(Report::not_ready(
+                    T::SecretStoresReady,
+                    Reason::WaitingForSecretStores,
+                    format!(
+                        "the credentials Secret {credentials:?} of store {:?} is missing or lacks role-id/secret-id",
+                        pick.name
+                    ),
+                ));
+                return Ok(Outcome::Done);
+            };
+            let role_id = String::from_utf8_lossy(role_id).into_owned();
+            state.digests.secret_store_credentials = digest(secret_id);
+            projection
+                .stores
+                .push(projected(store, &role_id, ca.is_some()));
+            projection.credentials_secret = Some(credentials);
+            projection.ca_secret = ca;
+        }
+        state.status.projected_secret_stores =
+            projection.stores.iter().map(|s| s.name.clone()).collect();
+        state.status.projected_secret_store_hosts =
+            projection.stores.iter().map(|s| s.url.clone()).collect();
+        state.report(Report::ready(
+            T::SecretStoresReady,
+            Reason::AllStoresProjected,
+            format!(
+                "projected: {}",
+                state.status.projected_secret_stores.join(", ")
+            ),
+        ));
+        state.projection = projection;
+        Ok(Outcome::Done)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(name: &str, is_default: bool, ready: bool) -> Candidate {
+        Candidate {
+            name: name.into(),
+            is_default,
+            credentials_ready: ready,
+            deleting: false,
+        }
+    }
+
+    #[test]
+    fn one_ready_default_is_a_valid_projection_and_unready_stores_do_not_count() {
+        let chosen = select(vec![store("b", false, false), store("a", true, true)]).unwrap();
+        assert_eq!(chosen, [store("a", true, true)]);
+    }
+
+    #[test]
+    fn no_default_several_defaults_and_several_stores_are_each_named() {
+        let none = select(vec![store("a", false, true)]).unwrap_err();
+        assert_eq!(none.reason, Reason::NoDefaultSecretStore);
+        assert!(select(vec![]).is_err());
+        let two = select(vec![store("a", true, true), store("b", true, true)]).unwrap_err();
+        assert_eq!(two.reason, Reason::NoDefaultSecretStore);
+        assert!(two.message.contains("a, b"), "{}", two.message);
+        let many = select(vec![store("a", true, true), store("b", false, true)]).unwrap_err();
+        assert_eq!(many.reason, Reason::MultipleOpenBaoStores);
+    }
+
+    #[test]
+    fn a_deleting_store_is_skipped() {
+        let mut deleting = store("a", true, true);
+        deleting.deleting = true;
+        assert_eq!(
+            select(vec![deleting]).unwrap_err().reason,
+            Reason::NoDefaultSecretStore
+        );
+    }
+}

@@ -1,0 +1,337 @@
+//! The Secrets and DBConnectionSecret steps, both reporting through SecretsReady.
+//!
+//! Secrets gates on the selected External Secrets store, then on the ESO-synced database and
+//! service-user Secrets, and digests the service-user password. DBConnectionSecret assembles
+//! the pymysql DSN into `{name}-db-connection` and digests it. Every wait requeues after 15 s.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use k8s_openapi::{ByteString, api::core::v1::Secret};
+use kube::{
+    Api,
+    api::{ApiResource, DynamicObject},
+};
+
+use super::{
+    dsn,
+    state::{State, owned_metadata},
+};
+use crate::{
+    api::{
+        conditions::{BarbicanConditionType as T, Reason},
+        database::CredentialsMode,
+        names::{DEFAULT_ESO_STORE, db_connection_secret_name},
+        refs::SecretStoreKind,
+    },
+    controller::{
+        pipeline::{Outcome, StepError, StepFuture},
+        status::Report,
+    },
+    render::secrets::digest,
+};
+
+/// The ESO secret-gate polling interval.
+pub const SECRETS_REQUEUE: Duration = Duration::from_secs(15);
+
+/// The data key of the DSN in `{name}-db-connection`.
+pub const CONNECTION_KEY: &str = "connection";
+
+fn eso(kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: "external-secrets.io".into(),
+        version: "v1".into(),
+        api_version: "external-secrets.io/v1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+/// The ESO store a Barbican selects: its kind and name.
+pub fn selected_store(state: &State) -> (SecretStoreKind, String) {
+    match &state.barbican.spec.secret_store_ref {
+        Some(r) => (r.kind, r.name.clone()),
+        None => (
+            SecretStoreKind::ClusterSecretStore,
+            DEFAULT_ESO_STORE.to_string(),
+        ),
+    }
+}
+
+/// Whether an object carries the condition `type_` with status True.
+pub fn condition_true(object: &serde_json::Value, type_: &str) -> bool {
+    object["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == type_ && c["status"] == "True")
+}
+
+pub(crate) fn api_error(what: &str, error: kube::Error) -> StepError {
+    StepError(format!("{what}: {error}"))
+}
+
+/// Reads a dynamic object; a missing object or a kind that is not served reads as `None`.
+async fn get_dynamic(
+    api: Api<DynamicObject>,
+    name: &str,
+) -> Result<Option<DynamicObject>, StepError> {
+    match api.get_opt(name).await {
+        Ok(found) => Ok(found),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+        Err(e) => Err(api_error("reading the External Secrets store", e)),
+    }
+}
+
+/// The value of `key` in a Secret's data, when present and non-empty.
+pub fn value<'a>(secret: &'a Secret, key: &str) -> Option<&'a [u8]> {
+    secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .map(|v| v.0.as_slice())
+        .filter(|v| !v.is_empty())
+}
+
+/// Why a credential Secret is not usable yet, for the condition message: the same-named
+/// ExternalSecret is read only on a miss, to say whether it exists and has synced.
+async fn waiting_message(
+    state: &State,
+    secret: &str,
+    what: &str,
+    missing: &[&str],
+) -> Result<String, StepError> {
+    let external = get_dynamic(
+        state
+            .children
+            .dynamic(&eso("ExternalSecret", "externalsecrets")),
+        secret,
+    )
+    .await?;
+    Ok(match external {
+        _ if !missing.is_empty() => format!(
+            "{what} Secret {secret:?} is missing key(s) {}",
+            missing.join(", ")
+        ),
+        None => {
+            format!("{what} Secret {secret:?} not found and no ExternalSecret {secret:?} exists")
+        }
+        Some(_) => format!(
+            "{what} Secret {secret:?} not found; waiting for ExternalSecret {secret:?} to sync"
+        ),
+    })
+}
+
+/// The keys of `wanted` that `secret` lacks (all of them when it is absent).
+fn missing<'a>(secret: Option<&Secret>, wanted: &[&'a str]) -> Vec<&'a str> {
+    wanted
+        .iter()
+        .copied()
+        .filter(|k| secret.is_none_or(|s| value(s, k).is_none()))
+        .collect()
+}
+
+async fn wait_for(
+    state: &mut State,
+    reason: Reason,
+    name: &str,
+    what: &str,
+    secret: Option<&Secret>,
+    keys: &[&str],
+) -> Result<Outcome, StepError> {
+    let absent = missing(secret, keys);
+    let message = waiting_message(
+        state,
+        name,
+        what,
+        if secret.is_some() { &absent } else { &[] },
+    )
+    .await?;
+    state.report(Report::not_ready(T::SecretsReady, reason, message));
+    Ok(Outcome::Requeue(SECRETS_REQUEUE))
+}
+
+/// The Secrets step.
+pub fn secrets(state: &mut State) -> StepFuture<'_> {
+    Box::pin(async move {
+        let (kind, name) = selected_store(state);
+        let store = match kind {
+            SecretStoreKind::ClusterSecretStore => {
+                get_dynamic(
+                    Api::all_with(
+                        state.env.client.clone(),
+                        &eso("ClusterSecretStore", "clustersecretstores"),
+                    ),
+                    &name,
+                )
+                .await?
+            }
+            SecretStoreKind::SecretStore => {
+                get_dynamic(
+                    state.children.dynamic(&eso("SecretStore", "secretstores")),
+                    &name,
+                )
+                .await?
+            }
+        };
+        let ready = store.is_some_and(|s| condition_true(&s.data, "Ready"));
+        if !ready {
+            state.report(Report::not_ready(
+                T::SecretsReady,
+                Reason::SecretStoreNotReady,
+                format!(
+                    "{} {name:?} is not ready; upstream secret backend unreachable",
+                    kind.as_str()
+                ),
+            ));
+            return Ok(Outcome::Requeue(SECRETS_REQUEUE));
+        }
+
+        let spec = &state.barbican.spec;
+        let db_name = spec.database.secret_ref.name.clone();
+        let db = state
+            .children
+            .get::<Secret>(&db_name)
+            .await
+            .map_err(|e| api_error("reading the database Secret", e))?;
+        if !missing(db.as_ref(), &["username", "password"]).is_empty() {
+            return wait_for(
+                state,
+                Reason::WaitingForDBCredentials,
+                &db_name,
+                "database credentials",
+                db.as_ref(),
+                &["username", "password"],
+            )
+            .await;
+        }
+
+        let user_ref = spec.service_user.secret_ref.clone();
+        let key = user_ref.key.as_deref().unwrap_or("password").to_string();
+        let user = state
+            .children
+            .get::<Secret>(&user_ref.name)
+            .await
+            .map_err(|e| api_error("reading the service-user Secret", e))?;
+        let Some(password) = user.as_ref().and_then(|s| value(s, &key)) else {
+            return wait_for(
+                state,
+                Reason::WaitingForServiceUserCredentials,
+                &user_ref.name,
+                "service-user credentials",
+                user.as_ref(),
+                &[key.as_str()],
+            )
+            .await;
+        };
+        state.digests.authtoken = digest(password);
+        state.report(Report::ready(
+            T::SecretsReady,
+            Reason::SecretsAvailable,
+            "the database and service-user credentials are available",
+        ));
+        Ok(Outcome::Done)
+    })
+}
+
+/// The DSN for `state`'s Barbican from the database Secret's values.
+pub fn connection(state: &State, username: &str, password: &str) -> String {
+    let spec = &state.barbican.spec.database;
+    let managed_static = spec.cluster_ref.is_some()
+        && spec.credentials_mode.unwrap_or_default() == CredentialsMode::Static;
+    let user = if managed_static {
+        state.name()
+    } else {
+        username.to_string()
+    };
+    dsn::dsn(
+        &user,
+        password,
+        &dsn::address(spec, &state.namespace()),
+        &spec.database,
+        spec.tls.as_ref().map(|t| t.mode),
+    )
+}
+
+/// The DBConnectionSecret step.
+pub fn db_connection(state: &mut State) -> StepFuture<'_> {
+    Box::pin(async move {
+        let db_name = state.barbican.spec.database.secret_ref.name.clone();
+        let db = state
+            .children
+            .get::<Secret>(&db_name)
+            .await
+            .map_err(|e| api_error("reading the database Secret", e))?;
+        let text = |key: &str| {
+            db.as_ref()
+                .and_then(|s| value(s, key))
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+        };
+        let (Some(username), Some(password)) = (text("username"), text("password")) else {
+            return wait_for(
+                state,
+                Reason::WaitingForDBCredentials,
+                &db_name,
+                "database credentials",
+                db.as_ref(),
+                &["username", "password"],
+            )
+            .await;
+        };
+        let dsn = connection(state, &username, &password);
+        let name = db_connection_secret_name(&state.name());
+        let desired = Secret {
+            metadata: owned_metadata(state, &name),
+            type_: Some("Opaque".into()),
+            data: Some(BTreeMap::from([(
+                CONNECTION_KEY.to_string(),
+                ByteString(dsn.clone().into_bytes()),
+            )])),
+            ..Secret::default()
+        };
+        state
+            .children
+            .ensure(&desired)
+            .await
+            .map_err(|e| api_error("writing the database connection Secret", e))?;
+        state.digests.db_connection = digest(dsn.as_bytes());
+        Ok(Outcome::Done)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secret(data: &[(&str, &str)]) -> Secret {
+        Secret {
+            data: Some(
+                data.iter()
+                    .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
+                    .collect(),
+            ),
+            ..Secret::default()
+        }
+    }
+
+    #[test]
+    fn a_key_that_is_absent_or_empty_is_missing() {
+        let s = secret(&[("username", "barbican"), ("password", "")]);
+        assert_eq!(missing(Some(&s), &["username", "password"]), ["password"]);
+        assert_eq!(
+            missing(None, &["username", "password"]),
+            ["username", "password"]
+        );
+        assert!(missing(Some(&secret(&[("password", "x")])), &["password"]).is_empty());
+    }
+
+    #[test]
+    fn a_store_counts_as_ready_only_with_ready_true() {
+        let ready =
+            serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+        let not =
+            serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}});
+        assert!(condition_true(&ready, "Ready"));
+        assert!(!condition_true(&not, "Ready"));
+        assert!(!condition_true(&serde_json::json!({}), "Ready"));
+    }
+}

@@ -1,0 +1,150 @@
+//! What the steps of one pass work on: the shared environment (clients, clock, caches) and the
+//! pass's own working copy of the CR's status plus what earlier steps found.
+
+use std::{sync::Arc, time::Duration};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, OwnerReference};
+use kube::{Client, Resource, ResourceExt};
+
+use super::{
+    credentials::Digests, health::ProbeCache, http_route::GatewayApi, secret_stores::Projection,
+};
+use crate::{
+    api::barbican::{Barbican, BarbicanStatus},
+    clock::Clock,
+    controller::{
+        children::Children,
+        events::{Events, Severity, reference},
+        pipeline::Context,
+        status::{Report, set},
+    },
+    metrics::Metrics,
+    resolve::Resolve,
+};
+
+/// Shared by every pass of the Barbican controller.
+pub struct Env {
+    /// The management cluster's client: the CRs, their status, events.
+    pub client: Client,
+    /// Where time is read.
+    pub clock: Arc<dyn Clock>,
+    /// Name resolution for the health probe.
+    pub resolver: Arc<dyn Resolve>,
+    /// The pipeline series.
+    pub metrics: Arc<Metrics>,
+    /// Passing health probes, reused within their TTL.
+    pub probes: ProbeCache,
+    /// Whether the Gateway API's HTTPRoute is served (probed at start).
+    pub gateway_api: GatewayApi,
+    /// The namespace the operator runs in (allowed into the API pods).
+    pub operator_namespace: String,
+    /// Events about the CRs.
+    pub events: Events,
+    /// How long a health probe may take.
+    pub probe_timeout: Duration,
+}
+
+/// One pass over one Barbican.
+#[derive(Clone)]
+pub struct State {
+    /// The shared environment.
+    pub env: Arc<Env>,
+    /// The CR as this pass read it.
+    pub barbican: Arc<Barbican>,
+    /// The status the pass is building.
+    pub status: BarbicanStatus,
+    /// Where the children live.
+    pub children: Children,
+    /// Digests of the credentials, for the pod-template annotations.
+    pub digests: Digests,
+    /// What the SecretStores step found.
+    pub projection: Projection,
+    /// The config Secret the Deployment mounts (empty before the first valid render).
+    pub config_secret: String,
+}
+
+impl Context for State {
+    fn conditions(&self) -> &[Condition] {
+        &self.status.conditions
+    }
+    fn conditions_mut(&mut self) -> &mut Vec<Condition> {
+        &mut self.status.conditions
+    }
+}
+
+impl State {
+    /// A pass over `barbican`, starting from its stored status.
+    pub fn new(env: Arc<Env>, barbican: Arc<Barbican>, children: Children) -> Self {
+        Self {
+            env,
+            status: barbican.status.clone().unwrap_or_default(),
+            barbican,
+            children,
+            digests: Digests::default(),
+            projection: Projection::default(),
+            config_secret: String::new(),
+        }
+    }
+
+    /// The CR's name.
+    pub fn name(&self) -> String {
+        self.barbican.name_any()
+    }
+
+    /// The CR's namespace.
+    pub fn namespace(&self) -> String {
+        self.barbican.namespace().unwrap_or_default()
+    }
+
+    /// Sets a condition, stamped with the CR's generation and the clock's time.
+    pub fn report(&mut self, report: Report) {
+        set(
+            &mut self.status.conditions,
+            &report,
+            self.barbican.metadata.generation,
+            self.env.clock.now(),
+        );
+    }
+
+    /// The condition of `type_` as it stands in this pass.
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.status.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    /// The controller ownerReference every child carries.
+    pub fn owner(&self) -> OwnerReference {
+        self.barbican
+            .controller_owner_ref(&())
+            .expect("a stored Barbican has a name and uid")
+    }
+
+    /// Publishes an event about the CR.
+    pub async fn event(&self, severity: Severity, reason: &str, note: &str) {
+        self.env
+            .events
+            .publish(&reference(self.barbican.as_ref()), severity, reason, note)
+            .await;
+    }
+}
+
+/// The metadata of a child named `name`: common labels, the CR's namespace, the owner.
+pub fn owned_metadata(
+    state: &State,
+    name: &str,
+) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    let mut meta = super::labels::child_metadata(name, &state.namespace());
+    meta.labels = Some(super::labels::common(&state.name()));
+    meta.owner_references = Some(vec![state.owner()]);
+    meta
+}
+
+/// Whether a resource is one of the Barbican's (controller ownerReference to its uid).
+pub fn owned_by<K: Resource>(object: &K, barbican: &Barbican) -> bool {
+    let uid = barbican.metadata.uid.as_deref();
+    object
+        .meta()
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.controller == Some(true) && Some(o.uid.as_str()) == uid)
+}

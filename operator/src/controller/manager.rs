@@ -1,0 +1,362 @@
+//! Runs the Barbican controller: the watches, the passes, and the requeues.
+//!
+//! Requeues ride on the operator's [`Clock`], not on kube-runtime's scheduler (which sleeps on
+//! tokio time): a pass returns "wait for a change" to kube-runtime and this module sleeps on the
+//! clock before feeding the object back in. On a virtual clock, "10 seconds later" then happens
+//! when the scenario says so, and never on the wall clock.
+
+use std::{
+    collections::HashMap,
+    future::Future,
+    hash::{Hash, Hasher},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use futures::{StreamExt, channel::mpsc};
+use k8s_openapi::api::{
+    apps::v1::Deployment,
+    autoscaling::v2::HorizontalPodAutoscaler,
+    batch::v1::{CronJob, Job},
+    core::v1::{Secret, Service},
+    networking::v1::NetworkPolicy,
+    policy::v1::PodDisruptionBudget,
+};
+use kube::{
+    Api, Client, ResourceExt,
+    api::{ApiResource, DynamicObject},
+    runtime::{
+        Controller, WatchStreamExt,
+        controller::Action,
+        reflector::{self, ObjectRef},
+        watcher,
+    },
+};
+
+use super::{
+    barbican::{
+        health::{PROBE_TIMEOUT, ProbeCache},
+        http_route::{self, GatewayApi},
+        reconcile::{Error, Next, reconcile},
+        state::Env,
+        watches,
+    },
+    events::Events,
+};
+use crate::{
+    api::{barbican::Barbican, refs::SecretStoreKind, secret_store::BarbicanSecretStore},
+    clock::Clock,
+    metrics::Metrics,
+    resolve::Resolve,
+};
+
+/// The periodic re-reconcile of every CR (the reference's `--sync-period`).
+pub const RESYNC: Duration = Duration::from_secs(600);
+/// The first retry after a failed pass; it doubles per consecutive failure.
+pub const BACKOFF_BASE: Duration = Duration::from_secs(1);
+/// The longest retry interval after failures.
+pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
+
+/// What the controller is started with besides the client.
+#[derive(Clone)]
+pub struct Settings {
+    /// Where time is read.
+    pub clock: Arc<dyn Clock>,
+    /// Name resolution for the health probe.
+    pub resolver: Arc<dyn Resolve>,
+    /// The metrics registry.
+    pub metrics: Arc<Metrics>,
+    /// The namespace the operator runs in.
+    pub operator_namespace: String,
+    /// This replica's name, on events.
+    pub instance: String,
+    /// How long a health probe may take.
+    pub probe_timeout: Duration,
+    /// How often every CR is reconciled regardless of events.
+    pub resync: Duration,
+}
+
+impl Settings {
+    /// Production settings on `clock` and `resolver`.
+    pub fn new(clock: Arc<dyn Clock>, resolver: Arc<dyn Resolve>, metrics: Arc<Metrics>) -> Self {
+        Self {
+            clock,
+            resolver,
+            metrics,
+            operator_namespace: "barbican-system".into(),
+            instance: "barbican-operator".into(),
+            probe_timeout: PROBE_TIMEOUT,
+            resync: RESYNC,
+        }
+    }
+}
+
+/// The retry interval after `failures` consecutive failed passes.
+pub fn backoff(failures: u32) -> Duration {
+    BACKOFF_BASE
+        .saturating_mul(2u32.saturating_pow(failures.saturating_sub(1)))
+        .min(BACKOFF_MAX)
+}
+
+/// Requeues on the operator's clock: at most one pending wake-up per CR, the newest wins.
+struct Requeues {
+    clock: Arc<dyn Clock>,
+    wake: mpsc::UnboundedSender<ObjectRef<Barbican>>,
+    pending: Mutex<HashMap<ObjectRef<Barbican>, tokio::task::AbortHandle>>,
+    failures: Mutex<HashMap<ObjectRef<Barbican>, u32>>,
+}
+
+impl Requeues {
+    fn schedule(&self, key: ObjectRef<Barbican>, after: Duration) {
+        let (sleep, wake, target) = (self.clock.sleep(after), self.wake.clone(), key.clone());
+        let task = tokio::spawn(async move {
+            sleep.await;
+            let _ = wake.unbounded_send(target);
+        });
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(previous) = pending.insert(key, task.abort_handle()) {
+            previous.abort();
+        }
+    }
+
+    fn failed(&self, key: &ObjectRef<Barbican>) -> Duration {
+        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let count = failures.entry(key.clone()).or_default();
+        *count += 1;
+        backoff(*count)
+    }
+
+    fn succeeded(&self, key: &ObjectRef<Barbican>) {
+        self.failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
+    }
+}
+
+struct Runtime {
+    env: Arc<Env>,
+    requeues: Requeues,
+    resync: Duration,
+}
+
+async fn pass(barbican: Arc<Barbican>, runtime: Arc<Runtime>) -> Result<Action, Error> {
+    let key = ObjectRef::from_obj(barbican.as_ref());
+    let outcome = reconcile(runtime.env.clone(), barbican).await;
+    match &outcome {
+        Ok(next) => {
+            runtime.requeues.succeeded(&key);
+            let after = match next {
+                Next::After(after) => *after,
+                Next::AwaitChange => runtime.resync,
+            };
+            runtime.requeues.schedule(key, after);
+        }
+        Err(error) => {
+            let after = runtime.requeues.failed(&key);
+            tracing::warn!(barbican = %key, %error, retry_in = ?after, "reconcile failed");
+            runtime.requeues.schedule(key, after);
+        }
+    }
+    outcome.map(|_| Action::await_change())
+}
+
+/// What wakes the controller for a change to the CR itself: spec (generation), labels,
+/// annotations, finalizers, deletion. A status-only update changes none of them.
+pub fn meaningful_change(barbican: &Barbican) -> Option<u64> {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    barbican.metadata.generation.hash(&mut hasher);
+    barbican.metadata.labels.hash(&mut hasher);
+    barbican.metadata.annotations.hash(&mut hasher);
+    barbican.metadata.finalizers.hash(&mut hasher);
+    barbican
+        .metadata
+        .deletion_timestamp
+        .is_some()
+        .hash(&mut hasher);
+    barbican.metadata.uid.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// Whether the API server serves `resource` (a failed probe is an error, not "no").
+pub async fn serves(client: &Client, resource: &ApiResource) -> Result<bool, kube::Error> {
+    match client.list_api_group_resources(&resource.api_version).await {
+        Ok(list) => Ok(list.resources.iter().any(|r| r.name == resource.plural)),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Probes for the Gateway API's HTTPRoute.
+pub async fn probe_gateway_api(client: &Client) -> GatewayApi {
+    match serves(client, &http_route::resource()).await {
+        Ok(true) => GatewayApi::Installed,
+        Ok(false) => GatewayApi::NotInstalled,
+        Err(e) => GatewayApi::ProbeFailed(e.to_string()),
+    }
+}
+
+fn eso(kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: "external-secrets.io".into(),
+        version: "v1".into(),
+        api_version: "external-secrets.io/v1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+/// Runs the Barbican controller until `shutdown` completes.
+pub async fn run_barbican_controller(
+    client: Client,
+    settings: Settings,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let gateway_api = probe_gateway_api(&client).await;
+    let env = Arc::new(Env {
+        client: client.clone(),
+        clock: settings.clock.clone(),
+        resolver: settings.resolver.clone(),
+        metrics: settings.metrics.clone(),
+        probes: ProbeCache::default(),
+        gateway_api: gateway_api.clone(),
+        events: Events::new(client.clone(), settings.clock.clone(), &settings.instance),
+        operator_namespace: settings.operator_namespace.clone(),
+        probe_timeout: settings.probe_timeout,
+    });
+    let (wake, woken) = mpsc::unbounded();
+    let runtime = Arc::new(Runtime {
+        env,
+        requeues: Requeues {
+            clock: settings.clock.clone(),
+            wake,
+            pending: Mutex::default(),
+            failures: Mutex::default(),
+        },
+        resync: settings.resync,
+    });
+
+    let config = watcher::Config::default();
+    let (barbicans, writer) = reflector::store();
+    let main = watcher(Api::<Barbican>::all(client.clone()), config.clone())
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(meaningful_change, Default::default());
+    let (stores, store_writer) = reflector::store();
+    let store_stream = watcher(
+        Api::<BarbicanSecretStore>::all(client.clone()),
+        config.clone(),
+    )
+    .default_backoff()
+    .reflect(store_writer)
+    .touched_objects();
+
+    let mut controller = Controller::for_stream(main, barbicans.clone())
+        .owns(Api::<Deployment>::all(client.clone()), config.clone())
+        .owns(Api::<Service>::all(client.clone()), config.clone())
+        .owns(
+            Api::<PodDisruptionBudget>::all(client.clone()),
+            config.clone(),
+        )
+        .owns(
+            Api::<HorizontalPodAutoscaler>::all(client.clone()),
+            config.clone(),
+        )
+        .owns(Api::<NetworkPolicy>::all(client.clone()), config.clone())
+        .owns(Api::<Job>::all(client.clone()), config.clone())
+        .owns(Api::<CronJob>::all(client.clone()), config.clone())
+        .watches_stream(store_stream, |store: BarbicanSecretStore| {
+            store
+                .namespace()
+                .map(|ns| ObjectRef::new(&store.spec.barbican_ref.name).within(&ns))
+        })
+        .watches(Api::<Secret>::all(client.clone()), config.clone(), {
+            let (barbicans, stores) = (barbicans.clone(), stores.clone());
+            move |secret: Secret| {
+                let owner = watches::controlling_barbican(&secret);
+                watches::for_secret(
+                    &secret.namespace().unwrap_or_default(),
+                    &secret.name_any(),
+                    owner.as_deref(),
+                    &barbicans.state(),
+                    &stores.state(),
+                )
+            }
+        })
+        .reconcile_on(woken);
+    if gateway_api == GatewayApi::Installed {
+        let routes = http_route::resource();
+        controller = controller.owns_with(
+            Api::<DynamicObject>::all_with(client.clone(), &routes),
+            routes,
+            config.clone(),
+        );
+    }
+    for (kind, plural, scope) in [
+        (
+            "ClusterSecretStore",
+            "clustersecretstores",
+            SecretStoreKind::ClusterSecretStore,
+        ),
+        ("SecretStore", "secretstores", SecretStoreKind::SecretStore),
+    ] {
+        let resource = eso(kind, plural);
+        if !serves(&client, &resource).await.unwrap_or(false) {
+            continue;
+        }
+        let barbicans = barbicans.clone();
+        controller = controller.watches_with(
+            Api::<DynamicObject>::all_with(client.clone(), &resource),
+            resource,
+            config.clone(),
+            move |store: DynamicObject| {
+                let namespace = store.namespace();
+                watches::for_eso_store(
+                    scope,
+                    namespace.as_deref(),
+                    &store.name_any(),
+                    &barbicans.state(),
+                )
+            },
+        );
+    }
+    tracing::info!(gateway_api = ?gateway_api, "Barbican controller starting");
+    controller
+        .graceful_shutdown_on(shutdown)
+        .run(pass, |_, _, _| Action::await_change(), runtime)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "controller event");
+            }
+        })
+        .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_one_second_up_to_five_minutes() {
+        assert_eq!(backoff(1), Duration::from_secs(1));
+        assert_eq!(backoff(2), Duration::from_secs(2));
+        assert_eq!(backoff(4), Duration::from_secs(8));
+        assert_eq!(backoff(20), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn a_status_only_update_is_not_a_meaningful_change() {
+        let mut barbican = crate::api::fixtures::barbican();
+        barbican.metadata.generation = Some(1);
+        let before = meaningful_change(&barbican);
+        barbican.status = Some(Default::default());
+        barbican.metadata.resource_version = Some("9".into());
+        assert_eq!(meaningful_change(&barbican), before);
+        barbican.metadata.generation = Some(2);
+        assert_ne!(meaningful_change(&barbican), before);
+        barbican.metadata.generation = Some(1);
+        barbican.metadata.finalizers = Some(vec!["x".into()]);
+        assert_ne!(meaningful_change(&barbican), before);
+    }
+}
