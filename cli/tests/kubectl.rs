@@ -1,108 +1,15 @@
 //! kubectl against `barbican-sim serve`: what a user types works as on a real cluster.
 //! Needs kubectl on PATH (CI has 1.32); fails, rather than skips, without it.
 
+mod common;
+
 use std::{
     io::{BufRead, BufReader},
-    path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
+    process::{Command, Stdio},
     time::Duration,
 };
 
-struct Sim {
-    child: Child,
-    kubeconfig: PathBuf,
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn start(name: &str) -> Sim {
-    start_with(name, &[])
-}
-
-fn start_with(name: &str, extra: &[&str]) -> Sim {
-    let dir = std::env::temp_dir().join(format!(
-        "barbican-sim-kubectl-{name}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    let _ = std::fs::remove_file(&kubeconfig);
-    let child = Command::new(env!("CARGO_BIN_EXE_barbican-sim"))
-        .args(["serve", "--port", "0", "--kubeconfig-out"])
-        .arg(&kubeconfig)
-        .arg("--crds")
-        .arg(workspace().join("deploy/crds"))
-        .args(extra)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let sim = Sim { child, kubeconfig };
-    for _ in 0..200 {
-        if sim.kubeconfig.exists() && kubectl(&sim, &["get", "namespaces"]).0 {
-            return sim;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!("barbican-sim serve did not come up");
-}
-
-/// Runs kubectl; returns (success, stdout + stderr).
-fn kubectl(sim: &Sim, args: &[&str]) -> (bool, String) {
-    let output = Command::new("kubectl")
-        .args(args)
-        .env("KUBECONFIG", &sim.kubeconfig)
-        .current_dir(workspace())
-        .output()
-        .expect("kubectl must be installed (CI provides 1.32)");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
-}
-
-fn ok(sim: &Sim, args: &[&str]) -> String {
-    let (success, text) = kubectl(sim, args);
-    assert!(success, "kubectl {}: {text}", args.join(" "));
-    text
-}
-
-fn apply_stdin(sim: &Sim, manifest: &str) {
-    let (applied, text) = try_apply_stdin(sim, manifest);
-    assert!(applied, "kubectl apply: {text}");
-}
-
-/// `kubectl apply -f -`; returns (success, stderr). (`kubectl create <kind>` sends protobuf
-/// for built-in kinds, which the sim refuses; apply sends JSON.)
-fn try_apply_stdin(sim: &Sim, manifest: &str) -> (bool, String) {
-    let mut child = Command::new("kubectl")
-        .args(["apply", "-f", "-"])
-        .env("KUBECONFIG", &sim.kubeconfig)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), manifest.as_bytes()).unwrap();
-    let output = child.wait_with_output().unwrap();
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stderr).into(),
-    )
-}
+use common::*;
 
 fn with_examples(name: &str) -> Sim {
     let sim = start(name);

@@ -13,6 +13,8 @@ pub mod api;
 pub mod clock;
 pub mod controller;
 pub mod crd;
+pub mod leader;
 pub mod metrics;
+pub mod probes;
 pub mod render;
 pub mod resolve;

@@ -7,9 +7,14 @@ use barbican_operator::{
         server::{ApiLookups, provider, router, serve},
         tls::ReloadingCertificate,
     },
-    crd,
+    clock::SystemClock,
+    controller::manager::{Settings, run_barbican_controller},
+    crd, leader,
+    metrics::Metrics,
+    probes::{Readiness, health_router, metrics_router},
+    resolve::SystemResolver,
 };
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// Kubernetes operator for OpenStack Barbican and its OpenBao secret stores.
 #[derive(Parser, Debug)]
@@ -27,6 +32,9 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out_dir: Option<PathBuf>,
     },
+    /// Run the operator: the Barbican controller, the admission webhooks, `/metrics`,
+    /// `/healthz` and `/readyz`, with leader election on a Lease.
+    Run(RunArgs),
     /// Serve the defaulting and validating admission webhooks for both kinds over HTTPS.
     Webhook {
         /// Address to listen on.
@@ -41,16 +49,70 @@ enum Command {
     },
 }
 
+/// How logs are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// Kubeconfig to use; without it, the in-cluster config or $KUBECONFIG.
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: Option<PathBuf>,
+    /// Where `/metrics` is served; "0" turns it off.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    metrics_bind_address: String,
+    /// Where `/healthz` and `/readyz` are served; "0" turns them off.
+    #[arg(long, default_value = "0.0.0.0:8081")]
+    health_probe_bind_address: String,
+    /// Where the admission webhooks are served over HTTPS; "0" turns them off. They are also
+    /// off, with a warning, while the certificate file does not exist.
+    #[arg(long, default_value = "0.0.0.0:9443")]
+    webhook_bind_address: String,
+    /// PEM certificate chain of the webhook server; reloaded when it changes.
+    #[arg(long, default_value = "/tmp/k8s-webhook-server/serving-certs/tls.crt")]
+    tls_cert_file: PathBuf,
+    /// PEM private key of the webhook server.
+    #[arg(long, default_value = "/tmp/k8s-webhook-server/serving-certs/tls.key")]
+    tls_key_file: PathBuf,
+    /// Elect a leader through a Lease, so only one replica reconciles.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    leader_elect: bool,
+    /// The namespace the operator runs in: the Lease lives there, and the API pods'
+    /// NetworkPolicy lets it in.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "barbican-system")]
+    namespace: String,
+    /// This replica's name (events and the Lease holder).
+    #[arg(long, env = "POD_NAME", default_value = "barbican-operator")]
+    pod_name: String,
+    /// Log format.
+    #[arg(long, value_enum, default_value = "text")]
+    log_format: LogFormat,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // One TLS provider for every client and server in the process (kube, the webhook).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let json = matches!(&cli.command, Command::Run(args) if args.log_format == LogFormat::Json);
+    if json {
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
+    } else {
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -93,6 +155,11 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             Ok(())
         }
+        Command::Run(args) => {
+            let runtime =
+                tokio::runtime::Runtime::new().map_err(|e| format!("starting the runtime: {e}"))?;
+            runtime.block_on(operate(args))
+        }
         Command::Webhook {
             bind,
             tls_cert_file,
@@ -126,4 +193,157 @@ async fn webhook(bind: SocketAddr, cert: PathBuf, key: PathBuf) -> Result<(), St
     )
     .await
     .map_err(|e| format!("configuring TLS: {e}"))
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => return std::future::pending().await,
+            };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+async fn client_for(kubeconfig: Option<&PathBuf>) -> Result<kube::Client, String> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let kubeconfig = kube::config::Kubeconfig::read_from(path)
+                .map_err(|e| format!("reading {}: {e}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                .await
+                .map_err(|e| format!("loading {}: {e}", path.display()))?
+        }
+        None => kube::Config::infer()
+            .await
+            .map_err(|e| format!("finding a cluster (in-cluster or KUBECONFIG): {e}"))?,
+    };
+    kube::Client::try_from(config).map_err(|e| format!("building the API client: {e}"))
+}
+
+/// Serves `router` on `address` over plain HTTP until the process ends; "0" serves nothing.
+async fn serve_plain(
+    address: &str,
+    router: axum::Router,
+    what: &'static str,
+) -> Result<(), String> {
+    if address == "0" {
+        return Ok(());
+    }
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|e| format!("binding {address} for {what}: {e}"))?;
+    tracing::info!(address, what, "serving");
+    tokio::spawn(async move {
+        if let Err(error) = axum::serve(listener, router).await {
+            tracing::error!(%error, what, "server stopped");
+        }
+    });
+    Ok(())
+}
+
+async fn operate(args: RunArgs) -> Result<(), String> {
+    let client = client_for(args.kubeconfig.as_ref()).await?;
+    let metrics = Arc::new(Metrics::new());
+    let readiness = Readiness::default();
+    serve_plain(
+        &args.metrics_bind_address,
+        metrics_router(metrics.clone()),
+        "metrics",
+    )
+    .await?;
+    serve_plain(
+        &args.health_probe_bind_address,
+        health_router(readiness.clone()),
+        "health probes",
+    )
+    .await?;
+
+    if args.webhook_bind_address != "0" {
+        if args.tls_cert_file.exists() {
+            let certificate = ReloadingCertificate::new(
+                args.tls_cert_file.clone(),
+                args.tls_key_file.clone(),
+                provider(),
+            )
+            .map_err(|e| format!("loading the webhook certificate: {e}"))?;
+            let listener = tokio::net::TcpListener::bind(&args.webhook_bind_address)
+                .await
+                .map_err(|e| format!("binding {}: {e}", args.webhook_bind_address))?;
+            let lookups = Arc::new(ApiLookups::new(client.clone()));
+            tracing::info!(address = %args.webhook_bind_address, "serving admission webhooks");
+            tokio::spawn(async move {
+                let _ = serve(
+                    listener,
+                    Arc::new(certificate),
+                    router(lookups),
+                    std::future::pending(),
+                )
+                .await;
+            });
+        } else {
+            tracing::warn!(
+                certificate = %args.tls_cert_file.display(),
+                "admission webhooks are off: no certificate (mount one, or pass --webhook-bind-address=0)"
+            );
+        }
+    }
+
+    let version = client
+        .apiserver_version()
+        .await
+        .map_err(|e| format!("reaching the API server: {e}"))?;
+    tracing::info!(server = %version.git_version, "connected to the API server");
+    readiness.set(true);
+
+    let mut leadership = if args.leader_elect {
+        let identity = format!("{}_{:08x}", args.pod_name, std::process::id());
+        let election = leader::Election::new(&args.namespace, &identity);
+        tracing::info!(lease = %election.lease, namespace = %election.namespace, %identity, "waiting for leadership");
+        let acquired = tokio::select! {
+            acquired = leader::acquire(client.clone(), &election) => acquired.map_err(|e| format!("leader election: {e}"))?,
+            _ = terminated() => return Ok(()),
+        };
+        tracing::info!("leading");
+        Some(acquired)
+    } else {
+        None
+    };
+
+    let mut settings = Settings::new(Arc::new(SystemClock), Arc::new(SystemResolver), metrics);
+    settings.operator_namespace = args.namespace.clone();
+    settings.instance = args.pod_name.clone();
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let shutdown = async move {
+        let mut stopped = stopped;
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    let controller = tokio::spawn(run_barbican_controller(client, settings, shutdown));
+    let lost = async {
+        match leadership.as_mut() {
+            Some(l) => l.lost().await,
+            None => std::future::pending().await,
+        }
+    };
+    let outcome = tokio::select! {
+        _ = terminated() => Ok(()),
+        _ = lost => Err("lost the leader Lease; exiting so a restart rejoins the election".to_string()),
+    };
+    tracing::info!("stopping the controllers");
+    let _ = stop.send(true);
+    let _ = controller.await;
+    if let Some(leadership) = leadership {
+        leadership.release().await;
+    }
+    outcome
 }

@@ -1,0 +1,222 @@
+//! `barbican-operator run --kubeconfig <sim kubeconfig>` against `barbican-sim serve
+//! --with-fakes`: the binary a platform team deploys reconciles the examples, serves its
+//! metrics and probes, holds the leader Lease, and stops cleanly on SIGTERM.
+//!
+//! The operator binary is a sibling of this crate's `barbican-sim` in the target directory;
+//! `cargo nextest run --workspace` (the test command) builds both.
+
+mod common;
+
+use std::{
+    io::{Read, Write},
+    net::{TcpListener, TcpStream},
+    path::PathBuf,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use common::*;
+
+struct Operator(Child);
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn operator_binary() -> PathBuf {
+    let path =
+        PathBuf::from(env!("CARGO_BIN_EXE_barbican-sim")).with_file_name("barbican-operator");
+    assert!(
+        path.exists(),
+        "{} is missing: build it with `cargo build -p barbican-operator` (the workspace test command does)",
+        path.display()
+    );
+    path
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    Some(answer)
+}
+
+fn condition(sim: &Sim, type_: &str) -> String {
+    kubectl(
+        sim,
+        &[
+            "-n",
+            "openstack",
+            "get",
+            "barbican",
+            "barbican",
+            "-o",
+            &format!("jsonpath={{.status.conditions[?(@.type==\"{type_}\")].status}}/{{.status.conditions[?(@.type==\"{type_}\")].reason}}"),
+        ],
+    )
+    .1
+}
+
+const PREREQUISITES: &str = "\
+apiVersion: v1
+kind: Namespace
+metadata: {name: openstack}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: barbican-system}
+---
+apiVersion: external-secrets.io/v1
+kind: ClusterSecretStore
+metadata: {name: openbao-cluster-store}
+spec: {provider: {vault: {server: 'https://openbao.openbao.svc:8200'}}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: barbican-db, namespace: openstack}
+stringData: {username: barbican, password: db-pw}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: barbican-keystone, namespace: openstack}
+stringData: {password: keystone-pw}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: openbao-primary-approle, namespace: openstack}
+stringData: {role-id: role, secret-id: secret}
+";
+
+#[test]
+fn run_reconciles_the_examples_serves_metrics_and_stops_on_sigterm() {
+    let sim = start_with("operator-run", &["--with-fakes"]);
+    apply_stdin(&sim, PREREQUISITES);
+    ok(
+        &sim,
+        &[
+            "apply",
+            "-f",
+            "deploy/examples/barbican.yaml",
+            "-f",
+            "deploy/examples/barbicansecretstore-managed.yaml",
+        ],
+    );
+    // The store controller's verdict, given the way it will give it.
+    ok(
+        &sim,
+        &[
+            "-n",
+            "openstack",
+            "patch",
+            "barbicansecretstore",
+            "openbao-primary",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"conditions":[{"type":"CredentialsReady","status":"True","reason":"CredentialsAvailable","message":"test","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}"#,
+        ],
+    );
+
+    let (metrics, health) = (free_port(), free_port());
+    let mut operator = Operator(
+        Command::new(operator_binary())
+            .arg("run")
+            .arg("--kubeconfig")
+            .arg(&sim.kubeconfig)
+            .args(["--metrics-bind-address", &format!("127.0.0.1:{metrics}")])
+            .args([
+                "--health-probe-bind-address",
+                &format!("127.0.0.1:{health}"),
+            ])
+            .args(["--webhook-bind-address", "0", "--log-format", "json"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let want = [
+        ("SecretsReady", "True/SecretsAvailable"),
+        ("SecretStoresReady", "True/AllStoresProjected"),
+        ("DeploymentReady", "True/DeploymentReady"),
+        // Outside the cluster the Service's in-cluster name does not resolve: the probe
+        // reports what an operator run from a laptop would see.
+        ("BarbicanAPIReady", "False/ConnectionFailed"),
+        ("NetworkPolicyReady", "True/NetworkPolicyNotRequired"),
+    ];
+    loop {
+        let seen: Vec<String> = want.iter().map(|(t, _)| condition(&sim, t)).collect();
+        if want.iter().zip(&seen).all(|((_, w), s)| s == w) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "conditions never converged: {seen:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    let ready = http_get(health, "/readyz").unwrap();
+    assert!(
+        ready.starts_with("HTTP/1.0 200") || ready.starts_with("HTTP/1.1 200"),
+        "{ready}"
+    );
+    let scraped = http_get(metrics, "/metrics").unwrap();
+    for series in [
+        "barbican_operator_reconcile_duration_seconds_count{sub_reconciler=\"Secrets\"}",
+        "barbican_operator_reconcile_duration_seconds_count{sub_reconciler=\"Deployment\"}",
+        "barbican_operator_reconcile_duration_seconds_count{sub_reconciler=\"HealthCheck\"}",
+    ] {
+        assert!(
+            scraped.contains(series),
+            "{series} missing from:\n{scraped}"
+        );
+    }
+    let lease = ok(
+        &sim,
+        &[
+            "-n",
+            "barbican-system",
+            "get",
+            "lease",
+            "barbican-operator-leader",
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ],
+    );
+    assert!(lease.starts_with("barbican-operator_"), "{lease}");
+
+    let pid = operator.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = operator.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the operator did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+}

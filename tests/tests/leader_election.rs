@@ -1,0 +1,61 @@
+//! Leader election on the sim: two replicas contend for one Lease, only one holds it at a
+//! time, and the other takes over once the holder lets go.
+
+use std::time::Duration;
+
+use barbican_operator::leader::{Election, acquire};
+use barbican_sim::Cluster;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
+
+fn election(identity: &str) -> Election {
+    Election {
+        duration_seconds: 2,
+        grace_seconds: 1,
+        ..Election::new("barbican-system", identity)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_never_lead_at_once_and_the_second_takes_over() {
+    let cluster = Cluster::new();
+    let client = cluster.client();
+    let ns = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "barbican-system"}});
+    Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+        .create(&Default::default(), &serde_json::from_value(ns).unwrap())
+        .await
+        .unwrap();
+
+    let first = acquire(client.clone(), &election("replica-a"))
+        .await
+        .unwrap();
+    let holder = || async {
+        Api::<Lease>::namespaced(client.clone(), "barbican-system")
+            .get("barbican-operator-leader")
+            .await
+            .unwrap()
+            .spec
+            .and_then(|s| s.holder_identity)
+    };
+    assert_eq!(holder().await.as_deref(), Some("replica-a"));
+
+    let second = tokio::spawn({
+        let client = client.clone();
+        async move { acquire(client, &election("replica-b")).await }
+    });
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        !second.is_finished(),
+        "the second replica must wait while the first renews"
+    );
+    assert_eq!(holder().await.as_deref(), Some("replica-a"));
+
+    first.release().await;
+    let second = tokio::time::timeout(Duration::from_secs(10), second)
+        .await
+        .expect("the second replica takes over")
+        .unwrap()
+        .unwrap();
+    assert_eq!(holder().await.as_deref(), Some("replica-b"));
+    second.release().await;
+}
