@@ -52,7 +52,8 @@ pub struct SimEnv {
     pub external_secrets: ExternalSecrets,
     /// The barbican API stand-ins.
     pub barbican_api: BarbicanApi,
-    _gateway: Option<GatewayApi>,
+    /// The Gateway API route controller, when the cluster serves the Gateway API.
+    pub gateway: Option<GatewayApi>,
     operator: tokio::task::JoinHandle<()>,
 }
 
@@ -129,7 +130,7 @@ impl SimEnv {
             metrics,
             external_secrets,
             barbican_api,
-            _gateway: gateway,
+            gateway,
             operator,
         })
     }
@@ -260,5 +261,81 @@ impl SimEnv {
             .into_iter()
             .filter(|e| e.user_agent == OPERATOR_AGENT && e.is_write())
             .collect()
+    }
+}
+
+impl SimEnv {
+    /// The API of `kind` (as `apiVersion/kind`, or a bare built-in kind) in `namespace`.
+    pub async fn api_of(&self, kind: &str, namespace: &str) -> Result<Api<DynamicObject>, Error> {
+        let (api_version, kind) = match kind {
+            "Deployment" => ("apps/v1", "Deployment"),
+            "Service" | "Secret" | "ConfigMap" => ("v1", kind),
+            "PodDisruptionBudget" => ("policy/v1", kind),
+            "HorizontalPodAutoscaler" => ("autoscaling/v2", kind),
+            "NetworkPolicy" => ("networking.k8s.io/v1", kind),
+            "HTTPRoute" => ("gateway.networking.k8s.io/v1", kind),
+            "Barbican" | "BarbicanSecretStore" => ("barbican.openstack.c5c3.io/v1alpha1", kind),
+            other => other
+                .rsplit_once('/')
+                .ok_or_else(|| format!("name {other} as apiVersion/Kind, e.g. batch/v1/Job"))?,
+        };
+        let resource = self.resource(api_version, kind).await?;
+        Ok(Api::namespaced_with(
+            self.client.clone(),
+            namespace,
+            &resource,
+        ))
+    }
+
+    /// Reads an object of `kind`, `None` when it does not exist.
+    pub async fn get(
+        &self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<DynamicObject>, Error> {
+        self.api_of(kind, namespace)
+            .await?
+            .get_opt(name)
+            .await
+            .map_err(|e| format!("reading {kind} {namespace}/{name}: {e}"))
+    }
+
+    /// Merge-patches a Barbican's spec as the scenario.
+    pub async fn patch_barbican(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: &Value,
+    ) -> Result<(), Error> {
+        Api::<Barbican>::namespaced(self.client.clone(), namespace)
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("patching Barbican {namespace}/{name}: {e}"))
+    }
+
+    /// The reasons of the events about `name` in `namespace` with type `severity`.
+    pub async fn event_reasons(
+        &self,
+        namespace: &str,
+        name: &str,
+        severity: &str,
+    ) -> Result<Vec<(String, String)>, Error> {
+        let api =
+            Api::<k8s_openapi::api::events::v1::Event>::namespaced(self.client.clone(), namespace);
+        let events = api
+            .list(&Default::default())
+            .await
+            .map_err(|e| format!("listing events: {e}"))?;
+        Ok(events
+            .items
+            .into_iter()
+            .filter(|e| {
+                e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
+                    && e.type_.as_deref() == Some(severity)
+            })
+            .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
+            .collect())
     }
 }

@@ -166,6 +166,7 @@ fn check_conditions(barbican: &Barbican, rows: &[Vec<String>]) -> Result<(), Err
     }
 }
 
+#[given(expr = "within {int} minute(s) the Barbican {string} in {string} reports:")]
 #[then(expr = "within {int} minute(s) the Barbican {string} in {string} reports:")]
 async fn reports(
     world: &mut BarbicanWorld,
@@ -252,4 +253,228 @@ async fn idle_pass(world: &mut BarbicanWorld, name: String, namespace: String) {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+#[given(expr = "the following is applied:")]
+#[when(expr = "the following is applied:")]
+async fn applied(world: &mut BarbicanWorld, step: &Step) {
+    let yaml = step.docstring.as_deref().expect("a YAML docstring");
+    world
+        .env()
+        .apply_yaml(yaml)
+        .await
+        .expect("applying the documents");
+}
+
+#[when(expr = "the Barbican {string} in {string} is patched with:")]
+async fn patched(world: &mut BarbicanWorld, name: String, namespace: String, step: &Step) {
+    let patch: serde_json::Value =
+        serde_saphyr::from_str(step.docstring.as_deref().expect("a YAML docstring"))
+            .expect("the patch is YAML");
+    world
+        .env()
+        .patch_barbican(&namespace, &name, &patch)
+        .await
+        .unwrap();
+}
+
+#[when(expr = "the {word} {string} in {string} is deleted")]
+async fn deleted(world: &mut BarbicanWorld, kind: String, name: String, namespace: String) {
+    let api = world.env().api_of(&kind, &namespace).await.unwrap();
+    api.delete(&name, &Default::default())
+        .await
+        .unwrap_or_else(|e| panic!("deleting {kind} {namespace}/{name}: {e}"));
+}
+
+#[when(expr = "the barbican API of {string} in {string} answers {word}")]
+async fn api_answers(world: &mut BarbicanWorld, name: String, namespace: String, how: String) {
+    use barbican_fakes::barbican_api::Health;
+    let health = match how.as_str() {
+        "healthy" => Health::Healthy,
+        "unhealthy" => Health::Unhealthy,
+        "slowly" => Health::Slow(Duration::from_secs(5)),
+        "nothing" => Health::Refusing,
+        other => panic!("unknown answer {other:?}: healthy, unhealthy, slowly or nothing"),
+    };
+    assert!(
+        world
+            .env()
+            .barbican_api
+            .set_health(&namespace, &name, health),
+        "no barbican API stands in for {namespace}/{name} yet"
+    );
+}
+
+#[when(expr = "the Gateway refuses the HTTPRoute {string} in {string}")]
+async fn gateway_refuses(world: &mut BarbicanWorld, name: String, namespace: String) {
+    let gateway = world
+        .env()
+        .gateway
+        .as_ref()
+        .expect("the cluster serves the Gateway API");
+    gateway
+        .set_refused(&namespace, &name, Some("NotAllowedByListeners"))
+        .await;
+}
+
+#[when(expr = "the Gateway accepts the HTTPRoute {string} in {string}")]
+async fn gateway_accepts(world: &mut BarbicanWorld, name: String, namespace: String) {
+    let gateway = world
+        .env()
+        .gateway
+        .as_ref()
+        .expect("the cluster serves the Gateway API");
+    gateway.set_refused(&namespace, &name, None).await;
+}
+
+#[then(expr = "within {int} minute(s) the {word} {string} in {string} exists")]
+async fn exists(
+    world: &mut BarbicanWorld,
+    minutes: u64,
+    kind: String,
+    name: String,
+    namespace: String,
+) {
+    let env = world.env();
+    ok(env
+        .eventually(Duration::from_secs(minutes * 60), || {
+            let (kind, name, namespace) = (kind.clone(), name.clone(), namespace.clone());
+            async move {
+                match env.get(&kind, &namespace, &name).await? {
+                    Some(_) => Ok(()),
+                    None => Err(format!("{kind} {namespace}/{name} does not exist")),
+                }
+            }
+        })
+        .await);
+}
+
+#[then(expr = "within {int} minute(s) the {word} {string} in {string} is gone")]
+async fn gone(
+    world: &mut BarbicanWorld,
+    minutes: u64,
+    kind: String,
+    name: String,
+    namespace: String,
+) {
+    let env = world.env();
+    ok(env
+        .eventually(Duration::from_secs(minutes * 60), || {
+            let (kind, name, namespace) = (kind.clone(), name.clone(), namespace.clone());
+            async move {
+                match env.get(&kind, &namespace, &name).await? {
+                    None => Ok(()),
+                    Some(_) => Err(format!("{kind} {namespace}/{name} still exists")),
+                }
+            }
+        })
+        .await);
+}
+
+#[then(expr = "the {word} {string} in {string} does not exist")]
+async fn absent(world: &mut BarbicanWorld, kind: String, name: String, namespace: String) {
+    let found = world.env().get(&kind, &namespace, &name).await.unwrap();
+    assert!(
+        found.is_none(),
+        "{kind} {namespace}/{name} exists: {found:?}"
+    );
+}
+
+#[then(expr = "the {word} {string} in {string} has {string} set to {string}")]
+async fn field(
+    world: &mut BarbicanWorld,
+    kind: String,
+    name: String,
+    namespace: String,
+    pointer: String,
+    value: String,
+) {
+    let object = world
+        .env()
+        .get(&kind, &namespace, &name)
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("{kind} {namespace}/{name} does not exist"));
+    let json = serde_json::to_value(&object).unwrap();
+    let found = json
+        .pointer(&pointer)
+        .unwrap_or_else(|| panic!("{pointer} is not set on {kind} {namespace}/{name}: {json}"));
+    let text = found
+        .as_str()
+        .map(String::from)
+        .unwrap_or_else(|| found.to_string());
+    assert_eq!(text, value, "{pointer} of {kind} {namespace}/{name}");
+}
+
+#[then(
+    expr = "within {int} minute(s) a {word} event {string} about {string} in {string} mentions {string}"
+)]
+async fn event(
+    world: &mut BarbicanWorld,
+    minutes: u64,
+    severity: String,
+    reason: String,
+    name: String,
+    namespace: String,
+    text: String,
+) {
+    let env = world.env();
+    ok(env
+        .eventually(Duration::from_secs(minutes * 60), || {
+            let (severity, reason, name, namespace, text) = (
+                severity.clone(),
+                reason.clone(),
+                name.clone(),
+                namespace.clone(),
+                text.clone(),
+            );
+            async move {
+                let events = env.event_reasons(&namespace, &name, &severity).await?;
+                if events
+                    .iter()
+                    .any(|(r, note)| *r == reason && note.contains(&text))
+                {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "no {severity} {reason} event mentioning {text:?}; events: {events:?}"
+                    ))
+                }
+            }
+        })
+        .await);
+}
+
+#[then(expr = "there are {int} config Secrets for the Barbican {string} in {string}")]
+async fn config_secrets(world: &mut BarbicanWorld, count: usize, name: String, namespace: String) {
+    let api = kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
+        world.env().client.clone(),
+        &namespace,
+    );
+    let listed = api
+        .list(
+            &kube::api::ListParams::default()
+                .labels(&format!("cobaltcore.c5c3.io/config-base={name}-config")),
+        )
+        .await
+        .unwrap();
+    let names: Vec<String> = listed
+        .items
+        .iter()
+        .map(kube::ResourceExt::name_any)
+        .collect();
+    assert_eq!(names.len(), count, "{names:?}");
+}
+
+#[given(expr = "Deployment rollouts matching {string} never finish")]
+async fn stuck_rollouts(world: &mut BarbicanWorld, rule: String) {
+    use barbican_sim::controllers::{Controllers, Match, Rollouts};
+    let stuck: Match = rule.parse().unwrap_or_else(|e| panic!("{e}"));
+    world.env().cluster.set_controllers(Controllers {
+        deployments: Some(Rollouts {
+            stuck: vec![stuck],
+            ..Rollouts::default()
+        }),
+        ..Controllers::all()
+    });
 }

@@ -57,6 +57,8 @@ fn main() {
     for file in chosen {
         runtime.block_on(
             BarbicanWorld::cucumber()
+                // The command line is this harness's (libtest's), not cucumber's.
+                .with_default_cli()
                 .fail_on_skipped()
                 .max_concurrent_scenarios(2)
                 .run_and_exit(file),

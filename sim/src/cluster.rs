@@ -1124,22 +1124,39 @@ async fn serve_resource(
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("");
-            let (current, next) = if content_type.starts_with("application/apply-patch") {
-                server_side_apply(cluster, &target, name, &body, &q, status_write)?
-            } else {
-                patch(
-                    cluster,
-                    &target,
-                    name,
-                    content_type,
-                    &parse(&body)?,
-                    status_write,
-                    &manager_of(&q, headers),
-                )?
-            };
-            let code = if current.is_some() { 200 } else { 201 };
-            let written = commit(cluster, &target, current, next, status_write, dry_run).await;
-            return Ok(answer(cluster, t, code, written));
+            let apply = content_type.starts_with("application/apply-patch");
+            let precondition = serde_json::from_slice::<Value>(&body)
+                .is_ok_and(|patch| names_resource_version(&patch));
+            // As kube-apiserver's GuaranteedUpdate: a patch is applied to the object as it is
+            // read, and applied again when a concurrent write got there first, unless the
+            // patch itself names the resourceVersion it expects.
+            let mut attempts = 0;
+            loop {
+                let (current, next) = if apply {
+                    server_side_apply(cluster, &target, name, &body, &q, status_write)?
+                } else {
+                    patch(
+                        cluster,
+                        &target,
+                        name,
+                        content_type,
+                        &parse(&body)?,
+                        status_write,
+                        &manager_of(&q, headers),
+                    )?
+                };
+                let code = if current.is_some() { 200 } else { 201 };
+                let written = commit(cluster, &target, current, next, status_write, dry_run).await;
+                if let Err(refused) = &written
+                    && refused.error.reason == "Conflict"
+                    && !precondition
+                    && attempts < PATCH_RETRIES
+                {
+                    attempts += 1;
+                    continue;
+                }
+                return Ok(answer(cluster, t, code, written));
+            }
         }
         ("DELETE", Some(name)) => {
             let options: Value = if body.is_empty() {
@@ -1434,6 +1451,19 @@ fn server_side_apply(
 }
 
 /// A merge, strategic merge or JSON patch. Returns the stored object and the one to write.
+/// How often a patch is re-applied after losing a race to a concurrent write.
+const PATCH_RETRIES: usize = 5;
+
+/// Whether a merge or JSON patch names the resourceVersion it expects (a precondition).
+fn names_resource_version(patch: &Value) -> bool {
+    match patch {
+        Value::Array(ops) => ops
+            .iter()
+            .any(|op| op["path"] == "/metadata/resourceVersion" && op["op"] != "remove"),
+        other => other.pointer("/metadata/resourceVersion").is_some(),
+    }
+}
+
 fn patch(
     cluster: &Cluster,
     target: &Target,

@@ -1185,3 +1185,35 @@ async fn secret_string_data_is_stored_as_data() {
     );
     assert!(stored.string_data.is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_patches_without_a_precondition_all_land_and_stale_ones_with_one_conflict() {
+    let (_cluster, client) = cluster_with_crds();
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &config_map("shared", json!({})))
+        .await
+        .unwrap();
+    let writers = (0..16).map(|i| {
+        let api = api.clone();
+        tokio::spawn(async move {
+            let patch = json!({"metadata": {"labels": {format!("writer-{i}"): "yes"}}});
+            api.patch("shared", &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map(|_| ())
+        })
+    });
+    for writer in futures::future::join_all(writers).await {
+        writer
+            .unwrap()
+            .expect("a patch without resourceVersion never conflicts");
+    }
+    let labels = api.get("shared").await.unwrap().metadata.labels.unwrap();
+    assert_eq!(labels.len(), 16, "{labels:?}");
+
+    let stale = json!({"metadata": {"resourceVersion": "1", "labels": {"late": "yes"}}});
+    let (code, _) = api_error(
+        api.patch("shared", &PatchParams::default(), &Patch::Merge(&stale))
+            .await,
+    );
+    assert_eq!(code, 409);
+}

@@ -1,0 +1,93 @@
+Feature: The rendered configuration is immutable, kept for rollback, and guarded
+
+  Background:
+    Given a simulated cluster with the operator running
+    And the namespace "openstack"
+    And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
+    And the Secret "barbican-db" in "openstack" holds:
+      | key      | value        |
+      | username | barbican     |
+      | password | db-secret-pw |
+    And the Secret "barbican-keystone" in "openstack" holds:
+      | key      | value            |
+      | password | keystone-user-pw |
+    And the Secret "openbao-primary-approle" in "openstack" holds:
+      | key       | value              |
+      | role-id   | 5f0c3c9e-role-id   |
+      | secret-id | 9a1e7f42-secret-id |
+    And the example "barbicansecretstore-managed.yaml" is applied
+    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
+    And the example "barbican.yaml" is applied
+    And within 2 minutes the Barbican "barbican" in "openstack" reports:
+      | condition        | status | reason     |
+      | BarbicanAPIReady | True   | APIHealthy |
+
+  Scenario: overriding an operator-owned key is honoured, reported, and announced
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec:
+        extraConfig:
+          DEFAULT: {host_href: "https://kms.internal.example"}
+      """
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition          | status | reason              |
+      | ExtraConfigHealthy | False  | OwnedKeysOverridden |
+      | Ready              | False  | NotAllReady         |
+    And within 1 minute a Warning event "ExtraConfigOwnedKeyOverride" about "barbican" in "openstack" mentions "host_href"
+
+  Scenario: every change renders a new Secret and three old ones are kept
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {extraConfig: {oslo_messaging_notifications: {driver: messagingv2}}}
+      """
+    And 1 minute passes
+    And the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {extraConfig: {oslo_messaging_notifications: {driver: log}}}
+      """
+    And 1 minute passes
+    And the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {extraConfig: {oslo_messaging_notifications: {driver: routing}}}
+      """
+    And 1 minute passes
+    And the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {extraConfig: {oslo_messaging_notifications: {driver: noop}}}
+      """
+    And 1 minute passes
+    And the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {extraConfig: {oslo_messaging_notifications: {driver: test}}}
+      """
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition       | status | reason          |
+      | DeploymentReady | True   | DeploymentReady |
+    And there are 4 config Secrets for the Barbican "barbican" in "openstack"
+
+  Scenario: a policy ConfigMap that is missing is a config error, written to status
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {policyOverrides: {configMapRef: {name: barbican-policy}}}
+      """
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason      |
+      | SecretsReady | False  | ConfigError |
+    When the following is applied:
+      """
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: barbican-policy, namespace: openstack}
+      data:
+        policy.yaml: |
+          "secrets:get": "role:admin"
+      """
+    And 1 minute passes
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason           |
+      | SecretsReady | True   | SecretsAvailable |
+
+  Scenario: a deleted Barbican releases its finalizer and leaves
+    Then the Barbican "barbican" in "openstack" has "/metadata/finalizers/0" set to "barbican.openstack.c5c3.io/finalizer"
+    When the Barbican "barbican" in "openstack" is deleted
+    Then within 1 minute the Barbican "barbican" in "openstack" is gone

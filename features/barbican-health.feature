@@ -1,0 +1,45 @@
+Feature: The health check reports what the API answers
+
+  The probe goes to the cluster-local Service's /healthcheck. A failure says why and retries
+  after 10 seconds; a passing probe is reused for 30 seconds.
+
+  Background:
+    Given a simulated cluster with the operator running
+    And the namespace "openstack"
+    And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
+    And the Secret "barbican-db" in "openstack" holds:
+      | key      | value        |
+      | username | barbican     |
+      | password | db-secret-pw |
+    And the Secret "barbican-keystone" in "openstack" holds:
+      | key      | value            |
+      | password | keystone-user-pw |
+    And the Secret "openbao-primary-approle" in "openstack" holds:
+      | key       | value              |
+      | role-id   | 5f0c3c9e-role-id   |
+      | secret-id | 9a1e7f42-secret-id |
+    And the example "barbicansecretstore-managed.yaml" is applied
+    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
+    And the example "barbican.yaml" is applied
+    And within 2 minutes the Barbican "barbican" in "openstack" reports:
+      | condition        | status | reason     |
+      | BarbicanAPIReady | True   | APIHealthy |
+
+  Scenario: an unhealthy, a silent and a closed API each have their reason, and recovery is seen
+    When the barbican API of "barbican" in "openstack" answers unhealthy
+    And 1 minute passes
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition        | status | reason       |
+      | BarbicanAPIReady | False  | APIUnhealthy |
+    When the barbican API of "barbican" in "openstack" answers nothing
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition        | status | reason           |
+      | BarbicanAPIReady | False  | ConnectionFailed |
+    When the barbican API of "barbican" in "openstack" answers slowly
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition        | status | reason             |
+      | BarbicanAPIReady | False  | HealthCheckTimeout |
+    When the barbican API of "barbican" in "openstack" answers healthy
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition        | status | reason     |
+      | BarbicanAPIReady | True   | APIHealthy |

@@ -1,0 +1,103 @@
+Feature: Nothing is deployed until the credentials and a default store are there
+
+  The Secrets step gates on the External Secrets store and the two credential Secrets; the
+  SecretStores step needs exactly one credential-ready default store. While either waits, no
+  API Deployment is created.
+
+  Background:
+    Given a simulated cluster with the operator running
+    And the namespace "openstack"
+
+  Scenario: an External Secrets store that does not exist holds the pipeline at SecretsReady
+    When the example "barbican.yaml" is applied
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason              |
+      | SecretsReady | False  | SecretStoreNotReady |
+      | Ready        | False  | NotAllReady         |
+    And the Deployment "barbican" in "openstack" does not exist
+    And the Secret "barbican-db-connection" in "openstack" does not exist
+
+  Scenario: the database Secret, then the service-user Secret, are waited for
+    Given the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
+    When the example "barbican.yaml" is applied
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                  |
+      | SecretsReady | False  | WaitingForDBCredentials |
+    Given the Secret "barbican-db" in "openstack" holds:
+      | key      | value    |
+      | username | barbican |
+      | password | pw       |
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                           |
+      | SecretsReady | False  | WaitingForServiceUserCredentials |
+    Given the Secret "barbican-keystone" in "openstack" holds:
+      | key      | value |
+      | password | pw    |
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason                 |
+      | SecretsReady      | True   | SecretsAvailable       |
+      | SecretStoresReady | False  | NoDefaultSecretStore   |
+      | DeploymentReady   | False  | WaitingForSecretStores |
+      | BarbicanAPIReady  | False  | EndpointNotReady       |
+    And the Deployment "barbican" in "openstack" does not exist
+    And the Secret "barbican-db-connection" in "openstack" has "/metadata/ownerReferences/0/kind" set to "Barbican"
+
+  Scenario: a store whose credentials Secret is missing is waited for, then projected
+    Given the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
+    And the Secret "barbican-db" in "openstack" holds:
+      | key      | value    |
+      | username | barbican |
+      | password | pw       |
+    And the Secret "barbican-keystone" in "openstack" holds:
+      | key      | value |
+      | password | pw    |
+    And the example "barbicansecretstore-managed.yaml" is applied
+    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
+    When the example "barbican.yaml" is applied
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason                 |
+      | SecretStoresReady | False  | WaitingForSecretStores |
+      | DeploymentReady   | False  | WaitingForSecretStores |
+    Given the Secret "openbao-primary-approle" in "openstack" holds:
+      | key       | value  |
+      | role-id   | role   |
+      | secret-id | secret |
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason             |
+      | SecretStoresReady | True   | AllStoresProjected |
+      | DeploymentReady   | True   | DeploymentReady    |
+    And the Barbican "barbican" in "openstack" has "/status/projectedSecretStores/0" set to "openbao-primary"
+    And the Barbican "barbican" in "openstack" has "/status/projectedSecretStoreHosts/0" set to "https://openbao-instance.openstack.svc:8200"
+
+  Scenario: two credential-ready stores are more than barbican can take
+    Given the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
+    And the Secret "barbican-db" in "openstack" holds:
+      | key      | value    |
+      | username | barbican |
+      | password | pw       |
+    And the Secret "barbican-keystone" in "openstack" holds:
+      | key      | value |
+      | password | pw    |
+    And the example "barbicansecretstore-managed.yaml" is applied
+    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
+    And the following is applied:
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: BarbicanSecretStore
+      metadata:
+        name: openbao-secondary
+        namespace: openstack
+      spec:
+        barbicanRef:
+          name: barbican
+        type: OpenBao
+        openBao:
+          instanceRef:
+            name: openbao-instance
+      """
+    And the BarbicanSecretStore "openbao-secondary" in "openstack" is credential-ready
+    When the example "barbican.yaml" is applied
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason                 |
+      | SecretStoresReady | False  | MultipleOpenBaoStores  |
+      | DeploymentReady   | False  | WaitingForSecretStores |
