@@ -60,10 +60,8 @@ Feature: The rendered configuration is immutable, kept for rollback, and guarded
       """
       spec: {extraConfig: {oslo_messaging_notifications: {driver: test}}}
       """
-    Then within 1 minute the Barbican "barbican" in "openstack" reports:
-      | condition       | status | reason          |
-      | DeploymentReady | True   | DeploymentReady |
-    And there are 4 config Secrets for the Barbican "barbican" in "openstack"
+    Then within 1 minute there are 4 config Secrets for the Barbican "barbican" in "openstack"
+    And within 1 minute the Deployment "barbican" in "openstack" exists
 
   Scenario: a policy ConfigMap that is missing is a config error, written to status
     When the Barbican "barbican" in "openstack" is patched with:

@@ -6,6 +6,8 @@ use std::collections::VecDeque;
 
 /// How many recent requests the log keeps.
 pub const CAPACITY: usize = 20_000;
+/// How much of a write's body the log keeps.
+pub const BODY_LIMIT: usize = 4096;
 
 /// One request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +20,8 @@ pub struct Entry {
     pub path: String,
     /// The response's status code.
     pub code: u16,
+    /// The start of the request body (empty for reads).
+    pub body: String,
 }
 
 impl Entry {
@@ -77,6 +81,7 @@ mod tests {
             method: method.into(),
             path: path.into(),
             code: 200,
+            body: String::new(),
         }
     }
 

@@ -774,6 +774,12 @@ async fn handle(
     if !cluster.authenticated(&headers) {
         return error_response(&ApiError::unauthorized());
     }
+    // The audit log keeps the start of a write's body (kube-apiserver's Request level).
+    let request_body = if method == Method::GET {
+        String::new()
+    } else {
+        String::from_utf8_lossy(&body[..body.len().min(crate::audit::BODY_LIMIT)]).into_owned()
+    };
     let response = match route(&cluster, &method, &uri, &headers, body).await {
         Ok(response) => response,
         Err(error) => error_response(&error),
@@ -793,6 +799,7 @@ async fn handle(
             .path_and_query()
             .map_or_else(|| uri.path().to_string(), |p| p.to_string()),
         code: response.status().as_u16(),
+        body: request_body,
     });
     response
 }

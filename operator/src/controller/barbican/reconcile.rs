@@ -96,12 +96,23 @@ async fn release(env: &Env, barbican: &Barbican) -> Result<Next, Error> {
 }
 
 /// Runs one pass over `barbican`.
-pub async fn reconcile(env: Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error> {
-    let (name, namespace) = (
-        barbican.name_any(),
-        barbican.namespace().unwrap_or_default(),
-    );
+pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Error> {
+    let (name, namespace) = (cached.name_any(), cached.namespace().unwrap_or_default());
     let api: Api<Barbican> = Api::namespaced(env.client.clone(), &namespace);
+    // The pass starts from the stored object, not the watch cache: a status computed from a
+    // cached copy that has not yet seen the last status write would undo it (and move every
+    // lastTransitionTime) on a busy cluster.
+    let Some(barbican) = api
+        .get_opt(&name)
+        .await
+        .map_err(api_failed("reading the Barbican"))?
+    else {
+        return Ok(Next::AwaitChange);
+    };
+    if barbican.uid() != cached.uid() {
+        return Ok(Next::AwaitChange);
+    }
+    let barbican = Arc::new(barbican);
     if barbican.metadata.deletion_timestamp.is_some() {
         if barbican
             .finalizers()
