@@ -23,6 +23,11 @@ Feature: Nothing is deployed until the credentials and a default store are there
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition    | status | reason                  |
       | SecretsReady | False  | WaitingForDBCredentials |
+    And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "no ExternalSecret"
+    Given the Secret "barbican-db" in "openstack" holds:
+      | key      | value    |
+      | username | barbican |
+    Then within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "missing key(s) password"
     Given the Secret "barbican-db" in "openstack" holds:
       | key      | value    |
       | username | barbican |

@@ -511,3 +511,35 @@ async fn stuck_rollouts(world: &mut BarbicanWorld, rule: String) {
         ..Controllers::all()
     });
 }
+
+#[then(
+    expr = "within {int} minute(s) the {word} condition of the Barbican {string} in {string} mentions {string}"
+)]
+async fn condition_mentions(
+    world: &mut BarbicanWorld,
+    minutes: u64,
+    type_: String,
+    name: String,
+    namespace: String,
+    text: String,
+) {
+    let env = world.env();
+    ok(env
+        .eventually(Duration::from_secs(minutes * 60), || {
+            let (type_, name, namespace, text) =
+                (type_.clone(), name.clone(), namespace.clone(), text.clone());
+            async move {
+                let barbican = env.barbican(&namespace, &name).await?;
+                let conditions = barbican.status.unwrap_or_default().conditions;
+                match conditions.iter().find(|c| c.type_ == type_) {
+                    Some(c) if c.message.contains(&text) => Ok(()),
+                    Some(c) => Err(format!(
+                        "{type_}: {:?} does not mention {text:?}",
+                        c.message
+                    )),
+                    None => Err(format!("{type_} is not set")),
+                }
+            }
+        })
+        .await);
+}

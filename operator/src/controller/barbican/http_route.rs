@@ -86,77 +86,90 @@ pub fn accepted(route: &serde_json::Value) -> bool {
         .any(|c| c["type"] == "Accepted" && c["status"] == "True")
 }
 
+/// What the step does, given what the cluster serves and whether the spec asks for a route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// No route wanted: delete any (the Gateway API is served) and report this.
+    Remove(Report),
+    /// No route can be made: report this.
+    Report(Report),
+    /// Apply the route and report the Gateway's verdict.
+    Apply,
+}
+
+/// The plan for `api` and the spec's gateway block.
+pub fn plan(api: &GatewayApi, gateway: Option<&GatewaySpec>) -> Plan {
+    let t = T::HTTPRouteReady;
+    let not_required = || Report::ready(t, Reason::HTTPRouteNotRequired, "spec.gateway is not set");
+    match (api, gateway) {
+        (GatewayApi::Installed, None) => Plan::Remove(not_required()),
+        (_, None) => Plan::Report(not_required()),
+        (GatewayApi::NotInstalled, Some(_)) => Plan::Report(Report::not_ready(
+            t,
+            Reason::GatewayAPINotInstalled,
+            "spec.gateway is set but the Gateway API's HTTPRoute is not served on this cluster",
+        )),
+        (GatewayApi::ProbeFailed(error), Some(_)) => Plan::Report(Report::not_ready(
+            t,
+            Reason::CapabilityProbeFailed,
+            format!("probing for the Gateway API failed: {error}"),
+        )),
+        (GatewayApi::Installed, Some(_)) => Plan::Apply,
+    }
+}
+
 /// The HTTPRoute step.
 pub fn http_route(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
         let name = state.name();
-        let gateway = state.barbican.spec.gateway.clone();
         let t = T::HTTPRouteReady;
-        match (&state.env.gateway_api, gateway) {
-            (GatewayApi::Installed, None) => {
+        let gateway = match (
+            plan(&state.env.gateway_api, state.barbican.spec.gateway.as_ref()),
+            &state.barbican.spec.gateway,
+        ) {
+            (Plan::Remove(report), _) => {
                 state
                     .children
                     .delete_dynamic(&resource(), &name)
                     .await
                     .map_err(|e| api_error("deleting the HTTPRoute", e))?;
-                state.report(Report::ready(
-                    t,
-                    Reason::HTTPRouteNotRequired,
-                    "spec.gateway is not set",
-                ));
-                Ok(Outcome::Done)
+                state.report(report);
+                return Ok(Outcome::Done);
             }
-            (_, None) => {
-                state.report(Report::ready(
-                    t,
-                    Reason::HTTPRouteNotRequired,
-                    "spec.gateway is not set",
-                ));
-                Ok(Outcome::Done)
+            (Plan::Report(report), _) => {
+                state.report(report);
+                return Ok(Outcome::Done);
             }
-            (GatewayApi::NotInstalled, Some(_)) => {
-                state.report(Report::not_ready(
-                    t,
-                    Reason::GatewayAPINotInstalled,
-                    "spec.gateway is set but the Gateway API's HTTPRoute is not served on this cluster",
-                ));
-                Ok(Outcome::Done)
-            }
-            (GatewayApi::ProbeFailed(error), Some(_)) => {
-                let message = format!("probing for the Gateway API failed: {error}");
-                state.report(Report::not_ready(t, Reason::CapabilityProbeFailed, message));
-                Ok(Outcome::Done)
-            }
-            (GatewayApi::Installed, Some(gateway)) => {
-                let mut metadata = owned_metadata(state, &name);
-                metadata.annotations = gateway.annotations.clone().filter(|a| !a.is_empty());
-                let mut route = DynamicObject::new(&name, &resource()).within(&state.namespace());
-                route.metadata = metadata;
-                route.data = json!({"spec": route_spec(&gateway, &name)});
-                let live = state
-                    .children
-                    .ensure_dynamic(&resource(), &route)
-                    .await
-                    .map_err(|e| api_error("applying the HTTPRoute", e))?;
-                if accepted(&live.data) {
-                    state.report(Report::ready(
-                        t,
-                        Reason::HTTPRouteAccepted,
-                        format!("the Gateway accepted the route for {}", gateway.hostname),
-                    ));
-                    Ok(Outcome::Done)
-                } else {
-                    state.report(Report::not_ready(
-                        t,
-                        Reason::HTTPRouteNotAccepted,
-                        format!(
-                            "waiting for Gateway {:?} to accept the route",
-                            gateway.parent_ref.name
-                        ),
-                    ));
-                    Ok(Outcome::Requeue(ROUTE_REQUEUE))
-                }
-            }
+            (Plan::Apply, Some(gateway)) => gateway.clone(),
+            (Plan::Apply, None) => return Ok(Outcome::Done),
+        };
+        let mut metadata = owned_metadata(state, &name);
+        metadata.annotations = gateway.annotations.clone().filter(|a| !a.is_empty());
+        let mut route = DynamicObject::new(&name, &resource()).within(&state.namespace());
+        route.metadata = metadata;
+        route.data = json!({"spec": route_spec(&gateway, &name)});
+        let live = state
+            .children
+            .ensure_dynamic(&resource(), &route)
+            .await
+            .map_err(|e| api_error("applying the HTTPRoute", e))?;
+        if accepted(&live.data) {
+            state.report(Report::ready(
+                t,
+                Reason::HTTPRouteAccepted,
+                format!("the Gateway accepted the route for {}", gateway.hostname),
+            ));
+            Ok(Outcome::Done)
+        } else {
+            state.report(Report::not_ready(
+                t,
+                Reason::HTTPRouteNotAccepted,
+                format!(
+                    "waiting for Gateway {:?} to accept the route",
+                    gateway.parent_ref.name
+                ),
+            ));
+            Ok(Outcome::Requeue(ROUTE_REQUEUE))
         }
     })
 }
@@ -197,6 +210,38 @@ mod tests {
         );
         assert!(spec["rules"][0].get("timeouts").is_none());
         assert_eq!(path(&gateway(None)), "/");
+    }
+
+    #[test]
+    fn the_plan_follows_the_probe_and_the_block() {
+        let g = gateway(None);
+        let reason = |p: Plan| match p {
+            Plan::Remove(r) | Plan::Report(r) => Some((r.ready, r.reason)),
+            Plan::Apply => None,
+        };
+        assert_eq!(
+            reason(plan(&GatewayApi::Installed, None)),
+            Some((true, Reason::HTTPRouteNotRequired))
+        );
+        assert!(matches!(
+            plan(&GatewayApi::Installed, None),
+            Plan::Remove(_)
+        ));
+        assert!(matches!(
+            plan(&GatewayApi::NotInstalled, None),
+            Plan::Report(_)
+        ));
+        assert_eq!(
+            reason(plan(&GatewayApi::NotInstalled, Some(&g))),
+            Some((false, Reason::GatewayAPINotInstalled))
+        );
+        let failed = plan(&GatewayApi::ProbeFailed("503".into()), Some(&g));
+        assert_eq!(
+            reason(failed.clone()),
+            Some((false, Reason::CapabilityProbeFailed))
+        );
+        assert!(matches!(failed, Plan::Report(r) if r.message.contains("503")));
+        assert_eq!(plan(&GatewayApi::Installed, Some(&g)), Plan::Apply);
     }
 
     #[test]

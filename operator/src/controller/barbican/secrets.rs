@@ -92,31 +92,35 @@ pub fn value<'a>(secret: &'a Secret, key: &str) -> Option<&'a [u8]> {
         .filter(|v| !v.is_empty())
 }
 
-/// Why a credential Secret is not usable yet, for the condition message: the same-named
-/// ExternalSecret is read only on a miss, to say whether it exists and has synced.
+/// Why a credential Secret is not usable yet, for the condition message. The same-named
+/// ExternalSecret is read only when the Secret is absent, to say whether it exists and has
+/// synced.
 async fn waiting_message(
     state: &State,
-    secret: &str,
+    secret_name: &str,
     what: &str,
-    missing: &[&str],
+    secret: Option<&Secret>,
+    keys: &[&str],
 ) -> Result<String, StepError> {
+    if secret.is_some() {
+        return Ok(format!(
+            "{what} Secret {secret_name:?} is missing key(s) {}",
+            missing(secret, keys).join(", ")
+        ));
+    }
     let external = get_dynamic(
         state
             .children
             .dynamic(&eso("ExternalSecret", "externalsecrets")),
-        secret,
+        secret_name,
     )
     .await?;
     Ok(match external {
-        _ if !missing.is_empty() => format!(
-            "{what} Secret {secret:?} is missing key(s) {}",
-            missing.join(", ")
+        None => format!(
+            "{what} Secret {secret_name:?} not found and no ExternalSecret {secret_name:?} exists"
         ),
-        None => {
-            format!("{what} Secret {secret:?} not found and no ExternalSecret {secret:?} exists")
-        }
         Some(_) => format!(
-            "{what} Secret {secret:?} not found; waiting for ExternalSecret {secret:?} to sync"
+            "{what} Secret {secret_name:?} not found; waiting for ExternalSecret {secret_name:?} to sync"
         ),
     })
 }
@@ -138,14 +142,7 @@ async fn wait_for(
     secret: Option<&Secret>,
     keys: &[&str],
 ) -> Result<Outcome, StepError> {
-    let absent = missing(secret, keys);
-    let message = waiting_message(
-        state,
-        name,
-        what,
-        if secret.is_some() { &absent } else { &[] },
-    )
-    .await?;
+    let message = waiting_message(state, name, what, secret, keys).await?;
     state.report(Report::not_ready(T::SecretsReady, reason, message));
     Ok(Outcome::Requeue(SECRETS_REQUEUE))
 }
