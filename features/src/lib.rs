@@ -8,3 +8,30 @@ pub mod sim_env;
 pub mod world;
 
 pub use world::BarbicanWorld;
+
+#[cfg(test)]
+mod tests {
+    /// Every step the World defines is listed in the step library's README.
+    #[test]
+    fn every_step_is_documented() {
+        let steps = include_str!("world.rs");
+        let readme = include_str!("../README.md");
+        let mut missing = vec![];
+        let mut found = 0;
+        for prefix in ["#[given(", "#[when(", "#[then("] {
+            for (at, _) in steps.match_indices(prefix) {
+                let rest = &steps[at + prefix.len()..];
+                let attribute = &rest[..rest.find(")]").expect("attributes close")];
+                let open = attribute.find('"').expect("a quoted step");
+                let close = attribute.rfind('"').expect("a quoted step");
+                let text = &attribute[open + 1..close];
+                found += 1;
+                if !readme.contains(&format!("`{text}`")) {
+                    missing.push(text.to_string());
+                }
+            }
+        }
+        assert!(found > 20, "only {found} steps found");
+        assert!(missing.is_empty(), "undocumented steps: {missing:#?}");
+    }
+}
