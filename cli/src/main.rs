@@ -1,5 +1,7 @@
 //! `barbican-sim`: run a simulated cluster.
 
+mod demo;
+
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
 use std::time::Duration;
@@ -69,6 +71,9 @@ enum Command {
         #[arg(long, requires = "with_fakes")]
         without_gateway_api: bool,
     },
+    /// The operator's main job on the embedded sim: apply the minimal example and its
+    /// prerequisites, and print how the Barbican converges, on a virtual clock.
+    Demo,
     /// Measure throughput, watch latency and memory on an in-process cluster; prints figures.
     Bench {
         /// Objects to create, update and delete.
@@ -282,6 +287,7 @@ fn main() -> ExitCode {
                     _ = tokio::signal::ctrl_c() => Ok(()),
                 }
             }
+            Command::Demo => demo::run().await,
             Command::Bench { objects, watchers } => {
                 println!("{}", barbican_sim::bench::run(objects, watchers).await);
                 println!("{}", barbican_sim::bench::cron_day().await);

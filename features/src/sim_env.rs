@@ -254,6 +254,30 @@ impl SimEnv {
         self.metrics.step_runs("Secrets")
     }
 
+    /// Brings one full pass (the periodic resync) and waits until its parallel group has run.
+    pub async fn full_pass(&self) -> Result<(), Error> {
+        const PARALLEL: [&str; 4] = ["HTTPRoute", "HealthCheck", "HPA", "NetworkPolicy"];
+        let before: Vec<u64> = PARALLEL.iter().map(|s| self.metrics.step_runs(s)).collect();
+        self.clock()
+            .advance(barbican_operator::controller::manager::RESYNC)
+            .await;
+        self.eventually(Duration::from_secs(60), || {
+            let before = before.clone();
+            async move {
+                let done = PARALLEL
+                    .iter()
+                    .zip(&before)
+                    .all(|(s, b)| self.metrics.step_runs(s) > *b);
+                if done {
+                    Ok(())
+                } else {
+                    Err("no full pass has run".into())
+                }
+            }
+        })
+        .await
+    }
+
     /// The operator's writes since `mark` (see [`Cluster::audit_mark`]).
     pub fn operator_writes_since(&self, mark: u64) -> Vec<Entry> {
         self.cluster

@@ -216,40 +216,14 @@ async fn endpoint(world: &mut BarbicanWorld, name: String, namespace: String, ur
     );
 }
 
-const PARALLEL: [&str; 4] = ["HTTPRoute", "HealthCheck", "HPA", "NetworkPolicy"];
-
-/// Brings one full pass (the periodic resync) and waits until its parallel group has run.
-async fn full_pass(env: &SimEnv) {
-    let before: Vec<u64> = PARALLEL.iter().map(|s| env.metrics.step_runs(s)).collect();
-    env.clock()
-        .advance(barbican_operator::controller::manager::RESYNC)
-        .await;
-    ok(env
-        .eventually(Duration::from_secs(60), || {
-            let before = before.clone();
-            async move {
-                let done = PARALLEL
-                    .iter()
-                    .zip(&before)
-                    .all(|(s, b)| env.metrics.step_runs(s) > *b);
-                if done {
-                    Ok(())
-                } else {
-                    Err("no full pass has run".into())
-                }
-            }
-        })
-        .await);
-}
-
 #[then(expr = "a full pass over the Barbican {string} in {string} writes nothing")]
 async fn idle_pass(world: &mut BarbicanWorld, name: String, namespace: String) {
     let env = world.env();
     // A pass still in flight when the scenario got here may finish its writes; one full pass
     // settles that, and the next one is the pass over a converged Barbican.
-    full_pass(env).await;
+    ok(env.full_pass().await);
     let mark = env.cluster.audit_mark();
-    full_pass(env).await;
+    ok(env.full_pass().await);
     let writes = env.operator_writes_since(mark);
     if !writes.is_empty() {
         let now = env.barbican(&namespace, &name).await.unwrap();
