@@ -89,3 +89,30 @@ Feature: The rendered configuration is immutable, kept for rollback, and guarded
     Then the Barbican "barbican" in "openstack" has "/metadata/finalizers/0" set to "barbican.openstack.c5c3.io/finalizer"
     When the Barbican "barbican" in "openstack" is deleted
     Then within 1 minute the Barbican "barbican" in "openstack" is gone
+
+  Scenario: a projection going invalid keeps the running configuration and the last-good record
+    When the following is applied:
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: BarbicanSecretStore
+      metadata: {name: openbao-secondary, namespace: openstack}
+      spec:
+        barbicanRef: {name: barbican}
+        type: OpenBao
+        openBao:
+          instanceRef: {name: openbao-other}
+      """
+    And the BarbicanSecretStore "openbao-secondary" in "openstack" is credential-ready
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason                 |
+      | SecretStoresReady | False  | MultipleOpenBaoStores  |
+      | DeploymentReady   | False  | WaitingForSecretStores |
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {extraConfig: {oslo_messaging_notifications: {driver: log}}}
+      """
+    And 1 minute passes
+    Then within 1 minute there are 1 config Secrets for the Barbican "barbican" in "openstack"
+    And the Deployment "barbican" in "openstack" has "/spec/template/spec/volumes/0/name" set to "config"
+    And the Barbican "barbican" in "openstack" has "/status/projectedSecretStores/0" set to "openbao-primary"
+    And the Barbican "barbican" in "openstack" has "/status/projectedSecretStoreHosts/0" set to "https://openbao-instance.openstack.svc:8200"

@@ -106,3 +106,29 @@ Feature: Nothing is deployed until the credentials and a default store are there
       | condition         | status | reason                 |
       | SecretStoresReady | False  | MultipleOpenBaoStores  |
       | DeploymentReady   | False  | WaitingForSecretStores |
+
+  Scenario: a Barbican pinned to a namespaced External Secrets store waits for that store
+    Given the Secret "barbican-db" in "openstack" holds:
+      | key      | value    |
+      | username | barbican |
+      | password | pw       |
+    And the Secret "barbican-keystone" in "openstack" holds:
+      | key      | value |
+      | password | pw    |
+    When the example "barbican.yaml" is applied
+    And the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec:
+        secretStoreRef: {kind: SecretStore, name: tenant-store}
+      """
+    Then within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "tenant-store"
+    When the following is applied:
+      """
+      apiVersion: external-secrets.io/v1
+      kind: SecretStore
+      metadata: {name: tenant-store, namespace: openstack}
+      spec: {provider: {vault: {server: "https://openbao.openbao.svc:8200"}}}
+      """
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason           |
+      | SecretsReady | True   | SecretsAvailable |

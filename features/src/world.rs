@@ -124,6 +124,7 @@ async fn example(world: &mut BarbicanWorld, file: String) {
 }
 
 #[given(expr = "the BarbicanSecretStore {string} in {string} is credential-ready")]
+#[when(expr = "the BarbicanSecretStore {string} in {string} is credential-ready")]
 async fn store_ready(world: &mut BarbicanWorld, name: String, namespace: String) {
     world
         .env()
