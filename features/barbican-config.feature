@@ -3,6 +3,7 @@ Feature: The rendered configuration is immutable, kept for rollback, and guarded
   Background:
     Given a simulated cluster with the operator running
     And the namespace "openstack"
+    And the MariaDB "openstack-mariadb" in "openstack" is running
     And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
     And the Secret "barbican-db" in "openstack" holds:
       | key      | value        |
@@ -40,28 +41,28 @@ Feature: The rendered configuration is immutable, kept for rollback, and guarded
       """
       spec: {extraConfig: {oslo_messaging_notifications: {driver: messagingv2}}}
       """
-    And 1 minute passes
-    And the Barbican "barbican" in "openstack" is patched with:
+    Then within 2 minutes the config mounted by the Deployment "barbican" in "openstack" contains "driver = messagingv2"
+    When the Barbican "barbican" in "openstack" is patched with:
       """
       spec: {extraConfig: {oslo_messaging_notifications: {driver: log}}}
       """
-    And 1 minute passes
-    And the Barbican "barbican" in "openstack" is patched with:
+    Then within 2 minutes the config mounted by the Deployment "barbican" in "openstack" contains "driver = log"
+    When the Barbican "barbican" in "openstack" is patched with:
       """
       spec: {extraConfig: {oslo_messaging_notifications: {driver: routing}}}
       """
-    And 1 minute passes
-    And the Barbican "barbican" in "openstack" is patched with:
+    Then within 2 minutes the config mounted by the Deployment "barbican" in "openstack" contains "driver = routing"
+    When the Barbican "barbican" in "openstack" is patched with:
       """
       spec: {extraConfig: {oslo_messaging_notifications: {driver: noop}}}
       """
-    And 1 minute passes
-    And the Barbican "barbican" in "openstack" is patched with:
+    Then within 2 minutes the config mounted by the Deployment "barbican" in "openstack" contains "driver = noop"
+    When the Barbican "barbican" in "openstack" is patched with:
       """
       spec: {extraConfig: {oslo_messaging_notifications: {driver: test}}}
       """
-    Then within 1 minute there are 4 config Secrets for the Barbican "barbican" in "openstack"
-    And within 1 minute the Deployment "barbican" in "openstack" exists
+    Then within 2 minutes the config mounted by the Deployment "barbican" in "openstack" contains "driver = test"
+    And within 1 minute there are 4 config Secrets for the Barbican "barbican" in "openstack"
 
   Scenario: a policy ConfigMap that is missing is a config error, written to status
     When the Barbican "barbican" in "openstack" is patched with:

@@ -6,6 +6,7 @@ Feature: The health check reports what the API answers
   Background:
     Given a simulated cluster with the operator running
     And the namespace "openstack"
+    And the MariaDB "openstack-mariadb" in "openstack" is running
     And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
     And the Secret "barbican-db" in "openstack" holds:
       | key      | value        |

@@ -3,6 +3,7 @@ Feature: A cluster without the Gateway API
   Background:
     Given a simulated cluster without the Gateway API and the operator running
     And the namespace "openstack"
+    And the MariaDB "openstack-mariadb" in "openstack" is running
     And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
     And the Secret "barbican-db" in "openstack" holds:
       | key      | value    |

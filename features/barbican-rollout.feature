@@ -3,6 +3,7 @@ Feature: The Deployment step waits for the rollout and only then reports an endp
   Background:
     Given a simulated cluster with the operator running
     And the namespace "openstack"
+    And the MariaDB "openstack-mariadb" in "openstack" is running
     And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
     And the Secret "barbican-db" in "openstack" holds:
       | key      | value    |

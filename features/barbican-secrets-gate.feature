@@ -7,6 +7,7 @@ Feature: Nothing is deployed until the credentials and a default store are there
   Background:
     Given a simulated cluster with the operator running
     And the namespace "openstack"
+    And the MariaDB "openstack-mariadb" in "openstack" is running
 
   Scenario: an External Secrets store that does not exist holds the pipeline at SecretsReady
     When the example "barbican.yaml" is applied
@@ -42,8 +43,8 @@ Feature: Nothing is deployed until the credentials and a default store are there
       | condition         | status | reason                 |
       | SecretsReady      | True   | SecretsAvailable       |
       | SecretStoresReady | False  | NoDefaultSecretStore   |
-      | DeploymentReady   | False  | WaitingForSecretStores |
-      | BarbicanAPIReady  | False  | EndpointNotReady       |
+      | DBCleanReady      | False  | WaitingForSecretStores |
+      | DatabaseReady     | False  | WaitingForSecretStores |
     And the Deployment "barbican" in "openstack" does not exist
     And the Secret "barbican-db-connection" in "openstack" has "/metadata/ownerReferences/0/kind" set to "Barbican"
 
@@ -62,7 +63,7 @@ Feature: Nothing is deployed until the credentials and a default store are there
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition         | status | reason                 |
       | SecretStoresReady | False  | WaitingForSecretStores |
-      | DeploymentReady   | False  | WaitingForSecretStores |
+      | DatabaseReady     | False  | WaitingForSecretStores |
     Given the Secret "openbao-primary-approle" in "openstack" holds:
       | key       | value  |
       | role-id   | role   |
@@ -105,7 +106,7 @@ Feature: Nothing is deployed until the credentials and a default store are there
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition         | status | reason                 |
       | SecretStoresReady | False  | MultipleOpenBaoStores  |
-      | DeploymentReady   | False  | WaitingForSecretStores |
+      | DatabaseReady     | False  | WaitingForSecretStores |
 
   Scenario: a Barbican pinned to a namespaced External Secrets store waits for that store
     Given the Secret "barbican-db" in "openstack" holds:

@@ -10,6 +10,7 @@ use std::{future::Future, sync::Arc, time::Duration};
 
 use barbican_fakes::{
     barbican_api::BarbicanApi, crds, external_secrets::ExternalSecrets, gateway_api::GatewayApi,
+    mariadb::MariaDbOperator,
 };
 use barbican_operator::{
     api::{Barbican, BarbicanSecretStore},
@@ -52,6 +53,8 @@ pub struct SimEnv {
     pub external_secrets: ExternalSecrets,
     /// The barbican API stand-ins.
     pub barbican_api: BarbicanApi,
+    /// The fake mariadb-operator.
+    pub mariadb: MariaDbOperator,
     /// The Gateway API route controller, when the cluster serves the Gateway API.
     pub gateway: Option<GatewayApi>,
     operator: tokio::task::JoinHandle<()>,
@@ -109,6 +112,7 @@ impl SimEnv {
         let fakes_client = cluster.client_as("fakes");
         let external_secrets = ExternalSecrets::start(fakes_client.clone(), clock.clone());
         let barbican_api = BarbicanApi::start(fakes_client.clone(), cluster.services());
+        let mariadb = MariaDbOperator::start(fakes_client.clone(), clock.clone());
         let gateway = gateway_api.then(|| GatewayApi::start(fakes_client, clock.clone()));
 
         let metrics = Arc::new(Metrics::new());
@@ -130,6 +134,7 @@ impl SimEnv {
             metrics,
             external_secrets,
             barbican_api,
+            mariadb,
             gateway,
             operator,
         })
@@ -299,6 +304,8 @@ impl SimEnv {
             "NetworkPolicy" => ("networking.k8s.io/v1", kind),
             "HTTPRoute" => ("gateway.networking.k8s.io/v1", kind),
             "Barbican" | "BarbicanSecretStore" => ("barbican.openstack.c5c3.io/v1alpha1", kind),
+            "Job" | "CronJob" => ("batch/v1", kind),
+            "MariaDB" | "Database" | "User" | "Grant" => ("k8s.mariadb.com/v1alpha1", kind),
             other => other
                 .rsplit_once('/')
                 .ok_or_else(|| format!("name {other} as apiVersion/Kind, e.g. batch/v1/Job"))?,

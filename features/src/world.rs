@@ -518,3 +518,63 @@ async fn condition_mentions(
         })
         .await);
 }
+
+#[given(expr = "the MariaDB {string} in {string} is running")]
+async fn mariadb(world: &mut BarbicanWorld, name: String, namespace: String) {
+    world
+        .env()
+        .apply(json!({
+            "apiVersion": "k8s.mariadb.com/v1alpha1", "kind": "MariaDB",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": 1},
+        }))
+        .await
+        .expect("creating the MariaDB");
+}
+
+#[then(
+    expr = "within {int} minute(s) the config mounted by the Deployment {string} in {string} contains {string}"
+)]
+async fn mounted_config(
+    world: &mut BarbicanWorld,
+    minutes: u64,
+    name: String,
+    namespace: String,
+    text: String,
+) {
+    let env = world.env();
+    ok(env
+        .eventually(Duration::from_secs(minutes * 60), || {
+            let (name, namespace, text) = (name.clone(), namespace.clone(), text.clone());
+            async move {
+                let deployment = env
+                    .get("Deployment", &namespace, &name)
+                    .await?
+                    .ok_or_else(|| format!("Deployment {namespace}/{name} does not exist"))?;
+                let secret = deployment
+                    .data
+                    .pointer("/spec/template/spec/volumes/0/secret/secretName")
+                    .and_then(|v| v.as_str())
+                    .ok_or("the Deployment mounts no config Secret")?
+                    .to_string();
+                let config = env
+                    .get("Secret", &namespace, &secret)
+                    .await?
+                    .ok_or_else(|| format!("config Secret {secret} does not exist"))?;
+                let encoded = config.data["data"]["barbican.conf"]
+                    .as_str()
+                    .unwrap_or_default();
+                let conf = barbican_sim::tokens::base64_decode(encoded)
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default();
+                if conf.contains(&text) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{secret}'s barbican.conf does not contain {text:?}"
+                    ))
+                }
+            }
+        })
+        .await);
+}

@@ -1,8 +1,11 @@
 //! The operator's Prometheus metrics, under the `barbican_operator_` prefix.
 //!
-//! So far the two pipeline vectors: `barbican_operator_reconcile_duration_seconds` (by
+//! The two pipeline vectors: `barbican_operator_reconcile_duration_seconds` (by
 //! `sub_reconciler`) and `barbican_operator_reconcile_errors_total` (by `sub_reconciler` and
-//! `condition_type`). A [`Metrics`] is the pipeline's [`Recorder`].
+//! `condition_type`); a [`Metrics`] is the pipeline's [`Recorder`]. And the per-CR Job series:
+//! `barbican_operator_db_{sync,clean}_total{barbican,namespace,result}` and
+//! `barbican_operator_db_{sync,clean}_duration_seconds{barbican,namespace}`, dropped when the
+//! Barbican's finalizer completes.
 
 use std::time::Duration;
 
@@ -16,11 +19,26 @@ use crate::{api::conditions::BarbicanConditionType, controller::pipeline::Record
 pub const PREFIX: &str = "barbican_operator";
 
 /// The registry and the vectors in it.
+/// The buckets of the Job duration histograms, in seconds.
+pub const JOB_BUCKETS: [f64; 8] = [1.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0];
+
+/// The two Jobs the operator counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobKind {
+    /// `{name}-db-sync`.
+    DbSync,
+    /// The runs of `{name}-db-clean`.
+    DbClean,
+}
+
+/// The operator's registry and its series.
 #[derive(Clone)]
 pub struct Metrics {
     registry: Registry,
     reconcile_duration: HistogramVec,
     reconcile_errors: IntCounterVec,
+    jobs_total: [IntCounterVec; 2],
+    jobs_duration: [HistogramVec; 2],
 }
 
 impl Default for Metrics {
@@ -29,36 +47,128 @@ impl Default for Metrics {
     }
 }
 
+fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    let vec = IntCounterVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels)
+        .expect("a valid counter");
+    registry
+        .register(Box::new(vec.clone()))
+        .expect("registered once");
+    vec
+}
+
+fn histogram(
+    registry: &Registry,
+    name: &str,
+    help: &str,
+    labels: &[&str],
+    buckets: Option<Vec<f64>>,
+) -> HistogramVec {
+    let mut opts = HistogramOpts::new(format!("{PREFIX}_{name}"), help);
+    if let Some(buckets) = buckets {
+        opts = opts.buckets(buckets);
+    }
+    let vec = HistogramVec::new(opts, labels).expect("a valid histogram");
+    registry
+        .register(Box::new(vec.clone()))
+        .expect("registered once");
+    vec
+}
+
 impl Metrics {
-    /// A fresh registry with every vector registered.
+    /// A registry with every series registered.
     pub fn new() -> Self {
         let registry = Registry::new();
-        let reconcile_duration = HistogramVec::new(
-            HistogramOpts::new(
-                format!("{PREFIX}_reconcile_duration_seconds"),
-                "How long each pipeline step took",
-            ),
-            &["sub_reconciler"],
-        )
-        .expect("a valid histogram");
-        let reconcile_errors = IntCounterVec::new(
-            Opts::new(
-                format!("{PREFIX}_reconcile_errors_total"),
-                "Pipeline step failures, by step and the condition it reports through",
-            ),
-            &["sub_reconciler", "condition_type"],
-        )
-        .expect("a valid counter");
-        registry
-            .register(Box::new(reconcile_duration.clone()))
-            .expect("registered once");
-        registry
-            .register(Box::new(reconcile_errors.clone()))
-            .expect("registered once");
+        let job_labels = ["barbican", "namespace", "result"];
+        let cr_labels = ["barbican", "namespace"];
+        let buckets = Some(JOB_BUCKETS.to_vec());
         Self {
+            reconcile_duration: histogram(
+                &registry,
+                "reconcile_duration_seconds",
+                "How long each pipeline step took",
+                &["sub_reconciler"],
+                None,
+            ),
+            reconcile_errors: counter(
+                &registry,
+                "reconcile_errors_total",
+                "Pipeline step failures, by step and the condition it reports through",
+                &["sub_reconciler", "condition_type"],
+            ),
+            jobs_total: [
+                counter(
+                    &registry,
+                    "db_sync_total",
+                    "Terminal db-sync Jobs, by result",
+                    &job_labels,
+                ),
+                counter(
+                    &registry,
+                    "db_clean_total",
+                    "Terminal db-clean runs, by result",
+                    &job_labels,
+                ),
+            ],
+            jobs_duration: [
+                histogram(
+                    &registry,
+                    "db_sync_duration_seconds",
+                    "How long db-sync Jobs ran",
+                    &cr_labels,
+                    buckets.clone(),
+                ),
+                histogram(
+                    &registry,
+                    "db_clean_duration_seconds",
+                    "How long db-clean runs ran",
+                    &cr_labels,
+                    buckets,
+                ),
+            ],
             registry,
-            reconcile_duration,
-            reconcile_errors,
+        }
+    }
+
+    /// Counts one terminal Job of `kind` for the Barbican `namespace/barbican`.
+    pub fn job_finished(
+        &self,
+        kind: JobKind,
+        barbican: &str,
+        namespace: &str,
+        succeeded: bool,
+        seconds: Option<f64>,
+    ) {
+        let index = kind as usize;
+        let result = if succeeded { "succeeded" } else { "failed" };
+        self.jobs_total[index]
+            .with_label_values(&[barbican, namespace, result])
+            .inc();
+        if let Some(seconds) = seconds {
+            self.jobs_duration[index]
+                .with_label_values(&[barbican, namespace])
+                .observe(seconds);
+        }
+    }
+
+    /// How many terminal Jobs of `kind` were counted for the Barbican.
+    pub fn jobs_counted(&self, kind: JobKind, barbican: &str, namespace: &str) -> u64 {
+        ["succeeded", "failed"]
+            .iter()
+            .map(|result| {
+                self.jobs_total[kind as usize]
+                    .get_metric_with_label_values(&[barbican, namespace, result])
+                    .map_or(0, |c| c.get())
+            })
+            .sum()
+    }
+
+    /// Drops every series of the Barbican `namespace/barbican` (its finalizer completed).
+    pub fn forget_barbican(&self, barbican: &str, namespace: &str) {
+        for index in 0..2 {
+            for result in ["succeeded", "failed"] {
+                let _ = self.jobs_total[index].remove_label_values(&[barbican, namespace, result]);
+            }
+            let _ = self.jobs_duration[index].remove_label_values(&[barbican, namespace]);
         }
     }
 
@@ -95,6 +205,24 @@ impl Recorder for Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jobs_are_counted_per_barbican_and_dropped_with_it() {
+        let metrics = Metrics::new();
+        metrics.job_finished(JobKind::DbSync, "kms", "ns", true, Some(42.0));
+        metrics.job_finished(JobKind::DbClean, "kms", "ns", false, None);
+        let text = metrics.render();
+        assert!(
+            text.contains("barbican_operator_db_sync_total{barbican=\"kms\",namespace=\"ns\",result=\"succeeded\"} 1"),
+            "{text}"
+        );
+        assert!(text.contains("barbican_operator_db_sync_duration_seconds_bucket{barbican=\"kms\",namespace=\"ns\",le=\"60\"} 1"), "{text}");
+        assert!(text.contains("barbican_operator_db_clean_total{barbican=\"kms\",namespace=\"ns\",result=\"failed\"} 1"));
+        assert_eq!(metrics.jobs_counted(JobKind::DbSync, "kms", "ns"), 1);
+        metrics.forget_barbican("kms", "ns");
+        let text = metrics.render();
+        assert!(!text.contains("barbican=\"kms\""), "{text}");
+    }
 
     #[test]
     fn steps_are_timed_and_failures_counted_under_the_spec_names() {

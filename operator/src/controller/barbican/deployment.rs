@@ -156,7 +156,8 @@ fn default_strategy() -> DeploymentStrategy {
     }
 }
 
-fn restricted() -> SecurityContext {
+/// The restricted container security context every barbican container runs with.
+pub fn restricted() -> SecurityContext {
     SecurityContext {
         run_as_user: Some(BARBICAN_UID),
         run_as_group: Some(BARBICAN_UID),

@@ -3,15 +3,19 @@
 
 pub mod config;
 pub mod credentials;
+pub mod database;
+pub mod db_clean;
 pub mod deployment;
 pub mod dsn;
 pub mod health;
 pub mod hpa;
 pub mod http_route;
+pub mod jobs;
 pub mod labels;
 pub mod network_policy;
 pub mod pdb;
 pub mod reconcile;
+pub mod release;
 pub mod secret_stores;
 pub mod secrets;
 pub mod service;
@@ -25,11 +29,8 @@ use crate::{
 };
 use state::State;
 
-/// The step table, in the spec's order.
-///
-/// DBClean and Database (their own work item) take their places between Config and
-/// Deployment: DBClean ahead of Database, so the clean-up CronJob can be suspended for the
-/// length of a migration that short-circuits the pass.
+/// The step table, in the spec's order. DBClean runs ahead of Database so the clean-up
+/// CronJob is suspended for the whole of a migration, during which the pass stops at Database.
 pub fn pipeline() -> Pipeline<State> {
     Pipeline {
         sequence: vec![
@@ -52,6 +53,16 @@ pub fn pipeline() -> Pipeline<State> {
                 name: "Config",
                 condition: T::SecretsReady,
                 run: config::config,
+            },
+            Step {
+                name: "DBClean",
+                condition: T::DBCleanReady,
+                run: db_clean::db_clean,
+            },
+            Step {
+                name: "Database",
+                condition: T::DatabaseReady,
+                run: database::database,
             },
             Step {
                 name: "Deployment",

@@ -19,7 +19,7 @@ use crate::{
         barbican::{Barbican, BarbicanStatus},
         names::BARBICAN_FINALIZER,
     },
-    controller::{children::Children, status::conclude},
+    controller::{children::Children, events::Severity, status::conclude},
 };
 
 /// Why a pass failed.
@@ -69,14 +69,35 @@ pub fn status_patch(before: &BarbicanStatus, status: &BarbicanStatus) -> Value {
     json!({ "status": after })
 }
 
-async fn release(env: &Env, barbican: &Barbican) -> Result<Next, Error> {
-    // The database clean-up slot: the Database work item deletes the MariaDB CRs here, holds
-    // the finalizer while they tear down, and drops the CR's Job metric series.
+/// How long the finalizer holds while the MariaDB CRs tear down.
+pub const FINALIZER_HOLD: Duration = Duration::from_secs(30);
+
+async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error> {
     let (name, namespace) = (
         barbican.name_any(),
         barbican.namespace().unwrap_or_default(),
     );
+    let children = Children::local(env.client.clone(), &namespace);
+    let state = State::new(env.clone(), barbican.clone(), children);
+    // Whether cleanup remains is judged before the Delete is issued.
+    let live = super::database::tear_down(&state)
+        .await
+        .map_err(|e| Error::Step {
+            step: "Finalizer",
+            message: e.0,
+        })?;
+    if live {
+        state
+            .event(
+                Severity::Normal,
+                "FinalizingDatabase",
+                "deleting the MariaDB Database, User and Grant before releasing the finalizer",
+            )
+            .await;
+        return Ok(Next::After(FINALIZER_HOLD));
+    }
     env.probes.evict(&cache_key(&namespace, &name));
+    env.metrics.forget_barbican(&name, &namespace);
     let remaining: Vec<String> = barbican
         .finalizers()
         .iter()
@@ -89,10 +110,18 @@ async fn release(env: &Env, barbican: &Barbican) -> Result<Next, Error> {
         .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
     {
-        Ok(_) => Ok(Next::AwaitChange),
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(Next::AwaitChange),
-        Err(e) => Err(api_failed("releasing the finalizer")(e)),
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Next::AwaitChange),
+        Err(e) => return Err(api_failed("releasing the finalizer")(e)),
     }
+    state
+        .event(
+            Severity::Normal,
+            "DatabaseFinalized",
+            "nothing left to clean up; the finalizer is released",
+        )
+        .await;
+    Ok(Next::AwaitChange)
 }
 
 /// Runs one pass over `barbican`.
@@ -119,7 +148,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
             .iter()
             .any(|f| f == BARBICAN_FINALIZER)
         {
-            return release(&env, &barbican).await;
+            return release(&env, barbican).await;
         }
         return Ok(Next::AwaitChange);
     }

@@ -1,0 +1,394 @@
+//! The Database step: the MariaDB cluster gate and the Database/User/Grant CRs in managed
+//! mode, the release gate, and the `{name}-db-sync` Job that promotes `installedRelease`.
+
+use std::time::Duration;
+
+use k8s_openapi::api::batch::v1::Job;
+use kube::{
+    Api, ResourceExt,
+    api::{ApiResource, DynamicObject, Patch, PatchParams},
+};
+use serde_json::json;
+
+use super::{
+    jobs::{self, SyncAction},
+    release::{self, Gate},
+    secrets::{api_error, condition_true},
+    state::{State, owned_metadata},
+    uwsgi,
+};
+use crate::{
+    api::{
+        barbican::{Barbican, BarbicanSpec},
+        conditions::{BarbicanConditionType as T, Reason},
+        database::CredentialsMode,
+        names::db_sync_job_name,
+    },
+    controller::{
+        events::Severity,
+        pipeline::{Outcome, StepError, StepFuture},
+        status::Report,
+    },
+    metrics::JobKind,
+};
+
+/// The MariaDB and db-sync waits.
+pub const DATABASE_REQUEUE: Duration = Duration::from_secs(30);
+/// The CR annotation recording the last db-sync Job counted in the metrics.
+pub const LAST_DB_SYNC_JOB_ANNOTATION: &str = "cobaltcore.c5c3.io/last-db-sync-job-uid";
+/// The CR annotation recording the last db-clean run counted in the metrics.
+pub const LAST_DB_CLEAN_JOB_ANNOTATION: &str = "cobaltcore.c5c3.io/last-db-clean-job-uid";
+
+/// A mariadb-operator kind.
+pub fn mariadb_resource(kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: "k8s.mariadb.com".into(),
+        version: "v1alpha1".into(),
+        api_version: "k8s.mariadb.com/v1alpha1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+/// The three CRs a managed database needs (Dynamic credentials: the Database alone).
+pub fn managed_kinds(spec: &BarbicanSpec) -> Vec<(&'static str, &'static str)> {
+    let mut kinds = vec![("Database", "databases")];
+    if spec.database.credentials_mode.unwrap_or_default() == CredentialsMode::Static {
+        kinds.extend([("User", "users"), ("Grant", "grants")]);
+    }
+    kinds
+}
+
+/// The pods the SQL user must serve: the HPA's ceiling when it owns the count, else the
+/// replicas.
+pub fn pods(spec: &BarbicanSpec) -> i32 {
+    match &spec.autoscaling {
+        Some(autoscaling) => autoscaling.max_replicas,
+        None => spec
+            .deployment
+            .as_ref()
+            .map_or(3, |d| d.effective_replicas()),
+    }
+}
+
+/// The spec of the mariadb-operator CR `kind` for the Barbican `name`.
+pub fn managed_spec(kind: &str, spec: &BarbicanSpec, name: &str) -> serde_json::Value {
+    let cluster = spec
+        .database
+        .cluster_ref
+        .as_ref()
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
+    let mariadb_ref = json!({"name": cluster});
+    match kind {
+        "Database" => json!({"mariaDbRef": mariadb_ref, "name": spec.database.database,
+            "characterSet": "utf8", "collate": "utf8_general_ci"}),
+        "User" => json!({"mariaDbRef": mariadb_ref,
+        "passwordSecretKeyRef": {"name": spec.database.secret_ref.name, "key": "password"},
+        "maxUserConnections": uwsgi::max_user_connections(
+            pods(spec),
+            spec.api_server.as_ref().and_then(|a| a.uwsgi.as_ref()),
+        )}),
+        _ => json!({"mariaDbRef": mariadb_ref, "privileges": ["ALL PRIVILEGES"],
+            "database": spec.database.database, "table": "*", "username": name}),
+    }
+}
+
+async fn wait(state: &mut State, reason: Reason, message: String) -> Result<Outcome, StepError> {
+    state.report(Report::not_ready(T::DatabaseReady, reason, message));
+    Ok(Outcome::Requeue(DATABASE_REQUEUE))
+}
+
+/// Reports `reason` on DatabaseReady with a Warning event (raised when the condition changes)
+/// and returns the error that backs the pass off.
+async fn refuse(state: &mut State, reason: Reason, message: String) -> StepError {
+    let changed = state
+        .condition(T::DatabaseReady.as_str())
+        .is_none_or(|c| c.reason != reason.as_str() || c.message != message);
+    if changed {
+        state
+            .event(Severity::Warning, reason.as_str(), &message)
+            .await;
+    }
+    state.report(Report::not_ready(T::DatabaseReady, reason, message.clone()));
+    StepError(message)
+}
+
+/// Provisions the managed database; `Some` when the pass has to wait.
+async fn provision(state: &mut State) -> Result<Option<Outcome>, StepError> {
+    let spec = state.barbican.spec.clone();
+    let Some(cluster) = spec.database.cluster_ref.as_ref() else {
+        return Ok(None); // Brownfield: the database exists already.
+    };
+    let mariadb = state
+        .children
+        .dynamic(&mariadb_resource("MariaDB", "mariadbs"))
+        .get_opt(&cluster.name)
+        .await
+        .map_err(|e| api_error("reading the MariaDB", e))?;
+    if !mariadb.is_some_and(|m| condition_true(&m.data, "Ready")) {
+        let message = format!("MariaDB {:?} is not ready", cluster.name);
+        return wait(state, Reason::ClusterNotReady, message)
+            .await
+            .map(Some);
+    }
+    let name = state.name();
+    let mut pending = vec![];
+    for (kind, plural) in managed_kinds(&spec) {
+        let resource = mariadb_resource(kind, plural);
+        let mut object = DynamicObject::new(&name, &resource).within(&state.namespace());
+        object.metadata = owned_metadata(state, &name);
+        object.metadata.labels = None;
+        object.data = json!({"spec": managed_spec(kind, &spec, &name)});
+        let live = state
+            .children
+            .ensure_dynamic(&resource, &object)
+            .await
+            .map_err(|e| api_error("applying a mariadb-operator resource", e))?;
+        if !condition_true(&live.data, "Ready") {
+            pending.push(kind);
+        }
+    }
+    if !pending.is_empty() {
+        let message = format!("waiting for the {} to be ready", pending.join(", "));
+        return wait(state, Reason::WaitingForDatabase, message)
+            .await
+            .map(Some);
+    }
+    Ok(None)
+}
+
+/// Counts a terminal Job once: the CR annotation `annotation` records the last one counted,
+/// written with the CR's resourceVersion as precondition, so two passes (or two operator
+/// processes) never both count it. A failed write skips the metric with a Warning.
+pub async fn count_once(state: &State, kind: JobKind, annotation: &str, job: &Job) {
+    let uid = job.uid().unwrap_or_default();
+    let counted = state
+        .barbican
+        .annotations()
+        .get(annotation)
+        .is_some_and(|u| *u == uid);
+    if counted || uid.is_empty() {
+        return;
+    }
+    let api: Api<Barbican> = Api::namespaced(state.env.client.clone(), &state.namespace());
+    let patch = json!({"metadata": {
+        "resourceVersion": state.barbican.resource_version(),
+        "annotations": {annotation: uid},
+    }});
+    match api
+        .patch(
+            &state.name(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(_) => {
+            let succeeded = matches!(jobs::state(job), jobs::JobState::Complete(_));
+            state.env.metrics.job_finished(
+                kind,
+                &state.name(),
+                &state.namespace(),
+                succeeded,
+                jobs::duration_seconds(job),
+            );
+        }
+        Err(error) => {
+            let reason = match kind {
+                JobKind::DbSync => "DBSyncMetricEmissionDeferred",
+                JobKind::DbClean => "DBCleanMetricEmissionDeferred",
+            };
+            state
+                .event(
+                    Severity::Warning,
+                    reason,
+                    &format!(
+                        "recording Job {} as counted failed: {error}",
+                        job.name_any()
+                    ),
+                )
+                .await;
+        }
+    }
+}
+
+/// The Database step.
+pub fn database(state: &mut State) -> StepFuture<'_> {
+    Box::pin(async move {
+        if state.config_secret.is_empty() {
+            let message =
+                "no config Secret to mount yet: the secret stores do not form a valid projection"
+                    .to_string();
+            return wait(state, Reason::WaitingForSecretStores, message).await;
+        }
+        let spec = state.barbican.spec.clone();
+        let requested = spec.open_stack_release.clone();
+        if let Some(message) = release::tag_mismatch(spec.image.tag.as_deref(), &requested) {
+            return wait(state, Reason::ImageReleaseMismatch, message).await;
+        }
+        if let Some(outcome) = provision(state).await? {
+            return Ok(outcome);
+        }
+        let image = spec.image.reference();
+        let installed = state.status.installed_release.clone();
+        match release::gate(
+            installed.as_deref(),
+            &requested,
+            state.status.installed_image.as_deref(),
+            &image,
+        ) {
+            Err(rejection) => return Err(refuse(state, rejection.reason, rejection.message).await),
+            Ok(Gate::Upgrade(target)) => state.status.target_release = Some(target),
+            Ok(Gate::Steady) => {}
+        }
+
+        let (name, namespace) = (state.name(), state.namespace());
+        let mut desired = jobs::db_sync_job(&spec, &name, &namespace, &state.config_secret);
+        desired.metadata.owner_references = Some(vec![state.owner()]);
+        let wanted = jobs::recorded_hash(&desired)
+            .unwrap_or_default()
+            .to_string();
+        let job_name = db_sync_job_name(&name);
+        let live = state
+            .children
+            .get::<Job>(&job_name)
+            .await
+            .map_err(|e| api_error("reading the db-sync Job", e))?;
+        if let Some(job) = &live
+            && jobs::state(job).finished()
+        {
+            count_once(state, JobKind::DbSync, LAST_DB_SYNC_JOB_ANNOTATION, job).await;
+        }
+        let in_progress = |state: &mut State| {
+            state.report(Report::not_ready(
+                T::DatabaseReady,
+                Reason::DBSyncInProgress,
+                format!("Job {job_name} runs barbican-manage db upgrade to {requested}"),
+            ));
+            Ok(Outcome::Requeue(DATABASE_REQUEUE))
+        };
+        match jobs::sync_action(live.as_ref(), &wanted) {
+            SyncAction::Wait => in_progress(state),
+            SyncAction::Create | SyncAction::Replace => {
+                if live.is_some() {
+                    state
+                        .children
+                        .delete::<Job>(&job_name)
+                        .await
+                        .map_err(|e| api_error("replacing the db-sync Job", e))?;
+                }
+                match state
+                    .children
+                    .api::<Job>()
+                    .create(&Default::default(), &desired)
+                    .await
+                {
+                    Ok(_) => {}
+                    // The old Job is still being deleted: the next pass creates it.
+                    Err(kube::Error::Api(s)) if s.code == 409 => {}
+                    Err(e) => return Err(api_error("creating the db-sync Job", e)),
+                }
+                in_progress(state)
+            }
+            SyncAction::Failed(message) => {
+                let message = format!("Job {job_name} failed: {message}");
+                Err(refuse(state, Reason::DBSyncFailed, message).await)
+            }
+            SyncAction::Succeeded => {
+                let promoted = state.status.installed_release.as_deref()
+                    != Some(requested.as_str())
+                    || state.status.installed_image.as_deref() != Some(image.as_str());
+                state.status.installed_release = Some(requested.clone());
+                state.status.installed_image = Some(image.clone());
+                state.status.target_release = None;
+                if promoted {
+                    state
+                        .event(
+                            Severity::Normal,
+                            "DatabaseSynced",
+                            &format!("the schema is at {requested} (image {image})"),
+                        )
+                        .await;
+                }
+                state.report(Report::ready(
+                    T::DatabaseReady,
+                    Reason::DatabaseSynced,
+                    format!("the schema is at {requested}"),
+                ));
+                Ok(Outcome::Done)
+            }
+        }
+    })
+}
+
+/// Deletes the managed database CRs; `true` while any of them was still live, judged before
+/// the delete (a delete sets deletionTimestamp, so a check after it would always find nothing).
+pub async fn tear_down(state: &State) -> Result<bool, StepError> {
+    let mut live = false;
+    for (kind, plural) in [
+        ("Database", "databases"),
+        ("User", "users"),
+        ("Grant", "grants"),
+    ] {
+        let resource = mariadb_resource(kind, plural);
+        let api = state.children.dynamic(&resource);
+        match api.get_opt(&state.name()).await {
+            Ok(Some(_)) => live = true,
+            Ok(None) => continue,
+            // The kind is not served: nothing was provisioned.
+            Err(kube::Error::Api(s)) if s.code == 404 => continue,
+            Err(e) => return Err(api_error("reading a mariadb-operator resource", e)),
+        }
+        state
+            .children
+            .delete_dynamic(&resource, &state.name())
+            .await
+            .map_err(|e| api_error("deleting a mariadb-operator resource", e))?;
+    }
+    Ok(live)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::fixtures;
+
+    #[test]
+    fn the_user_is_sized_from_the_topology() {
+        let mut spec = fixtures::barbican().spec;
+        let user = managed_spec("User", &spec, "kms");
+        assert_eq!(user["maxUserConnections"], 10, "(3+1)·2·1+2");
+        assert_eq!(
+            user["passwordSecretKeyRef"],
+            json!({"name": "barbican-db", "key": "password"})
+        );
+        spec.autoscaling = Some(crate::api::autoscaling::AutoscalingSpec {
+            min_replicas: None,
+            max_replicas: 9,
+            target_cpu_utilization: Some(80),
+            target_memory_utilization: None,
+        });
+        assert_eq!(
+            managed_spec("User", &spec, "kms")["maxUserConnections"],
+            22,
+            "(9+1)·2·1+2"
+        );
+        let grant = managed_spec("Grant", &spec, "kms");
+        assert_eq!(grant["privileges"], json!(["ALL PRIVILEGES"]));
+        assert_eq!(grant["username"], "kms");
+        assert_eq!(grant["table"], "*");
+        assert!(grant.get("host").is_none());
+        let database = managed_spec("Database", &spec, "kms");
+        assert_eq!(database["characterSet"], "utf8");
+        assert_eq!(database["collate"], "utf8_general_ci");
+    }
+
+    #[test]
+    fn dynamic_credentials_need_no_user_or_grant() {
+        let mut spec = fixtures::barbican().spec;
+        assert_eq!(managed_kinds(&spec).len(), 3);
+        spec.database.credentials_mode = Some(CredentialsMode::Dynamic);
+        assert_eq!(managed_kinds(&spec), [("Database", "databases")]);
+    }
+}

@@ -1,0 +1,323 @@
+//! The Jobs the operator runs: the `{name}-db-sync` migration and the pods of the
+//! `{name}-db-clean` CronJob, with what both share (the config mount, the database
+//! credentials, the restricted container), and the pure reading of a Job's state.
+//!
+//! When a finished db-sync Job is replaced: its pod template is hashed into the annotation
+//! `cobaltcore.c5c3.io/pod-spec-hash`. A finished Job whose hash differs from the template the
+//! pass would write (a new image, a renamed config Secret, a changed credential source) is
+//! deleted and recreated under the same name; a finished Job with the same hash is the answer
+//! for those inputs and is never rerun. A failed Job with the same hash stays failed until an
+//! input changes.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use k8s_openapi::api::{
+    batch::v1::{Job, JobSpec},
+    core::v1::{Container, EnvVar, PodSpec, PodTemplateSpec, Volume},
+};
+use sha2::{Digest, Sha256};
+
+use super::{deployment, secret_stores::Projection};
+use crate::{
+    api::{barbican::BarbicanSpec, names::db_connection_secret_name},
+    render::secrets::{DATABASE_CONNECTION_ENV, hex},
+};
+
+/// The annotation holding the hash of a Job's pod template.
+pub const POD_SPEC_HASH_ANNOTATION: &str = "cobaltcore.c5c3.io/pod-spec-hash";
+/// db-sync retries before the Job fails.
+pub const DB_SYNC_BACKOFF_LIMIT: i32 = 4;
+
+/// Where a Job stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobState {
+    /// Still running (or not started).
+    Running,
+    /// Complete at this time.
+    Complete(Option<Timestamp>),
+    /// Failed at this time, with the condition's message.
+    Failed(Option<Timestamp>, String),
+}
+
+impl JobState {
+    /// Whether the Job has finished.
+    pub fn finished(&self) -> bool {
+        !matches!(self, JobState::Running)
+    }
+}
+
+/// A Job's state from its conditions; when both Failed and Complete are True, Failed wins.
+pub fn state(job: &Job) -> JobState {
+    let conditions = job
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    let find = |type_: &str| {
+        conditions
+            .iter()
+            .find(|c| c.type_ == type_ && c.status == "True")
+    };
+    if let Some(failed) = find("Failed") {
+        return JobState::Failed(
+            failed.last_transition_time.as_ref().map(|t| t.0),
+            failed.message.clone().unwrap_or_default(),
+        );
+    }
+    if let Some(complete) = find("Complete") {
+        return JobState::Complete(complete.last_transition_time.as_ref().map(|t| t.0));
+    }
+    JobState::Running
+}
+
+/// How long a finished Job ran: its terminal condition's time minus its creation.
+pub fn duration_seconds(job: &Job) -> Option<f64> {
+    let finished = match state(job) {
+        JobState::Complete(at) | JobState::Failed(at, _) => at?,
+        JobState::Running => return None,
+    };
+    let created = job.metadata.creation_timestamp.as_ref()?.0;
+    Some(finished.duration_since(created).as_secs_f64().max(0.0))
+}
+
+/// The hash of a pod template: SHA-256 of its JSON.
+pub fn pod_spec_hash(template: &PodTemplateSpec) -> String {
+    let json = serde_json::to_vec(template).expect("pod templates serialize");
+    hex(&Sha256::digest(json))
+}
+
+/// The hash recorded on a live Job.
+pub fn recorded_hash(job: &Job) -> Option<&str> {
+    job.metadata
+        .annotations
+        .as_ref()?
+        .get(POD_SPEC_HASH_ANNOTATION)
+        .map(String::as_str)
+}
+
+/// What a Job container shares with the others: the image, the config mount (plus the
+/// database TLS keypair), the DSN from the derived Secret, the restricted security context.
+pub fn container(
+    name: &str,
+    command: Vec<String>,
+    spec: &BarbicanSpec,
+    barbican: &str,
+    config_secret: &str,
+) -> (Container, Vec<Volume>) {
+    let inputs = deployment::Inputs {
+        name: barbican.into(),
+        config_secret: config_secret.into(),
+        projection: Projection::default(),
+        ..deployment::Inputs::default()
+    };
+    let (volumes, mounts) = deployment::volumes(spec, &inputs);
+    let container = Container {
+        name: name.into(),
+        image: Some(spec.image.reference()),
+        command: Some(command),
+        env: Some(vec![EnvVar {
+            name: DATABASE_CONNECTION_ENV.into(),
+            value: None,
+            value_from: Some(k8s_openapi::api::core::v1::EnvVarSource {
+                secret_key_ref: Some(k8s_openapi::api::core::v1::SecretKeySelector {
+                    name: db_connection_secret_name(barbican),
+                    key: super::secrets::CONNECTION_KEY.into(),
+                    optional: None,
+                }),
+                ..Default::default()
+            }),
+        }]),
+        security_context: Some(deployment::restricted()),
+        volume_mounts: Some(mounts),
+        ..Container::default()
+    };
+    (container, volumes)
+}
+
+/// The db-sync pod template: `barbican-manage db upgrade`, no `--config-file` (barbican finds
+/// barbican.conf on its search path, where the config Secret is mounted).
+pub fn db_sync_template(
+    spec: &BarbicanSpec,
+    barbican: &str,
+    config_secret: &str,
+) -> PodTemplateSpec {
+    let (container, volumes) = container(
+        "db-sync",
+        vec!["barbican-manage".into(), "db".into(), "upgrade".into()],
+        spec,
+        barbican,
+        config_secret,
+    );
+    PodTemplateSpec {
+        metadata: None,
+        spec: Some(PodSpec {
+            containers: vec![container],
+            volumes: Some(volumes),
+            restart_policy: Some("Never".into()),
+            ..PodSpec::default()
+        }),
+    }
+}
+
+/// The db-sync Job (no labels, no TTL), its template's hash annotated.
+pub fn db_sync_job(
+    spec: &BarbicanSpec,
+    barbican: &str,
+    namespace: &str,
+    config_secret: &str,
+) -> Job {
+    let template = db_sync_template(spec, barbican, config_secret);
+    Job {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some(crate::api::names::db_sync_job_name(barbican)),
+            namespace: Some(namespace.into()),
+            annotations: Some(BTreeMap::from([(
+                POD_SPEC_HASH_ANNOTATION.to_string(),
+                pod_spec_hash(&template),
+            )])),
+            ..Default::default()
+        },
+        spec: Some(JobSpec {
+            backoff_limit: Some(DB_SYNC_BACKOFF_LIMIT),
+            template,
+            ..JobSpec::default()
+        }),
+        status: None,
+    }
+}
+
+/// What to do about the db-sync Job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SyncAction {
+    /// None exists: create it.
+    Create,
+    /// A finished Job ran other inputs: delete it and create the new one.
+    Replace,
+    /// It runs.
+    Wait,
+    /// It failed for these inputs.
+    Failed(String),
+    /// It completed for these inputs.
+    Succeeded,
+}
+
+/// The decision for the live Job (if any) against the template hash this pass wants.
+pub fn sync_action(live: Option<&Job>, wanted_hash: &str) -> SyncAction {
+    let Some(job) = live else {
+        return SyncAction::Create;
+    };
+    let state = state(job);
+    let same = recorded_hash(job) == Some(wanted_hash);
+    match state {
+        _ if state.finished() && !same => SyncAction::Replace,
+        JobState::Running => SyncAction::Wait,
+        JobState::Failed(_, message) => SyncAction::Failed(message),
+        JobState::Complete(_) => SyncAction::Succeeded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::fixtures;
+    use k8s_openapi::{
+        api::batch::v1::{JobCondition, JobStatus},
+        apimachinery::pkg::apis::meta::v1::Time,
+    };
+
+    fn job(hash: &str, conditions: &[(&str, &str)]) -> Job {
+        let mut job = db_sync_job(&fixtures::barbican().spec, "kms", "ns", "kms-config-1");
+        job.metadata
+            .annotations
+            .as_mut()
+            .unwrap()
+            .insert(POD_SPEC_HASH_ANNOTATION.into(), hash.into());
+        job.status = Some(JobStatus {
+            conditions: Some(
+                conditions
+                    .iter()
+                    .map(|(t, s)| JobCondition {
+                        type_: t.to_string(),
+                        status: s.to_string(),
+                        last_transition_time: Some(Time("2026-01-01T00:01:00Z".parse().unwrap())),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        });
+        job
+    }
+
+    #[test]
+    fn the_db_sync_job_runs_the_upgrade_without_a_config_file() {
+        let j = db_sync_job(&fixtures::barbican().spec, "kms", "ns", "kms-config-1");
+        assert_eq!(j.metadata.name.as_deref(), Some("kms-db-sync"));
+        assert!(j.metadata.labels.is_none());
+        let spec = j.spec.as_ref().unwrap();
+        assert_eq!(spec.backoff_limit, Some(4));
+        assert!(spec.ttl_seconds_after_finished.is_none());
+        let pod = spec.template.spec.as_ref().unwrap();
+        assert_eq!(pod.restart_policy.as_deref(), Some("Never"));
+        let c = &pod.containers[0];
+        assert_eq!(
+            c.command.as_ref().unwrap(),
+            &["barbican-manage", "db", "upgrade"]
+        );
+        assert_eq!(c.env.as_ref().unwrap()[0].name, "OS_DATABASE__CONNECTION");
+        assert_eq!(
+            c.volume_mounts.as_ref().unwrap()[0].mount_path,
+            "/etc/barbican"
+        );
+        let hash = recorded_hash(&j).unwrap();
+        assert_eq!(hash, pod_spec_hash(&spec.template));
+        let other = db_sync_job(&fixtures::barbican().spec, "kms", "ns", "kms-config-2");
+        assert_ne!(
+            recorded_hash(&other),
+            Some(hash),
+            "a new config reruns the Job"
+        );
+    }
+
+    #[test]
+    fn the_rerun_decision_follows_state_and_hash() {
+        assert_eq!(sync_action(None, "h"), SyncAction::Create);
+        assert_eq!(sync_action(Some(&job("h", &[])), "h"), SyncAction::Wait);
+        assert_eq!(
+            sync_action(Some(&job("old", &[])), "h"),
+            SyncAction::Wait,
+            "never cut a running migration"
+        );
+        assert_eq!(
+            sync_action(Some(&job("h", &[("Complete", "True")])), "h"),
+            SyncAction::Succeeded
+        );
+        assert_eq!(
+            sync_action(Some(&job("old", &[("Complete", "True")])), "h"),
+            SyncAction::Replace
+        );
+        assert_eq!(
+            sync_action(Some(&job("old", &[("Failed", "True")])), "h"),
+            SyncAction::Replace
+        );
+        assert!(
+            matches!(
+                sync_action(
+                    Some(&job("h", &[("Failed", "True"), ("Complete", "True")])),
+                    "h"
+                ),
+                SyncAction::Failed(_)
+            ),
+            "Failed wins"
+        );
+    }
+
+    #[test]
+    fn duration_is_the_terminal_time_minus_creation() {
+        let mut j = job("h", &[("Complete", "True")]);
+        j.metadata.creation_timestamp = Some(Time("2026-01-01T00:00:30Z".parse().unwrap()));
+        assert_eq!(duration_seconds(&j), Some(30.0));
+        assert_eq!(duration_seconds(&job("h", &[])), None);
+    }
+}
