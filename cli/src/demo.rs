@@ -132,9 +132,9 @@ pub async fn run() -> Result<(), String> {
     }
 
     // One pass settles whatever was in flight; the next is the pass over a converged Barbican.
-    env.full_pass().await?;
+    env.full_pass(NAMESPACE, NAME).await?;
     let mark = env.cluster.audit_mark();
-    env.full_pass().await?;
+    env.full_pass(NAMESPACE, NAME).await?;
     let writes = env.operator_writes_since(mark);
     println!(
         "\na periodic pass over the converged Barbican sent {} write(s) to the API server",

@@ -58,6 +58,7 @@ pub struct SimEnv {
     /// The Gateway API route controller, when the cluster serves the Gateway API.
     pub gateway: Option<GatewayApi>,
     operator: tokio::task::JoinHandle<()>,
+    clock_seam: Arc<SimClock>,
 }
 
 impl std::fmt::Debug for SimEnv {
@@ -66,6 +67,21 @@ impl std::fmt::Debug for SimEnv {
             .field("now", &self.cluster.clock().rfc3339())
             .finish_non_exhaustive()
     }
+}
+
+/// Starts the operator's Barbican controller against `cluster`, reporting into `metrics`.
+fn start_operator(
+    cluster: &Cluster,
+    clock: Arc<SimClock>,
+    metrics: Arc<Metrics>,
+) -> tokio::task::JoinHandle<()> {
+    let mut settings = Settings::new(clock, Arc::new(SimResolver(cluster.services())), metrics);
+    settings.probe_timeout = Duration::from_secs(2);
+    tokio::spawn(run_barbican_controller(
+        cluster.client_as(OPERATOR_AGENT),
+        settings,
+        std::future::pending(),
+    ))
 }
 
 impl Drop for SimEnv {
@@ -116,18 +132,8 @@ impl SimEnv {
         let gateway = gateway_api.then(|| GatewayApi::start(fakes_client, clock.clone()));
 
         let metrics = Arc::new(Metrics::new());
-        let mut settings = Settings::new(
-            Arc::new(SimClock(clock)),
-            Arc::new(SimResolver(cluster.services())),
-            metrics.clone(),
-        );
-        settings.probe_timeout = Duration::from_secs(2);
-        let operator_client = cluster.client_as(OPERATOR_AGENT);
-        let operator = tokio::spawn(run_barbican_controller(
-            operator_client,
-            settings,
-            std::future::pending(),
-        ));
+        let clock_seam = Arc::new(SimClock(clock));
+        let operator = start_operator(&cluster, clock_seam.clone(), metrics.clone());
         Ok(Self {
             client: cluster.client_as(SCENARIO_AGENT),
             cluster,
@@ -137,7 +143,17 @@ impl SimEnv {
             mariadb,
             gateway,
             operator,
+            clock_seam,
         })
+    }
+
+    /// Stops the operator and starts a new one, as a restarted pod would: nothing carries
+    /// over but what the cluster stores, and the new process has fresh metrics.
+    pub fn restart_operator(&mut self) {
+        self.operator.abort();
+        self.metrics = Arc::new(Metrics::new());
+        self.operator =
+            start_operator(&self.cluster, self.clock_seam.clone(), self.metrics.clone());
     }
 
     /// The virtual clock.
@@ -259,13 +275,16 @@ impl SimEnv {
         self.metrics.step_runs("Secrets")
     }
 
-    /// Brings one full pass (the periodic resync) and waits until its parallel group has run.
-    pub async fn full_pass(&self) -> Result<(), Error> {
+    /// Brings one full pass over the Barbican and waits until its parallel group has run. The
+    /// pass is woken by an annotation the scenario sets, not by moving time, so nothing that
+    /// time would bring (a CronJob firing, a TTL) happens in between.
+    pub async fn full_pass(&self, namespace: &str, name: &str) -> Result<(), Error> {
         const PARALLEL: [&str; 4] = ["HTTPRoute", "HealthCheck", "HPA", "NetworkPolicy"];
         let before: Vec<u64> = PARALLEL.iter().map(|s| self.metrics.step_runs(s)).collect();
-        self.clock()
-            .advance(barbican_operator::controller::manager::RESYNC)
-            .await;
+        let poke = serde_json::json!({"metadata": {"annotations": {
+            "barbican-features.example/poke": self.cluster.audit_mark().to_string()
+        }}});
+        self.patch_barbican(namespace, name, &poke).await?;
         self.eventually(Duration::from_secs(60), || {
             let before = before.clone();
             async move {

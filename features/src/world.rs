@@ -221,10 +221,11 @@ async fn endpoint(world: &mut BarbicanWorld, name: String, namespace: String, ur
 async fn idle_pass(world: &mut BarbicanWorld, name: String, namespace: String) {
     let env = world.env();
     // A pass still in flight when the scenario got here may finish its writes; one full pass
-    // settles that, and the next one is the pass over a converged Barbican.
-    ok(env.full_pass().await);
+    // settles that, and the next one is the pass over a converged Barbican. The scenario's
+    // own annotation writes are not the operator's and do not count.
+    ok(env.full_pass(&namespace, &name).await);
     let mark = env.cluster.audit_mark();
-    ok(env.full_pass().await);
+    ok(env.full_pass(&namespace, &name).await);
     let writes = env.operator_writes_since(mark);
     if !writes.is_empty() {
         let now = env.barbican(&namespace, &name).await.unwrap();
@@ -572,6 +573,159 @@ async fn mounted_config(
                 } else {
                     Err(format!(
                         "{secret}'s barbican.conf does not contain {text:?}"
+                    ))
+                }
+            }
+        })
+        .await);
+}
+
+impl BarbicanWorld {
+    fn env_mut(&mut self) -> &mut SimEnv {
+        self.env
+            .as_mut()
+            .expect("start with \"Given a simulated cluster with the operator running\"")
+    }
+}
+
+#[given(expr = "Jobs follow the rule {string}")]
+#[when(expr = "Jobs follow the rule {string}")]
+async fn job_rule(world: &mut BarbicanWorld, rule: String) {
+    use barbican_sim::controllers::{Controllers, JobRule, JobRules};
+    let rule: JobRule = rule.parse().unwrap_or_else(|e| panic!("{e}"));
+    world.env().cluster.set_controllers(Controllers {
+        jobs: Some(JobRules {
+            rules: vec![rule],
+            ..JobRules::default()
+        }),
+        ..Controllers::all()
+    });
+}
+
+#[when(expr = "the status of the Barbican {string} in {string} is patched with:")]
+async fn status_patched(world: &mut BarbicanWorld, name: String, namespace: String, step: &Step) {
+    let patch: serde_json::Value =
+        serde_saphyr::from_str(step.docstring.as_deref().expect("a YAML docstring"))
+            .expect("the patch is YAML");
+    kube::Api::<Barbican>::namespaced(world.env().client.clone(), &namespace)
+        .patch_status(&name, &Default::default(), &kube::api::Patch::Merge(&patch))
+        .await
+        .unwrap();
+}
+
+#[when(expr = "the MariaDB {string} in {string} goes down")]
+async fn mariadb_down(world: &mut BarbicanWorld, name: String, namespace: String) {
+    world
+        .env()
+        .mariadb
+        .mariadbs
+        .hold(
+            &namespace,
+            &name,
+            "StatefulSetNotReady",
+            "the primary is unreachable",
+        )
+        .await;
+}
+
+#[when(expr = "the MariaDB {string} in {string} comes back")]
+async fn mariadb_back(world: &mut BarbicanWorld, name: String, namespace: String) {
+    world
+        .env()
+        .mariadb
+        .mariadbs
+        .release(&namespace, &name)
+        .await;
+}
+
+#[given(expr = "the mariadb-operator takes {int} minute(s) to tear a database down")]
+async fn slow_teardown(world: &mut BarbicanWorld, minutes: u64) {
+    let mariadb = &world.env().mariadb;
+    for controller in [&mariadb.databases, &mariadb.users, &mariadb.grants] {
+        controller.set_behaviour(|b| b.teardown = Duration::from_secs(minutes * 60));
+    }
+}
+
+#[when("the operator restarts")]
+async fn restart(world: &mut BarbicanWorld) {
+    world.env_mut().restart_operator();
+}
+
+#[then(
+    expr = "the operator has counted {int} db-sync Job(s) for the Barbican {string} in {string}"
+)]
+async fn counted(world: &mut BarbicanWorld, count: u64, name: String, namespace: String) {
+    let counted = world.env().metrics.jobs_counted(
+        barbican_operator::metrics::JobKind::DbSync,
+        &name,
+        &namespace,
+    );
+    assert_eq!(
+        counted, count,
+        "db-sync Jobs counted by this operator process"
+    );
+}
+
+#[then(expr = "the {word} {string} in {string} has no {string}")]
+async fn has_no(
+    world: &mut BarbicanWorld,
+    kind: String,
+    name: String,
+    namespace: String,
+    pointer: String,
+) {
+    let object = world
+        .env()
+        .get(&kind, &namespace, &name)
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("{kind} {namespace}/{name} does not exist"));
+    let json = serde_json::to_value(&object).unwrap();
+    assert!(
+        json.pointer(&pointer).is_none_or(|v| v.is_null()),
+        "{pointer} is set on {kind} {namespace}/{name}: {}",
+        json.pointer(&pointer).unwrap()
+    );
+}
+
+#[then(
+    expr = "within {int} minute(s) the {word} {string} in {string} has {string} set to {string}"
+)]
+async fn field_eventually(
+    world: &mut BarbicanWorld,
+    minutes: u64,
+    kind: String,
+    name: String,
+    namespace: String,
+    pointer: String,
+    value: String,
+) {
+    let env = world.env();
+    ok(env
+        .eventually(Duration::from_secs(minutes * 60), || {
+            let (kind, name, namespace, pointer, value) = (
+                kind.clone(),
+                name.clone(),
+                namespace.clone(),
+                pointer.clone(),
+                value.clone(),
+            );
+            async move {
+                let object = env
+                    .get(&kind, &namespace, &name)
+                    .await?
+                    .ok_or_else(|| format!("{kind} {namespace}/{name} does not exist"))?;
+                let json = serde_json::to_value(&object).map_err(|e| e.to_string())?;
+                let found = json.pointer(&pointer).map(|v| {
+                    v.as_str()
+                        .map(String::from)
+                        .unwrap_or_else(|| v.to_string())
+                });
+                if found.as_deref() == Some(value.as_str()) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{pointer} of {kind} {namespace}/{name} is {found:?}"
                     ))
                 }
             }

@@ -293,6 +293,36 @@ pub async fn run_barbican_controller(
             config.clone(),
         );
     }
+    // The managed database: the MariaDB a Barbican names (an outage shows in DatabaseReady
+    // without waiting for a requeue) and the Database/User/Grant it owns.
+    let mariadb = super::barbican::database::mariadb_resource("MariaDB", "mariadbs");
+    if serves(&client, &mariadb).await.unwrap_or(false) {
+        let barbicans = barbicans.clone();
+        controller = controller.watches_with(
+            Api::<DynamicObject>::all_with(client.clone(), &mariadb),
+            mariadb,
+            config.clone(),
+            move |server: DynamicObject| {
+                watches::for_mariadb(
+                    server.namespace().as_deref().unwrap_or_default(),
+                    &server.name_any(),
+                    &barbicans.state(),
+                )
+            },
+        );
+        for (kind, plural) in [
+            ("Database", "databases"),
+            ("User", "users"),
+            ("Grant", "grants"),
+        ] {
+            let resource = super::barbican::database::mariadb_resource(kind, plural);
+            controller = controller.owns_with(
+                Api::<DynamicObject>::all_with(client.clone(), &resource),
+                resource,
+                config.clone(),
+            );
+        }
+    }
     for (kind, plural, scope) in [
         (
             "ClusterSecretStore",

@@ -94,6 +94,26 @@ pub fn for_eso_store(
         .collect()
 }
 
+/// The Barbicans in `namespace` whose `spec.database.clusterRef` names the MariaDB `name`.
+pub fn for_mariadb(
+    namespace: &str,
+    name: &str,
+    barbicans: &[Arc<Barbican>],
+) -> Vec<ObjectRef<Barbican>> {
+    barbicans
+        .iter()
+        .filter(|b| {
+            b.namespace().as_deref() == Some(namespace)
+                && b.spec
+                    .database
+                    .cluster_ref
+                    .as_ref()
+                    .is_some_and(|c| c.name == name)
+        })
+        .map(|b| ObjectRef::from_obj(b.as_ref()))
+        .collect()
+}
+
 /// The Barbican controlling `object`, if any.
 pub fn controlling_barbican<K: Resource>(object: &K) -> Option<String> {
     object
@@ -140,6 +160,15 @@ mod tests {
         assert!(hits("unrelated").is_empty());
         let owned = for_secret("openstack", "x", Some("a"), &barbicans, &stores);
         assert_eq!(owned.len(), 1);
+    }
+
+    #[test]
+    fn a_mariadb_wakes_the_crs_using_it_in_its_namespace() {
+        let barbicans = [barbican("a", "openstack"), barbican("b", "other")];
+        let hits = for_mariadb("openstack", "openstack-mariadb", &barbicans);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].name, "a");
+        assert!(for_mariadb("openstack", "another", &barbicans).is_empty());
     }
 
     #[test]
