@@ -97,6 +97,7 @@ Feature: The database: managed, brownfield and dynamic credentials, outages and 
     Then within 2 minutes the Barbican "barbican" in "openstack" reports:
       | condition | status | reason   |
       | Ready     | True   | AllReady |
+    And the operator's metrics have series for the Barbican "barbican" in "openstack"
     When the Barbican "barbican" in "openstack" is deleted
     Then within 1 minute a Normal event "FinalizingDatabase" about "barbican" in "openstack" mentions "Database, User and Grant"
     When 1 minute passes
@@ -104,3 +105,4 @@ Feature: The database: managed, brownfield and dynamic credentials, outages and 
     And within 5 minutes the Barbican "barbican" in "openstack" is gone
     And within 1 minute a Normal event "DatabaseFinalized" about "barbican" in "openstack" mentions "released"
     And the Database "barbican" in "openstack" does not exist
+    And the operator's metrics lack series for the Barbican "barbican" in "openstack"

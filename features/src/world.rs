@@ -732,3 +732,15 @@ async fn field_eventually(
         })
         .await);
 }
+
+#[then(expr = "the operator's metrics {word} series for the Barbican {string} in {string}")]
+async fn metric_series(world: &mut BarbicanWorld, verb: String, name: String, namespace: String) {
+    let text = world.env().metrics.render();
+    let label = format!("barbican=\"{name}\",namespace=\"{namespace}\"");
+    let present = text.contains(&label);
+    match verb.as_str() {
+        "have" => assert!(present, "no series labelled {label}:\n{text}"),
+        "lack" => assert!(!present, "series labelled {label} remain:\n{text}"),
+        other => panic!("{other:?}: say have or lack"),
+    }
+}
