@@ -9,38 +9,10 @@ use std::{
     time::Duration,
 };
 
-use barbican_features::sim_env::SimEnv;
+use barbican_features::sim_env::{MINIMAL_PREREQUISITES, SimEnv};
 
 const NAMESPACE: &str = "openstack";
 const NAME: &str = "barbican";
-
-/// What the minimal example needs before it can become ready: its namespace, the External
-/// Secrets store, the two credential Secrets, and the default store's AppRole Secret.
-pub const PREREQUISITES: &str = "\
-apiVersion: v1
-kind: Namespace
-metadata: {name: openstack}
----
-apiVersion: external-secrets.io/v1
-kind: ClusterSecretStore
-metadata: {name: openbao-cluster-store}
-spec: {provider: {vault: {server: 'https://openbao.openbao.svc:8200'}}}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: barbican-db, namespace: openstack}
-stringData: {username: barbican, password: demo-db-password}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: barbican-keystone, namespace: openstack}
-stringData: {password: demo-keystone-password}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: openbao-primary-approle, namespace: openstack}
-stringData: {role-id: demo-role-id, secret-id: demo-secret-id}
-";
 
 fn example(file: &str) -> Result<String, String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -55,7 +27,7 @@ fn example(file: &str) -> Result<String, String> {
 pub async fn run() -> Result<(), String> {
     println!("starting a simulated cluster (virtual clock) with its fakes and the operator");
     let env = SimEnv::start(true).await?;
-    env.apply_yaml(PREREQUISITES).await?;
+    env.apply_yaml(MINIMAL_PREREQUISITES).await?;
     env.apply_yaml(&example("barbicansecretstore-managed.yaml")?)
         .await?;
     env.mark_store_credential_ready(NAMESPACE, "openbao-primary")
@@ -91,16 +63,7 @@ pub async fn run() -> Result<(), String> {
                         .iter()
                         .any(|c| c.type_ == t && c.status == "True")
                 };
-                if [
-                    "DeploymentReady",
-                    "BarbicanAPIReady",
-                    "NetworkPolicyReady",
-                    "HTTPRouteReady",
-                    "HPAReady",
-                ]
-                .iter()
-                .all(|t| ready(t))
-                {
+                if ready("Ready") {
                     Ok(())
                 } else {
                     Err("still converging".into())

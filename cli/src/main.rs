@@ -132,22 +132,7 @@ struct Fakes {
 
 impl Fakes {
     fn start(cluster: &Cluster, gateway_api: bool) -> Result<Self, String> {
-        use barbican_fakes::crds;
-        let mut definitions = [
-            crds::mariadb(),
-            crds::external_secrets(),
-            crds::openbao_cluster(),
-        ]
-        .concat();
-        if gateway_api {
-            definitions.extend(crds::gateway_api());
-        }
-        for crd in definitions {
-            let name = crd["metadata"]["name"].as_str().unwrap_or("").to_string();
-            cluster
-                .install_crd(crd)
-                .map_err(|e| format!("installing {name}: {e}"))?;
-        }
+        barbican_fakes::crds::install(cluster, gateway_api)?;
         let (client, clock) = (cluster.client(), cluster.clock().clone());
         let fakes = Self {
             _mariadb: barbican_fakes::mariadb::MariaDbOperator::start(

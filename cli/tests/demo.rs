@@ -20,6 +20,8 @@ fn the_demo_converges_the_minimal_example_and_its_idle_pass_writes_nothing() {
         "BarbicanAPIReady    True  APIHealthy",
         "Deployment/barbican",
         "endpoint: http://barbican.openstack.svc.cluster.local:9311",
+        "Ready: True AllReady",
+        "DatabaseReady       True  DatabaseSynced",
         "sent 0 write(s) to the API server",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");

@@ -69,40 +69,10 @@ fn condition(sim: &Sim, type_: &str) -> String {
     .1
 }
 
-const PREREQUISITES: &str = "\
-apiVersion: v1
-kind: Namespace
-metadata: {name: openstack}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: barbican-system}
----
-apiVersion: external-secrets.io/v1
-kind: ClusterSecretStore
-metadata: {name: openbao-cluster-store}
-spec: {provider: {vault: {server: 'https://openbao.openbao.svc:8200'}}}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: barbican-db, namespace: openstack}
-stringData: {username: barbican, password: db-pw}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: barbican-keystone, namespace: openstack}
-stringData: {password: keystone-pw}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: openbao-primary-approle, namespace: openstack}
-stringData: {role-id: role, secret-id: secret}
-";
-
 #[test]
 fn run_reconciles_the_examples_serves_metrics_and_stops_on_sigterm() {
     let sim = start_with("operator-run", &["--with-fakes"]);
-    apply_stdin(&sim, PREREQUISITES);
+    apply_stdin(&sim, barbican_features::sim_env::MINIMAL_PREREQUISITES);
     ok(
         &sim,
         &[
@@ -151,6 +121,8 @@ fn run_reconciles_the_examples_serves_metrics_and_stops_on_sigterm() {
     let want = [
         ("SecretsReady", "True/SecretsAvailable"),
         ("SecretStoresReady", "True/AllStoresProjected"),
+        ("DBCleanReady", "True/DBCleanScheduled"),
+        ("DatabaseReady", "True/DatabaseSynced"),
         ("DeploymentReady", "True/DeploymentReady"),
         // Outside the cluster the Service's in-cluster name does not resolve: the probe
         // reports what an operator run from a laptop would see.
@@ -179,6 +151,7 @@ fn run_reconciles_the_examples_serves_metrics_and_stops_on_sigterm() {
         "barbican_operator_reconcile_duration_seconds_count{sub_reconciler=\"Secrets\"}",
         "barbican_operator_reconcile_duration_seconds_count{sub_reconciler=\"Deployment\"}",
         "barbican_operator_reconcile_duration_seconds_count{sub_reconciler=\"HealthCheck\"}",
+        "barbican_operator_db_sync_total{barbican=\"barbican\",namespace=\"openstack\",result=\"succeeded\"} 1",
     ] {
         assert!(
             scraped.contains(series),

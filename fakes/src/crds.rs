@@ -172,3 +172,18 @@ pub fn all() -> Vec<Value> {
     ]
     .concat()
 }
+
+/// Installs the third-party CRDs on `cluster`: all of them, or all but the Gateway API's.
+pub fn install(cluster: &barbican_sim::Cluster, gateway_api: bool) -> Result<(), String> {
+    let mut definitions = [mariadb(), external_secrets(), openbao_cluster()].concat();
+    if gateway_api {
+        definitions.extend(self::gateway_api());
+    }
+    for crd in definitions {
+        let name = crd["metadata"]["name"].as_str().unwrap_or("").to_string();
+        cluster
+            .install_crd(crd)
+            .map_err(|e| format!("installing {name}: {e}"))?;
+    }
+    Ok(())
+}

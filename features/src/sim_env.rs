@@ -32,6 +32,44 @@ use serde_json::Value;
 
 use crate::seams::{SimClock, SimResolver};
 
+/// What `deploy/examples/barbican.yaml` needs before it can become ready: its namespace (and
+/// the operator's), the MariaDB it names, the External Secrets store, the two credential
+/// Secrets, and the default store's AppRole Secret.
+pub const MINIMAL_PREREQUISITES: &str = "\
+apiVersion: v1
+kind: Namespace
+metadata: {name: openstack}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: barbican-system}
+---
+apiVersion: k8s.mariadb.com/v1alpha1
+kind: MariaDB
+metadata: {name: openstack-mariadb, namespace: openstack}
+spec: {replicas: 1}
+---
+apiVersion: external-secrets.io/v1
+kind: ClusterSecretStore
+metadata: {name: openbao-cluster-store}
+spec: {provider: {vault: {server: 'https://openbao.openbao.svc:8200'}}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: barbican-db, namespace: openstack}
+stringData: {username: barbican, password: demo-db-password}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: barbican-keystone, namespace: openstack}
+stringData: {password: demo-keystone-password}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: openbao-primary-approle, namespace: openstack}
+stringData: {role-id: demo-role-id, secret-id: demo-secret-id}
+";
+
 /// The user agent of the operator's client: the audit log tells its requests apart by it.
 pub const OPERATOR_AGENT: &str = "barbican-operator";
 /// The user agent of the scenario's own client.
@@ -108,19 +146,9 @@ impl SimEnv {
             deployments: Some(Rollouts::default()),
             ..Controllers::all()
         });
-        let mut definitions = [
-            crds::mariadb(),
-            crds::external_secrets(),
-            crds::openbao_cluster(),
-        ]
-        .concat();
-        if gateway_api {
-            definitions.extend(crds::gateway_api());
-        }
+        crds::install(&cluster, gateway_api)?;
         for definition in crd::definitions() {
-            definitions.push(serde_json::to_value(definition).map_err(text)?);
-        }
-        for definition in definitions {
+            let definition = serde_json::to_value(definition).map_err(text)?;
             cluster
                 .install_crd(definition)
                 .map_err(|e| format!("{e:?}"))?;

@@ -16,6 +16,25 @@ use serde_json::Value;
 /// The field manager of every apply (the reference's, so both operators can hand over).
 pub const FIELD_MANAGER: &str = "cobaltcore-operator";
 
+/// A namespaced built-in or typed kind the handle reads and writes.
+pub trait Child:
+    Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+    + Clone
+    + Serialize
+    + DeserializeOwned
+    + std::fmt::Debug
+{
+}
+
+impl<K> Child for K where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + std::fmt::Debug
+{
+}
+
 /// Where one Barbican's children live: a client and a namespace.
 #[derive(Clone)]
 pub struct Children {
@@ -57,10 +76,7 @@ impl Children {
     }
 
     /// The typed API of a namespaced kind.
-    pub fn api<K>(&self) -> Api<K>
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
-    {
+    pub fn api<K: Child>(&self) -> Api<K> {
         Api::namespaced(self.client.clone(), &self.namespace)
     }
 
@@ -70,24 +86,12 @@ impl Children {
     }
 
     /// Reads `name`, `None` when it does not exist.
-    pub async fn get<K>(&self, name: &str) -> Result<Option<K>, kube::Error>
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
-    {
+    pub async fn get<K: Child>(&self, name: &str) -> Result<Option<K>, kube::Error> {
         self.api::<K>().get_opt(name).await
     }
 
     /// Lists the children matching `labels` (a label selector).
-    pub async fn list<K>(&self, labels: &str) -> Result<Vec<K>, kube::Error>
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
-    {
+    pub async fn list<K: Child>(&self, labels: &str) -> Result<Vec<K>, kube::Error> {
         Ok(self
             .api::<K>()
             .list(&ListParams::default().labels(labels))
@@ -97,14 +101,7 @@ impl Children {
 
     /// Makes `desired` live: applied when the live object lacks anything it says, left alone
     /// otherwise. Returns the live object.
-    pub async fn ensure<K>(&self, desired: &K) -> Result<K, kube::Error>
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + Serialize
-            + DeserializeOwned
-            + std::fmt::Debug,
-    {
+    pub async fn ensure<K: Child>(&self, desired: &K) -> Result<K, kube::Error> {
         ensure_on(self.api::<K>(), desired).await
     }
 
@@ -118,14 +115,7 @@ impl Children {
     }
 
     /// Creates `object`; an existing one of the same name is returned as it is.
-    pub async fn create<K>(&self, object: &K) -> Result<K, kube::Error>
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + Serialize
-            + DeserializeOwned
-            + std::fmt::Debug,
-    {
+    pub async fn create<K: Child>(&self, object: &K) -> Result<K, kube::Error> {
         let api = self.api::<K>();
         match api.create(&PostParams::default(), object).await {
             Err(kube::Error::Api(status)) if status.code == 409 => {
@@ -137,13 +127,7 @@ impl Children {
     }
 
     /// Deletes `name` when it exists; `true` when a delete was issued.
-    pub async fn delete<K>(&self, name: &str) -> Result<bool, kube::Error>
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
-    {
+    pub async fn delete<K: Child>(&self, name: &str) -> Result<bool, kube::Error> {
         delete_on(self.api::<K>(), name).await
     }
 

@@ -196,16 +196,6 @@ pub async fn probe_gateway_api(client: &Client) -> GatewayApi {
     }
 }
 
-fn eso(kind: &str, plural: &str) -> ApiResource {
-    ApiResource {
-        group: "external-secrets.io".into(),
-        version: "v1".into(),
-        api_version: "external-secrets.io/v1".into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
-
 /// Runs the Barbican controller until `shutdown` completes.
 pub async fn run_barbican_controller(
     client: Client,
@@ -331,7 +321,7 @@ pub async fn run_barbican_controller(
         ),
         ("SecretStore", "secretstores", SecretStoreKind::SecretStore),
     ] {
-        let resource = eso(kind, plural);
+        let resource = super::barbican::secrets::eso(kind, plural);
         if !serves(&client, &resource).await.unwrap_or(false) {
             continue;
         }

@@ -36,7 +36,8 @@ pub const SECRETS_REQUEUE: Duration = Duration::from_secs(15);
 /// The data key of the DSN in `{name}-db-connection`.
 pub const CONNECTION_KEY: &str = "connection";
 
-fn eso(kind: &str, plural: &str) -> ApiResource {
+/// An External Secrets kind.
+pub fn eso(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
         group: "external-secrets.io".into(),
         version: "v1".into(),
@@ -183,26 +184,10 @@ pub fn secrets(state: &mut State) -> StepFuture<'_> {
             return Ok(Outcome::Requeue(SECRETS_REQUEUE));
         }
 
-        let spec = &state.barbican.spec;
-        let db_name = spec.database.secret_ref.name.clone();
-        let db = state
-            .children
-            .get::<Secret>(&db_name)
-            .await
-            .map_err(|e| api_error("reading the database Secret", e))?;
-        if !missing(db.as_ref(), &["username", "password"]).is_empty() {
-            return wait_for(
-                state,
-                Reason::WaitingForDBCredentials,
-                &db_name,
-                "database credentials",
-                db.as_ref(),
-                &["username", "password"],
-            )
-            .await;
+        if let Err(wait) = database_credentials(state).await? {
+            return Ok(wait);
         }
-
-        let user_ref = spec.service_user.secret_ref.clone();
+        let user_ref = state.barbican.spec.service_user.secret_ref.clone();
         let key = user_ref.key.as_deref().unwrap_or("password").to_string();
         let user = state
             .children
@@ -249,30 +234,44 @@ pub fn connection(state: &State, username: &str, password: &str) -> String {
     )
 }
 
+/// The database Secret's `username` and `password`, or the wait (reported on SecretsReady)
+/// while either is missing.
+async fn database_credentials(
+    state: &mut State,
+) -> Result<Result<(String, String), Outcome>, StepError> {
+    let db_name = state.barbican.spec.database.secret_ref.name.clone();
+    let db = state
+        .children
+        .get::<Secret>(&db_name)
+        .await
+        .map_err(|e| api_error("reading the database Secret", e))?;
+    let text = |key: &str| {
+        db.as_ref()
+            .and_then(|s| value(s, key))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    };
+    if let (Some(username), Some(password)) = (text("username"), text("password")) {
+        return Ok(Ok((username, password)));
+    }
+    let keys = ["username", "password"];
+    let what = "database credentials";
+    let wait = wait_for(
+        state,
+        Reason::WaitingForDBCredentials,
+        &db_name,
+        what,
+        db.as_ref(),
+        &keys,
+    );
+    Ok(Err(wait.await?))
+}
+
 /// The DBConnectionSecret step.
 pub fn db_connection(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
-        let db_name = state.barbican.spec.database.secret_ref.name.clone();
-        let db = state
-            .children
-            .get::<Secret>(&db_name)
-            .await
-            .map_err(|e| api_error("reading the database Secret", e))?;
-        let text = |key: &str| {
-            db.as_ref()
-                .and_then(|s| value(s, key))
-                .map(|v| String::from_utf8_lossy(v).into_owned())
-        };
-        let (Some(username), Some(password)) = (text("username"), text("password")) else {
-            return wait_for(
-                state,
-                Reason::WaitingForDBCredentials,
-                &db_name,
-                "database credentials",
-                db.as_ref(),
-                &["username", "password"],
-            )
-            .await;
+        let (username, password) = match database_credentials(state).await? {
+            Ok(credentials) => credentials,
+            Err(wait) => return Ok(wait),
         };
         let dsn = connection(state, &username, &password);
         let name = db_connection_secret_name(&state.name());
