@@ -7,4 +7,5 @@ pub mod children;
 pub mod events;
 pub mod manager;
 pub mod pipeline;
+pub mod secretstore;
 pub mod status;
