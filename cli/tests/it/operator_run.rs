@@ -5,8 +5,6 @@
 //! The operator binary is a sibling of this crate's `barbican-sim` in the target directory;
 //! `cargo nextest run --workspace` (the test command) builds both.
 
-mod common;
-
 use std::{
     io::{Read, Write},
     net::{TcpListener, TcpStream},
@@ -15,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::*;
+use crate::common::*;
 
 struct Operator(Child);
 

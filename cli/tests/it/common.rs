@@ -1,5 +1,4 @@
 //! What the cli's tests share: `barbican-sim serve` as a child process, and kubectl against it.
-#![allow(dead_code)]
 
 use std::{
     path::{Path, PathBuf},

@@ -1,15 +1,13 @@
 //! kubectl against `barbican-sim serve`: what a user types works as on a real cluster.
 //! Needs kubectl on PATH (CI has 1.32); fails, rather than skips, without it.
 
-mod common;
-
 use std::{
     io::{BufRead, BufReader},
     process::{Command, Stdio},
     time::Duration,
 };
 
-use common::*;
+use crate::common::*;
 
 fn with_examples(name: &str) -> Sim {
     let sim = start(name);

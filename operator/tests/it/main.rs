@@ -1,0 +1,9 @@
+//! The integration tests of this crate, linked into one binary (one link instead of one per
+//! file); each module is one former test file.
+
+mod api_lookups;
+mod crd_sync;
+mod render_golden;
+mod render_properties;
+mod render_secrets;
+mod webhook_https;

@@ -1,0 +1,7 @@
+//! The integration tests of this crate, linked into one binary (one link instead of one per
+//! file); each module is one former test file.
+
+mod controllers;
+mod faults;
+mod semantics;
+mod webhooks;

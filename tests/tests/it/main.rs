@@ -1,0 +1,9 @@
+//! The integration tests of this crate, linked into one binary (one link instead of one per
+//! file); each module is one former test file.
+
+mod admission_corpus;
+mod admission_on_sim;
+mod examples;
+mod leader_election;
+mod schema_constraints;
+mod seams;
