@@ -7,14 +7,33 @@ cd "$(dirname "$0")/.."
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
+# The Python checks install barbican from PyPI (minutes of mostly network and unpacking) and
+# need nothing Rust builds, so they run beside the lints and the test build; their output is
+# printed once those are done.
+mkdir -p target
+python_log=target/python-checks.log
+(
+  echo "== option catalogs reproduce from barbican's own option definitions"
+  ci/check-catalogs.sh
+  echo "== rendered configs load in each release's barbican"
+  python3 ci/conformance/run.py
+) >"$python_log" 2>&1 &
+python_checks=$!
+stop_python() { kill "$python_checks" 2>/dev/null || true; }
+
 echo "== cargo clippy (warnings are errors)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --locked -- -D warnings || { stop_python; exit 1; }
 
-echo "== option catalogs reproduce from barbican's own option definitions"
-ci/check-catalogs.sh
+echo "== build the tests and binaries"
+cargo test --workspace --locked --no-run || { stop_python; exit 1; }
 
-echo "== rendered configs load in each release's barbican"
-python3 ci/conformance/run.py
+python_status=0
+wait "$python_checks" || python_status=$?
+cat "$python_log"
+if [ "$python_status" -ne 0 ]; then
+  echo "the Python checks failed (exit $python_status)" >&2
+  exit "$python_status"
+fi
 
 echo "== barbican's vault plugin round-trips a secret through the fake OpenBao"
 python3 ci/conformance/openbao.py
