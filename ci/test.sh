@@ -36,7 +36,7 @@ if [ "$python_status" -ne 0 ]; then
 fi
 
 echo "== barbican's vault plugin round-trips a secret through the fake OpenBao"
-python3 ci/conformance/openbao.py
+BARBICAN_FAKES_BIN="${CARGO_TARGET_DIR:-target}/debug/barbican-fakes" python3 ci/conformance/openbao.py
 
 echo "== tests (cargo nextest)"
 if cargo nextest --version >/dev/null 2>&1; then

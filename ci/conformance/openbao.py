@@ -80,6 +80,11 @@ def factory(global_conf, **local_conf):
 
 
 def fake_binary():
+    # ci/test.sh hands over the binary its test build made: building it here on its own would
+    # unify dependency features differently and recompile half the dependency tree.
+    given = os.environ.get("BARBICAN_FAKES_BIN")
+    if given and os.path.exists(given):
+        return given
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     subprocess.run(["cargo", "build", "-q", "-p", "barbican-fakes", "--bin", "barbican-fakes"],
                    cwd=ROOT, check=True)
