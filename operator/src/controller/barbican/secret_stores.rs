@@ -20,6 +20,7 @@ use crate::{
         secret_store::BarbicanSecretStore,
     },
     controller::{
+        events::Severity,
         pipeline::{Outcome, StepFuture},
         status::Report,
     },
@@ -162,6 +163,15 @@ fn projected(store: &BarbicanSecretStore, role_id: &str, has_ca: bool) -> Projec
     }
 }
 
+/// The stores of the last valid projection that this valid projection no longer has.
+pub fn detached(previous: &[String], projected: &[String]) -> Vec<String> {
+    previous
+        .iter()
+        .filter(|p| !projected.contains(p))
+        .cloned()
+        .collect()
+}
+
 /// The SecretStores step.
 pub fn secret_stores(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
@@ -226,8 +236,16 @@ pub fn secret_stores(state: &mut State) -> StepFuture<'_> {
             projection.credentials_secret = Some(credentials);
             projection.ca_secret = ca;
         }
-        state.status.projected_secret_stores =
-            projection.stores.iter().map(|s| s.name.clone()).collect();
+        let projected: Vec<String> = projection.stores.iter().map(|s| s.name.clone()).collect();
+        for store in detached(&state.status.projected_secret_stores, &projected) {
+            let message = format!(
+                "BarbicanSecretStore {store:?} is no longer projected: secrets stored through it stop resolving, since barbican reads each secret through the store it was written to"
+            );
+            state
+                .event(Severity::Warning, "SecretStoreDetached", &message)
+                .await;
+        }
+        state.status.projected_secret_stores = projected;
         state.status.projected_secret_store_hosts =
             projection.stores.iter().map(|s| s.url.clone()).collect();
         state.report(Report::ready(
@@ -272,6 +290,17 @@ mod tests {
         assert!(two.message.contains("a, b"), "{}", two.message);
         let many = select(vec![store("a", true, true), store("b", false, true)]).unwrap_err();
         assert_eq!(many.reason, Reason::MultipleOpenBaoStores);
+    }
+
+    #[test]
+    fn a_store_missing_from_the_new_projection_is_detached() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(detached(&names(&["a"]), &names(&["b"])), ["a"]);
+        assert!(detached(&names(&["a"]), &names(&["a"])).is_empty());
+        assert!(
+            detached(&[], &names(&["a"])).is_empty(),
+            "a first projection detaches nothing"
+        );
     }
 
     #[test]

@@ -1,0 +1,53 @@
+Feature: A store that leaves the projection is announced with what it costs
+
+  Background:
+    Given a simulated cluster with the operator running
+    And the namespace "openstack"
+    And the MariaDB "openstack-mariadb" in "openstack" is running
+    And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
+    And the Secret "barbican-db" in "openstack" holds:
+      | key      | value        |
+      | username | barbican     |
+      | password | db-secret-pw |
+    And the Secret "barbican-keystone" in "openstack" holds:
+      | key      | value            |
+      | password | keystone-user-pw |
+    And the Secret "openbao-primary-approle" in "openstack" holds:
+      | key       | value              |
+      | role-id   | 5f0c3c9e-role-id   |
+      | secret-id | 9a1e7f42-secret-id |
+    And the example "barbicansecretstore-managed.yaml" is applied
+    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
+
+  Scenario: replacing the default store detaches the old one with a Warning
+    Given the example "barbican.yaml" is applied
+    And within 2 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    And the Secret "openbao-next-approle" in "openstack" holds:
+      | key       | value       |
+      | role-id   | next-role   |
+      | secret-id | next-secret |
+    When the following is applied:
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: BarbicanSecretStore
+      metadata: {name: openbao-next, namespace: openstack}
+      spec:
+        barbicanRef: {name: barbican}
+        type: OpenBao
+        isDefault: true
+        openBao:
+          instanceRef: {name: openbao-next-instance}
+      """
+    And the BarbicanSecretStore "openbao-next" in "openstack" is credential-ready
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason               |
+      | SecretStoresReady | False  | NoDefaultSecretStore |
+    When the BarbicanSecretStore "openbao-primary" in "openstack" is deleted
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason             |
+      | SecretStoresReady | True   | AllStoresProjected |
+    And the Barbican "barbican" in "openstack" has "/status/projectedSecretStores/0" set to "openbao-next"
+    And within 1 minute a Warning event "SecretStoreDetached" about "barbican" in "openstack" mentions "openbao-primary"
+    And within 2 minutes the config mounted by the Deployment "barbican" in "openstack" contains "[secretstore:openbao-next]"
