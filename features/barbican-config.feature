@@ -12,12 +12,8 @@ Feature: The rendered configuration is immutable, kept for rollback, and guarded
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value            |
       | password | keystone-user-pw |
-    And the Secret "openbao-primary-approle" in "openstack" holds:
-      | key       | value              |
-      | role-id   | 5f0c3c9e-role-id   |
-      | secret-id | 9a1e7f42-secret-id |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
-    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
     And the example "barbican.yaml" is applied
     And within 2 minutes the Barbican "barbican" in "openstack" reports:
       | condition        | status | reason     |
@@ -92,6 +88,7 @@ Feature: The rendered configuration is immutable, kept for rollback, and guarded
     Then within 1 minute the Barbican "barbican" in "openstack" is gone
 
   Scenario: a projection going invalid keeps the running configuration and the last-good record
+    Given the OpenBaoCluster "openbao-other" in "openstack" is running
     When the following is applied:
       """
       apiVersion: barbican.openstack.c5c3.io/v1alpha1

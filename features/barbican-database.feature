@@ -12,12 +12,8 @@ Feature: The database: managed, brownfield and dynamic credentials, outages and 
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value            |
       | password | keystone-user-pw |
-    And the Secret "openbao-primary-approle" in "openstack" holds:
-      | key       | value              |
-      | role-id   | 5f0c3c9e-role-id   |
-      | secret-id | 9a1e7f42-secret-id |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
-    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
 
   Scenario: a managed database gets a Database, a User sized for the topology, and a Grant
     When the example "barbican.yaml" is applied

@@ -12,12 +12,8 @@ Feature: The db-clean CronJob hard-deletes what barbican soft-deleted
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value            |
       | password | keystone-user-pw |
-    And the Secret "openbao-primary-approle" in "openstack" holds:
-      | key       | value              |
-      | role-id   | 5f0c3c9e-role-id   |
-      | secret-id | 9a1e7f42-secret-id |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
-    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
 
   Scenario: the clean-up runs on its schedule and a failed run is reported
     Given Jobs follow the rule "name=barbican-db-clean-*:fail"

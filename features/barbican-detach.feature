@@ -12,22 +12,15 @@ Feature: A store that leaves the projection is announced with what it costs
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value            |
       | password | keystone-user-pw |
-    And the Secret "openbao-primary-approle" in "openstack" holds:
-      | key       | value              |
-      | role-id   | 5f0c3c9e-role-id   |
-      | secret-id | 9a1e7f42-secret-id |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
-    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
 
   Scenario: replacing the default store detaches the old one with a Warning
     Given the example "barbican.yaml" is applied
     And within 2 minutes the Barbican "barbican" in "openstack" reports:
       | condition | status | reason   |
       | Ready     | True   | AllReady |
-    And the Secret "openbao-next-approle" in "openstack" holds:
-      | key       | value       |
-      | role-id   | next-role   |
-      | secret-id | next-secret |
+    And the OpenBaoCluster "openbao-next-instance" in "openstack" is running
     When the following is applied:
       """
       apiVersion: barbican.openstack.c5c3.io/v1alpha1

@@ -15,12 +15,8 @@ Feature: The parallel group exposes, scales and fences the API
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value            |
       | password | keystone-user-pw |
-    And the Secret "openbao-primary-approle" in "openstack" holds:
-      | key       | value              |
-      | role-id   | 5f0c3c9e-role-id   |
-      | secret-id | 9a1e7f42-secret-id |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
-    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
     And the example "barbican.yaml" is applied
     And within 2 minutes the Barbican "barbican" in "openstack" reports:
       | condition        | status | reason     |

@@ -12,12 +12,8 @@ Feature: A cluster without the Gateway API
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value |
       | password | pw    |
-    And the Secret "openbao-primary-approle" in "openstack" holds:
-      | key       | value  |
-      | role-id   | role   |
-      | secret-id | secret |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
-    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
 
   Scenario: no gateway block needs no route; a gateway block says the API is missing
     When the example "barbican.yaml" is applied

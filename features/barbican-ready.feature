@@ -15,15 +15,17 @@ Feature: A Barbican with a ready default store is deployed, exposed and probed
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value            |
       | password | keystone-user-pw |
-    And the Secret "openbao-primary-approle" in "openstack" holds:
-      | key       | value                                |
-      | role-id   | 5f0c3c9e-role-id                     |
-      | secret-id | 9a1e7f42-secret-id                   |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
-    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
 
   Scenario: the minimal example goes to Ready and each sub-condition reads as the spec says
     When the example "barbican.yaml" is applied
+    Then within 2 minutes the BarbicanSecretStore "openbao-primary" in "openstack" reports:
+      | condition         | status | reason               |
+      | CredentialsReady  | True   | CredentialsAvailable |
+      | ProvisioningReady | True   | Provisioned          |
+      | ConfigProjected   | True   | ConfigProjected      |
+      | Ready             | True   | AllReady             |
     Then within 2 minutes the Barbican "barbican" in "openstack" reports:
       | condition          | status | reason                   |
       | SecretsReady       | True   | SecretsAvailable         |

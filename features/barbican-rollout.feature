@@ -12,12 +12,8 @@ Feature: The Deployment step waits for the rollout and only then reports an endp
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value |
       | password | pw    |
-    And the Secret "openbao-primary-approle" in "openstack" holds:
-      | key       | value  |
-      | role-id   | role   |
-      | secret-id | secret |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
-    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
 
   Scenario: a rollout that never finishes keeps DeploymentReady False and sets no endpoint
     Given Deployment rollouts matching "name=barbican" never finish

@@ -48,7 +48,7 @@ Feature: Nothing is deployed until the credentials and a default store are there
     And the Deployment "barbican" in "openstack" does not exist
     And the Secret "barbican-db-connection" in "openstack" has "/metadata/ownerReferences/0/kind" set to "Barbican"
 
-  Scenario: a store whose credentials Secret is missing is waited for, then projected
+  Scenario: a managed store waits for its OpenBaoCluster, then is projected
     Given the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
     And the Secret "barbican-db" in "openstack" holds:
       | key      | value    |
@@ -58,16 +58,17 @@ Feature: Nothing is deployed until the credentials and a default store are there
       | key      | value |
       | password | pw    |
     And the example "barbicansecretstore-managed.yaml" is applied
-    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
     When the example "barbican.yaml" is applied
-    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+    Then within 1 minute the BarbicanSecretStore "openbao-primary" in "openstack" reports:
+      | condition         | status | reason                |
+      | ProvisioningReady | False  | InstanceNotFound      |
+      | CredentialsReady  | False  | WaitingForCredentials |
+      | Ready             | False  | NotAllReady           |
+    And within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition         | status | reason                 |
-      | SecretStoresReady | False  | WaitingForSecretStores |
+      | SecretStoresReady | False  | NoDefaultSecretStore   |
       | DatabaseReady     | False  | WaitingForSecretStores |
-    Given the Secret "openbao-primary-approle" in "openstack" holds:
-      | key       | value  |
-      | role-id   | role   |
-      | secret-id | secret |
+    Given the OpenBaoCluster "openbao-instance" in "openstack" is running
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition         | status | reason             |
       | SecretStoresReady | True   | AllStoresProjected |
@@ -84,8 +85,8 @@ Feature: Nothing is deployed until the credentials and a default store are there
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value |
       | password | pw    |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
-    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
     And the following is applied:
       """
       apiVersion: barbican.openstack.c5c3.io/v1alpha1
@@ -101,7 +102,6 @@ Feature: Nothing is deployed until the credentials and a default store are there
           instanceRef:
             name: openbao-instance
       """
-    And the BarbicanSecretStore "openbao-secondary" in "openstack" is credential-ready
     When the example "barbican.yaml" is applied
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition         | status | reason                 |

@@ -10,10 +10,10 @@ use std::{future::Future, sync::Arc, time::Duration};
 
 use barbican_fakes::{
     barbican_api::BarbicanApi, crds, external_secrets::ExternalSecrets, gateway_api::GatewayApi,
-    mariadb::MariaDbOperator,
+    mariadb::MariaDbOperator, openbao_cluster::OpenBaoOperator,
 };
 use barbican_operator::{
-    api::{Barbican, BarbicanSecretStore},
+    api::Barbican,
     controller::manager::{Settings, run_barbican_controller},
     crd,
     metrics::Metrics,
@@ -24,6 +24,7 @@ use barbican_sim::{
     clock::Clock,
     controllers::{Controllers, Rollouts},
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{
     Api, Client, ResourceExt,
     api::{ApiResource, DynamicObject, Patch, PatchParams},
@@ -34,7 +35,7 @@ use crate::seams::{SimClock, SimResolver};
 
 /// What `deploy/examples/barbican.yaml` needs before it can become ready: its namespace (and
 /// the operator's), the MariaDB it names, the External Secrets store, the two credential
-/// Secrets, and the default store's AppRole Secret.
+/// Secrets, and the OpenBaoCluster the managed store provisions against.
 pub const MINIMAL_PREREQUISITES: &str = "\
 apiVersion: v1
 kind: Namespace
@@ -64,10 +65,10 @@ kind: Secret
 metadata: {name: barbican-keystone, namespace: openstack}
 stringData: {password: demo-keystone-password}
 ---
-apiVersion: v1
-kind: Secret
-metadata: {name: openbao-primary-approle, namespace: openstack}
-stringData: {role-id: demo-role-id, secret-id: demo-secret-id}
+apiVersion: openbao.org/v1alpha1
+kind: OpenBaoCluster
+metadata: {name: openbao-instance, namespace: openstack}
+spec: {}
 ";
 
 /// The user agent of the operator's client: the audit log tells its requests apart by it.
@@ -95,6 +96,8 @@ pub struct SimEnv {
     pub mariadb: MariaDbOperator,
     /// The Gateway API route controller, when the cluster serves the Gateway API.
     pub gateway: Option<GatewayApi>,
+    /// The fake OpenBao operator and the OpenBao behind each OpenBaoCluster.
+    pub openbao: OpenBaoOperator,
     operator: tokio::task::JoinHandle<()>,
     clock_seam: Arc<SimClock>,
 }
@@ -157,6 +160,8 @@ impl SimEnv {
         let external_secrets = ExternalSecrets::start(fakes_client.clone(), clock.clone());
         let barbican_api = BarbicanApi::start(fakes_client.clone(), cluster.services());
         let mariadb = MariaDbOperator::start(fakes_client.clone(), clock.clone());
+        let openbao =
+            OpenBaoOperator::start(fakes_client.clone(), clock.clone(), cluster.services());
         let gateway = gateway_api.then(|| GatewayApi::start(fakes_client, clock.clone()));
 
         let metrics = Arc::new(Metrics::new());
@@ -170,6 +175,7 @@ impl SimEnv {
             barbican_api,
             mariadb,
             gateway,
+            openbao,
             operator,
             clock_seam,
         })
@@ -254,22 +260,20 @@ impl SimEnv {
             .map_err(|e| format!("reading Barbican {namespace}/{name}: {e}"))
     }
 
-    /// Marks a store credential-ready the way the store controller will: CredentialsReady=True
-    /// on its status.
-    pub async fn mark_store_credential_ready(
+    /// The conditions of the `kind` (Barbican or BarbicanSecretStore) `namespace/name`; none
+    /// when it has no status yet.
+    pub async fn conditions(
         &self,
+        kind: &str,
         namespace: &str,
         name: &str,
-    ) -> Result<(), Error> {
-        let api = Api::<BarbicanSecretStore>::namespaced(self.client.clone(), namespace);
-        let status = serde_json::json!({"status": {"conditions": [{
-            "type": "CredentialsReady", "status": "True", "reason": "CredentialsAvailable",
-            "message": "marked by the scenario", "lastTransitionTime": self.clock().rfc3339(),
-        }]}});
-        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
-            .await
-            .map(|_| ())
-            .map_err(|e| format!("marking store {namespace}/{name} credential-ready: {e}"))
+    ) -> Result<Vec<Condition>, Error> {
+        let object = self
+            .get(kind, namespace, name)
+            .await?
+            .ok_or_else(|| format!("{kind} {namespace}/{name} does not exist"))?;
+        serde_json::from_value(object.data["status"]["conditions"].clone())
+            .or_else(|_| Ok(Vec::new()))
     }
 
     /// Checks `check` until it holds, moving virtual time one [`TICK`] at a time for at most

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use barbican_operator::api::Barbican;
 use cucumber::{World, gherkin::Step, given, then, when};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use serde_json::json;
 
 use crate::sim_env::{Error, SimEnv};
@@ -126,11 +127,46 @@ async fn example(world: &mut BarbicanWorld, file: String) {
 #[given(expr = "the BarbicanSecretStore {string} in {string} is credential-ready")]
 #[when(expr = "the BarbicanSecretStore {string} in {string} is credential-ready")]
 async fn store_ready(world: &mut BarbicanWorld, name: String, namespace: String) {
-    world
-        .env()
-        .mark_store_credential_ready(&namespace, &name)
-        .await
-        .unwrap();
+    let rows = vec![vec![
+        "CredentialsReady".to_string(),
+        "True".to_string(),
+        "CredentialsAvailable".to_string(),
+    ]];
+    let env = world.env();
+    ok(env
+        .eventually(Duration::from_secs(120), || {
+            let (name, namespace, rows) = (name.clone(), namespace.clone(), rows.clone());
+            async move {
+                check_conditions(
+                    &env.conditions("BarbicanSecretStore", &namespace, &name)
+                        .await?,
+                    &rows,
+                )
+            }
+        })
+        .await);
+}
+
+#[given(expr = "the OpenBaoCluster {string} in {string} is running")]
+async fn openbao_cluster(world: &mut BarbicanWorld, name: String, namespace: String) {
+    let env = world.env();
+    env.apply(
+        json!({"apiVersion": "openbao.org/v1alpha1", "kind": "OpenBaoCluster",
+        "metadata": {"name": name, "namespace": namespace}, "spec": {}}),
+    )
+    .await
+    .expect("creating the OpenBaoCluster");
+    ok(env
+        .eventually(Duration::from_secs(60), || {
+            let (name, namespace) = (name.clone(), namespace.clone());
+            async move {
+                env.openbao
+                    .instance(&namespace, &name)
+                    .map(|_| ())
+                    .ok_or_else(|| format!("OpenBaoCluster {namespace}/{name} has no server yet"))
+            }
+        })
+        .await);
 }
 
 #[when(expr = "{int} minute(s) pass(es)")]
@@ -142,12 +178,7 @@ async fn minutes_pass(world: &mut BarbicanWorld, minutes: u64) {
         .await;
 }
 
-fn check_conditions(barbican: &Barbican, rows: &[Vec<String>]) -> Result<(), Error> {
-    let conditions = barbican
-        .status
-        .as_ref()
-        .map(|s| s.conditions.clone())
-        .unwrap_or_default();
+fn check_conditions(conditions: &[Condition], rows: &[Vec<String>]) -> Result<(), Error> {
     let mut wrong = vec![];
     for row in rows {
         let (type_, status, reason) = (&row[0], &row[1], &row[2]);
@@ -167,11 +198,12 @@ fn check_conditions(barbican: &Barbican, rows: &[Vec<String>]) -> Result<(), Err
     }
 }
 
-#[given(expr = "within {int} minute(s) the Barbican {string} in {string} reports:")]
-#[then(expr = "within {int} minute(s) the Barbican {string} in {string} reports:")]
+#[given(expr = "within {int} minute(s) the {word} {string} in {string} reports:")]
+#[then(expr = "within {int} minute(s) the {word} {string} in {string} reports:")]
 async fn reports(
     world: &mut BarbicanWorld,
     minutes: u64,
+    kind: String,
     name: String,
     namespace: String,
     step: &Step,
@@ -180,16 +212,26 @@ async fn reports(
     let env = world.env();
     ok(env
         .eventually(Duration::from_secs(minutes * 60), || {
-            let (name, namespace, rows) = (name.clone(), namespace.clone(), rows.clone());
-            async move { check_conditions(&env.barbican(&namespace, &name).await?, &rows) }
+            let (kind, name, namespace, rows) =
+                (kind.clone(), name.clone(), namespace.clone(), rows.clone());
+            async move { check_conditions(&env.conditions(&kind, &namespace, &name).await?, &rows) }
         })
         .await);
 }
 
-#[then(expr = "the Barbican {string} in {string} does not set {string}")]
-async fn not_set(world: &mut BarbicanWorld, name: String, namespace: String, type_: String) {
-    let barbican = world.env().barbican(&namespace, &name).await.unwrap();
-    let conditions = barbican.status.unwrap_or_default().conditions;
+#[then(expr = "the {word} {string} in {string} does not set {string}")]
+async fn not_set(
+    world: &mut BarbicanWorld,
+    kind: String,
+    name: String,
+    namespace: String,
+    type_: String,
+) {
+    let conditions = world
+        .env()
+        .conditions(&kind, &namespace, &name)
+        .await
+        .unwrap();
     assert!(
         conditions.iter().all(|c| c.type_ != type_),
         "{type_} is set: {conditions:?}"

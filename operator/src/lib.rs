@@ -15,6 +15,7 @@ pub mod controller;
 pub mod crd;
 pub mod leader;
 pub mod metrics;
+pub mod openbao;
 pub mod probes;
 pub mod render;
 pub mod resolve;

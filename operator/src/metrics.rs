@@ -39,6 +39,26 @@ pub struct Metrics {
     reconcile_errors: IntCounterVec,
     jobs_total: [IntCounterVec; 2],
     jobs_duration: [HistogramVec; 2],
+    remints: IntCounterVec,
+}
+
+/// Why a store's secret ID was re-minted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// Before its TTL lapsed, at two thirds of it.
+    Proactive,
+    /// After the server had rejected it.
+    Reactive,
+}
+
+impl Trigger {
+    /// The `trigger` label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Proactive => "proactive",
+            Trigger::Reactive => "reactive",
+        }
+    }
 }
 
 impl Default for Metrics {
@@ -125,8 +145,64 @@ impl Metrics {
                     buckets,
                 ),
             ],
+            remints: counter(
+                &registry,
+                "secretstore_remints_total",
+                "AppRole secret IDs re-minted, by trigger (an initial mint is not counted)",
+                &["store", "namespace", "trigger"],
+            ),
             registry,
         }
+    }
+
+    /// Counts one re-mint of the store `namespace/store`'s secret ID.
+    pub fn remint(&self, store: &str, namespace: &str, trigger: Trigger) {
+        self.remints
+            .with_label_values(&[store, namespace, trigger.as_str()])
+            .inc();
+    }
+
+    /// How many re-mints of `trigger` were counted for the store (read without creating the
+    /// series).
+    pub fn remints(&self, store: &str, namespace: &str, trigger: Trigger) -> u64 {
+        self.counted(
+            "secretstore_remints_total",
+            &[
+                ("store", store),
+                ("namespace", namespace),
+                ("trigger", trigger.as_str()),
+            ],
+        )
+    }
+
+    /// Drops the re-mint series of the store `namespace/store` (its deletion was observed).
+    pub fn forget_store(&self, store: &str, namespace: &str) {
+        for trigger in [Trigger::Proactive, Trigger::Reactive] {
+            let _ = self
+                .remints
+                .remove_label_values(&[store, namespace, trigger.as_str()]);
+        }
+    }
+
+    /// The value of the counter `name` (without the prefix) whose labels include `labels`,
+    /// read through a gather so that asking never creates a series.
+    fn counted(&self, name: &str, labels: &[(&str, &str)]) -> u64 {
+        let full = format!("{PREFIX}_{name}");
+        self.registry
+            .gather()
+            .iter()
+            .filter(|family| family.name() == full)
+            .flat_map(|family| family.get_metric())
+            .filter(|metric| {
+                labels.iter().all(|(key, value)| {
+                    metric
+                        .get_label()
+                        .iter()
+                        .any(|l| l.name() == *key && l.value() == *value)
+                })
+            })
+            .map(|metric| metric.get_counter().get_value() as u64)
+            .sum()
     }
 
     /// Counts one terminal Job of `kind` for the Barbican `namespace/barbican`.
@@ -152,14 +228,11 @@ impl Metrics {
 
     /// How many terminal Jobs of `kind` were counted for the Barbican.
     pub fn jobs_counted(&self, kind: JobKind, barbican: &str, namespace: &str) -> u64 {
-        ["succeeded", "failed"]
-            .iter()
-            .map(|result| {
-                self.jobs_total[kind as usize]
-                    .get_metric_with_label_values(&[barbican, namespace, result])
-                    .map_or(0, |c| c.get())
-            })
-            .sum()
+        let name = match kind {
+            JobKind::DbSync => "db_sync_total",
+            JobKind::DbClean => "db_clean_total",
+        };
+        self.counted(name, &[("barbican", barbican), ("namespace", namespace)])
     }
 
     /// Drops every series of the Barbican `namespace/barbican` (its finalizer completed).
@@ -222,6 +295,30 @@ mod tests {
         metrics.forget_barbican("kms", "ns");
         let text = metrics.render();
         assert!(!text.contains("barbican=\"kms\""), "{text}");
+    }
+
+    #[test]
+    fn remints_are_split_by_trigger_dropped_with_the_store_and_reading_creates_nothing() {
+        let metrics = Metrics::new();
+        assert_eq!(metrics.remints("primary", "ns", Trigger::Proactive), 0);
+        assert_eq!(metrics.jobs_counted(JobKind::DbSync, "kms", "ns"), 0);
+        assert!(
+            !metrics.render().contains("primary") && !metrics.render().contains("kms"),
+            "asking made a series: {}",
+            metrics.render()
+        );
+        metrics.remint("primary", "ns", Trigger::Proactive);
+        metrics.remint("primary", "ns", Trigger::Reactive);
+        metrics.remint("primary", "ns", Trigger::Reactive);
+        let text = metrics.render();
+        assert!(
+            text.contains("barbican_operator_secretstore_remints_total{namespace=\"ns\",store=\"primary\",trigger=\"reactive\"} 2"),
+            "{text}"
+        );
+        assert_eq!(metrics.remints("primary", "ns", Trigger::Proactive), 1);
+        assert_eq!(metrics.remints("primary", "other", Trigger::Proactive), 0);
+        metrics.forget_store("primary", "ns");
+        assert!(!metrics.render().contains("primary"));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::{
     time::Duration,
 };
 
-use futures::{StreamExt, channel::mpsc};
+use futures::{FutureExt, StreamExt, channel::mpsc};
 use k8s_openapi::api::{
     apps::v1::Deployment,
     autoscaling::v2::HorizontalPodAutoscaler,
@@ -23,7 +23,7 @@ use k8s_openapi::api::{
     policy::v1::PodDisruptionBudget,
 };
 use kube::{
-    Api, Client, ResourceExt,
+    Api, Client, Resource, ResourceExt,
     api::{ApiResource, DynamicObject},
     runtime::{
         Controller, WatchStreamExt,
@@ -99,15 +99,29 @@ pub fn backoff(failures: u32) -> Duration {
 }
 
 /// Requeues on the operator's clock: at most one pending wake-up per CR, the newest wins.
-struct Requeues {
+struct Requeues<K: Resource<DynamicType = ()>> {
     clock: Arc<dyn Clock>,
-    wake: mpsc::UnboundedSender<ObjectRef<Barbican>>,
-    pending: Mutex<HashMap<ObjectRef<Barbican>, tokio::task::AbortHandle>>,
-    failures: Mutex<HashMap<ObjectRef<Barbican>, u32>>,
+    wake: mpsc::UnboundedSender<ObjectRef<K>>,
+    pending: Mutex<HashMap<ObjectRef<K>, tokio::task::AbortHandle>>,
+    failures: Mutex<HashMap<ObjectRef<K>, u32>>,
 }
 
-impl Requeues {
-    fn schedule(&self, key: ObjectRef<Barbican>, after: Duration) {
+impl<K: Resource<DynamicType = ()> + 'static> Requeues<K> {
+    /// Requeues waking through a new channel, and the stream of its wake-ups.
+    fn new(clock: Arc<dyn Clock>) -> (Self, mpsc::UnboundedReceiver<ObjectRef<K>>) {
+        let (wake, woken) = mpsc::unbounded();
+        (
+            Self {
+                clock,
+                wake,
+                pending: Mutex::default(),
+                failures: Mutex::default(),
+            },
+            woken,
+        )
+    }
+
+    fn schedule(&self, key: ObjectRef<K>, after: Duration) {
         let (sleep, wake, target) = (self.clock.sleep(after), self.wake.clone(), key.clone());
         let task = tokio::spawn(async move {
             sleep.await;
@@ -119,14 +133,14 @@ impl Requeues {
         }
     }
 
-    fn failed(&self, key: &ObjectRef<Barbican>) -> Duration {
+    fn failed(&self, key: &ObjectRef<K>) -> Duration {
         let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
         let count = failures.entry(key.clone()).or_default();
         *count += 1;
         backoff(*count)
     }
 
-    fn succeeded(&self, key: &ObjectRef<Barbican>) {
+    fn succeeded(&self, key: &ObjectRef<K>) {
         self.failures
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -136,7 +150,7 @@ impl Requeues {
 
 struct Runtime {
     env: Arc<Env>,
-    requeues: Requeues,
+    requeues: Requeues<Barbican>,
     resync: Duration,
 }
 
@@ -163,18 +177,15 @@ async fn pass(barbican: Arc<Barbican>, runtime: Arc<Runtime>) -> Result<Action, 
 
 /// What wakes the controller for a change to the CR itself: spec (generation), labels,
 /// annotations, finalizers, deletion. A status-only update changes none of them.
-pub fn meaningful_change(barbican: &Barbican) -> Option<u64> {
+pub fn meaningful_change<K: Resource>(object: &K) -> Option<u64> {
+    let meta = object.meta();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    barbican.metadata.generation.hash(&mut hasher);
-    barbican.metadata.labels.hash(&mut hasher);
-    barbican.metadata.annotations.hash(&mut hasher);
-    barbican.metadata.finalizers.hash(&mut hasher);
-    barbican
-        .metadata
-        .deletion_timestamp
-        .is_some()
-        .hash(&mut hasher);
-    barbican.metadata.uid.hash(&mut hasher);
+    meta.generation.hash(&mut hasher);
+    meta.labels.hash(&mut hasher);
+    meta.annotations.hash(&mut hasher);
+    meta.finalizers.hash(&mut hasher);
+    meta.deletion_timestamp.is_some().hash(&mut hasher);
+    meta.uid.hash(&mut hasher);
     Some(hasher.finish())
 }
 
@@ -196,12 +207,14 @@ pub async fn probe_gateway_api(client: &Client) -> GatewayApi {
     }
 }
 
-/// Runs the Barbican controller until `shutdown` completes.
+/// Runs the Barbican controller and the BarbicanSecretStore controller beside it (one manager,
+/// one client, one set of metrics) until `shutdown` completes.
 pub async fn run_barbican_controller(
     client: Client,
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
+    let shutdown = shutdown.shared();
     let gateway_api = probe_gateway_api(&client).await;
     let env = Arc::new(Env {
         client: client.clone(),
@@ -213,16 +226,12 @@ pub async fn run_barbican_controller(
         events: Events::new(client.clone(), settings.clock.clone(), &settings.instance),
         operator_namespace: settings.operator_namespace.clone(),
         probe_timeout: settings.probe_timeout,
+        verified: Default::default(),
     });
-    let (wake, woken) = mpsc::unbounded();
+    let (requeues, woken) = Requeues::new(settings.clock.clone());
     let runtime = Arc::new(Runtime {
         env,
-        requeues: Requeues {
-            clock: settings.clock.clone(),
-            wake,
-            pending: Mutex::default(),
-            failures: Mutex::default(),
-        },
+        requeues,
         resync: settings.resync,
     });
 
@@ -342,12 +351,111 @@ pub async fn run_barbican_controller(
         );
     }
     tracing::info!(gateway_api = ?gateway_api, "Barbican controller starting");
-    controller
-        .graceful_shutdown_on(shutdown)
-        .run(pass, |_, _, _| Action::await_change(), runtime)
+    let barbicans = controller
+        .graceful_shutdown_on(shutdown.clone())
+        .run(pass, |_, _, _| Action::await_change(), runtime.clone())
         .for_each(|result| async move {
             if let Err(error) = result {
                 tracing::debug!(%error, "controller event");
+            }
+        });
+    let stores = run_secret_store_controller(
+        client,
+        runtime.env.clone(),
+        settings.resync,
+        stores,
+        shutdown,
+    );
+    futures::join!(barbicans, stores);
+}
+
+struct StoreRuntime {
+    env: Arc<Env>,
+    requeues: Requeues<BarbicanSecretStore>,
+    resync: Duration,
+}
+
+async fn store_pass(
+    store: Arc<BarbicanSecretStore>,
+    runtime: Arc<StoreRuntime>,
+) -> Result<Action, Error> {
+    let key = ObjectRef::from_obj(store.as_ref());
+    let outcome = super::secretstore::reconcile::reconcile(runtime.env.clone(), store).await;
+    match &outcome {
+        Ok(next) => {
+            runtime.requeues.succeeded(&key);
+            // A store answers "wait for a change" only once it is gone.
+            if let Next::After(after) = next {
+                runtime.requeues.schedule(key, (*after).min(runtime.resync));
+            }
+        }
+        Err(error) => {
+            let after = runtime.requeues.failed(&key);
+            tracing::warn!(store = %key, %error, retry_in = ?after, "secret store reconcile failed");
+            runtime.requeues.schedule(key, after);
+        }
+    }
+    outcome.map(|_| Action::await_change())
+}
+
+/// The BarbicanSecretStore controller: the stores, the `<store>-approle` Secrets they own, the
+/// parent Barbicans and the OpenBaoClusters (both without a generation filter: their status
+/// flips are the signal), and requeues on the clock.
+async fn run_secret_store_controller(
+    client: Client,
+    env: Arc<Env>,
+    resync: Duration,
+    stores: reflector::Store<BarbicanSecretStore>,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let (requeues, woken) = Requeues::new(env.clock.clone());
+    let runtime = Arc::new(StoreRuntime {
+        env,
+        requeues,
+        resync,
+    });
+    let config = watcher::Config::default();
+    let (own, writer) = reflector::store();
+    let main = watcher(
+        Api::<BarbicanSecretStore>::all(client.clone()),
+        config.clone(),
+    )
+    .default_backoff()
+    .reflect(writer)
+    .applied_objects()
+    .predicate_filter(meaningful_change, Default::default());
+    let mut controller = Controller::for_stream(main, own)
+        .owns(Api::<Secret>::all(client.clone()), config.clone())
+        .watches(Api::<Barbican>::all(client.clone()), config.clone(), {
+            let stores = stores.clone();
+            move |barbican: Barbican| {
+                let namespace = barbican.namespace().unwrap_or_default();
+                watches::stores_of_barbican(&namespace, &barbican.name_any(), &stores.state())
+            }
+        })
+        .reconcile_on(woken);
+    let instances = super::secretstore::managed::openbao_cluster_resource();
+    if serves(&client, &instances).await.unwrap_or(false) {
+        controller = controller.watches_with(
+            Api::<DynamicObject>::all_with(client.clone(), &instances),
+            instances,
+            config,
+            move |cluster: DynamicObject| {
+                watches::stores_of_instance(
+                    cluster.namespace().as_deref().unwrap_or_default(),
+                    &cluster.name_any(),
+                    &stores.state(),
+                )
+            },
+        );
+    }
+    tracing::info!("BarbicanSecretStore controller starting");
+    controller
+        .graceful_shutdown_on(shutdown)
+        .run(store_pass, |_, _, _| Action::await_change(), runtime)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "secret store controller event");
             }
         })
         .await;

@@ -7,14 +7,32 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use crate::api::{
     barbican::BarbicanStatus,
-    conditions::{BarbicanConditionType, Reason},
+    conditions::{BarbicanConditionType, Reason, StoreConditionType},
 };
+
+/// A condition type of either kind.
+pub trait ConditionType: Copy {
+    /// The string written to the API.
+    fn name(self) -> &'static str;
+}
+
+impl ConditionType for BarbicanConditionType {
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl ConditionType for StoreConditionType {
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
 
 /// A condition as a step reports it, before times and generations are stamped.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Report {
+pub struct Report<T = BarbicanConditionType> {
     /// The condition type.
-    pub type_: BarbicanConditionType,
+    pub type_: T,
     /// True or False.
     pub ready: bool,
     /// The reason, from the spec's vocabulary.
@@ -23,9 +41,9 @@ pub struct Report {
     pub message: String,
 }
 
-impl Report {
+impl<T: ConditionType> Report<T> {
     /// A True report.
-    pub fn ready(type_: BarbicanConditionType, reason: Reason, message: impl Into<String>) -> Self {
+    pub fn ready(type_: T, reason: Reason, message: impl Into<String>) -> Self {
         Self {
             type_,
             ready: true,
@@ -35,11 +53,7 @@ impl Report {
     }
 
     /// A False report.
-    pub fn not_ready(
-        type_: BarbicanConditionType,
-        reason: Reason,
-        message: impl Into<String>,
-    ) -> Self {
+    pub fn not_ready(type_: T, reason: Reason, message: impl Into<String>) -> Self {
         Self {
             type_,
             ready: false,
@@ -55,14 +69,14 @@ fn status_word(ready: bool) -> &'static str {
 
 /// Sets `report` among `conditions` for `generation` at `now`. The `lastTransitionTime` of an
 /// existing condition is kept unless its status changes.
-pub fn set(
+pub fn set<T: ConditionType>(
     conditions: &mut Vec<Condition>,
-    report: &Report,
+    report: &Report<T>,
     generation: Option<i64>,
     now: Timestamp,
 ) {
     let status = status_word(report.ready);
-    let type_ = report.type_.as_str();
+    let type_ = report.type_.name();
     let transition = conditions
         .iter()
         .find(|c| c.type_ == type_ && c.status == status)

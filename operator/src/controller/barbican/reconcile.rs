@@ -15,10 +15,7 @@ use super::{
     state::{Env, State},
 };
 use crate::{
-    api::{
-        barbican::{Barbican, BarbicanStatus},
-        names::BARBICAN_FINALIZER,
-    },
+    api::{barbican::Barbican, names::BARBICAN_FINALIZER},
     controller::{children::Children, events::Severity, status::conclude},
 };
 
@@ -58,7 +55,7 @@ fn api_failed(what: &'static str) -> impl FnOnce(kube::Error) -> Error {
 
 /// The merge patch that makes the stored status read `status`: absent fields are nulled so a
 /// cleared field is cleared on the server too.
-pub fn status_patch(before: &BarbicanStatus, status: &BarbicanStatus) -> Value {
+pub fn status_patch<S: serde::Serialize>(before: &S, status: &S) -> Value {
     let mut after = serde_json::to_value(status).expect("status serializes");
     let before = serde_json::to_value(before).expect("status serializes");
     if let (Some(after), Some(before)) = (after.as_object_mut(), before.as_object()) {
@@ -197,6 +194,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::barbican::BarbicanStatus;
 
     #[test]
     fn a_cleared_status_field_is_nulled_in_the_patch() {

@@ -22,6 +22,7 @@ use crate::{
     controller::{
         events::Severity,
         pipeline::{Outcome, StepFuture},
+        secretstore::managed,
         status::Report,
     },
     render::{
@@ -118,7 +119,7 @@ fn candidate(store: &BarbicanSecretStore) -> Candidate {
 }
 
 /// Where a store's credentials and CA live.
-fn sources(store: &BarbicanSecretStore) -> (String, Option<String>) {
+pub(crate) fn sources(store: &BarbicanSecretStore) -> (String, Option<String>) {
     let open_bao = store.spec.open_bao.as_ref();
     match (
         open_bao.and_then(|o| o.instance_ref.as_ref()),
@@ -126,7 +127,7 @@ fn sources(store: &BarbicanSecretStore) -> (String, Option<String>) {
     ) {
         (Some(instance), _) => (
             approle_secret_name(&store.name_any()),
-            Some(format!("{}-tls-ca", instance.name)),
+            Some(managed::ca_secret_name(&instance.name)),
         ),
         (None, Some(server)) => (
             server.credentials_secret_ref.name.clone(),
@@ -143,7 +144,7 @@ fn projected(store: &BarbicanSecretStore, role_id: &str, has_ca: bool) -> Projec
         open_bao.and_then(|o| o.instance_ref.as_ref()),
         open_bao.and_then(|o| o.server.as_ref()),
     ) {
-        (Some(instance), _) => format!("https://{}.{namespace}.svc:8200", instance.name),
+        (Some(instance), _) => managed::url(&instance.name, &namespace),
         (None, Some(server)) => server.url.clone(),
         (None, None) => String::new(),
     };

@@ -42,6 +42,8 @@ pub struct Env {
     pub events: Events,
     /// How long a health probe may take.
     pub probe_timeout: Duration,
+    /// The secret stores' passing verdicts, reused until due.
+    pub verified: crate::controller::secretstore::verified::Verified,
 }
 
 /// One pass over one Barbican.

@@ -8,9 +8,7 @@ use std::{collections::BTreeSet, sync::Arc};
 use kube::{Resource, ResourceExt, runtime::reflector::ObjectRef};
 
 use crate::api::{
-    barbican::Barbican,
-    names::{DEFAULT_ESO_STORE, approle_secret_name},
-    refs::SecretStoreKind,
+    barbican::Barbican, names::DEFAULT_ESO_STORE, refs::SecretStoreKind,
     secret_store::BarbicanSecretStore,
 };
 
@@ -22,18 +20,45 @@ pub fn secret_names(barbican: &Barbican) -> [&str; 2] {
     ]
 }
 
-/// The Secret names a store's projection reads: its AppRole credentials and its CA bundle.
+/// The Secret names a store's projection reads: its AppRole credentials and its CA bundle
+/// (the same names the SecretStores step reads, so the watch never misses one).
 pub fn store_secret_names(store: &BarbicanSecretStore) -> Vec<String> {
-    let open_bao = store.spec.open_bao.as_ref();
-    let mut names = vec![approle_secret_name(&store.name_any())];
-    if let Some(instance) = open_bao.and_then(|o| o.instance_ref.as_ref()) {
-        names.push(format!("{}-tls-ca", instance.name));
-    }
-    if let Some(server) = open_bao.and_then(|o| o.server.as_ref()) {
-        names.push(server.credentials_secret_ref.name.clone());
-        names.extend(server.ca_bundle_secret_ref.iter().map(|r| r.name.clone()));
-    }
-    names
+    let (credentials, ca) = super::secret_stores::sources(store);
+    std::iter::once(credentials).chain(ca).collect()
+}
+
+/// The stores in `namespace` attached to the Barbican `name` (a parent's status flip is how
+/// a store learns its section landed).
+pub fn stores_of_barbican(
+    namespace: &str,
+    name: &str,
+    stores: &[Arc<BarbicanSecretStore>],
+) -> Vec<ObjectRef<BarbicanSecretStore>> {
+    stores
+        .iter()
+        .filter(|s| s.namespace().as_deref() == Some(namespace) && s.spec.barbican_ref.name == name)
+        .map(|s| ObjectRef::from_obj(s.as_ref()))
+        .collect()
+}
+
+/// The managed stores in `namespace` naming the OpenBaoCluster `name`.
+pub fn stores_of_instance(
+    namespace: &str,
+    name: &str,
+    stores: &[Arc<BarbicanSecretStore>],
+) -> Vec<ObjectRef<BarbicanSecretStore>> {
+    stores
+        .iter()
+        .filter(|s| {
+            s.namespace().as_deref() == Some(namespace)
+                && s.spec
+                    .open_bao
+                    .as_ref()
+                    .and_then(|o| o.instance_ref.as_ref())
+                    .is_some_and(|i| i.name == name)
+        })
+        .map(|s| ObjectRef::from_obj(s.as_ref()))
+        .collect()
 }
 
 fn reference(namespace: &str, name: &str) -> ObjectRef<Barbican> {

@@ -1,4 +1,14 @@
-//! The BarbicanSecretStore controller. So far its pure decisions: [`credentials`], the AppRole
-//! credentials ladder and the re-mint timing.
+//! The BarbicanSecretStore controller: the single writer of a store's status. It mints a
+//! managed store's AppRole credentials ([`managed`]), validates a brownfield store's
+//! ([`brownfield`]), and observes whether the parent's Deployment mounts the store's section.
+//!
+//! - [`credentials`]: the pure ladder and re-mint timing.
+//! - [`status`]: the pure status rules.
+//! - [`reconcile`]: one pass.
 
+pub mod brownfield;
 pub mod credentials;
+pub mod managed;
+pub mod reconcile;
+pub mod status;
+pub mod verified;

@@ -1,0 +1,206 @@
+//! One pass over one BarbicanSecretStore: the parent, the mode's flow, ConfigProjected, and the
+//! status write (skipped when nothing changed).
+
+use std::{sync::Arc, time::Duration};
+
+use k8s_openapi::api::{apps::v1::Deployment, core::v1::Secret};
+use kube::{
+    Api, ResourceExt,
+    api::{Patch, PatchParams},
+};
+
+use super::{
+    brownfield,
+    credentials::RETRY,
+    managed,
+    status::{Findings, StoreReport, conclude, new_failures, projects},
+};
+use crate::{
+    api::{
+        barbican::Barbican,
+        conditions::{Reason, StoreConditionType as T},
+        secret_store::BarbicanSecretStore,
+    },
+    controller::{
+        barbican::{
+            reconcile::{Error, Next, status_patch},
+            state::Env,
+        },
+        children::Children,
+        events::{Severity, reference},
+        status::Report,
+    },
+};
+
+/// How long a store without a parent waits before looking again.
+pub const WAITING_FOR_PARENT: Duration = Duration::from_secs(15);
+
+fn api_failed(what: &'static str) -> impl FnOnce(kube::Error) -> Error {
+    move |source| Error::Api { what, source }
+}
+
+/// The config Secret a Deployment mounts as its `config` volume.
+pub fn mounted_config(deployment: &Deployment) -> Option<String> {
+    deployment
+        .spec
+        .template
+        .spec
+        .as_ref()?
+        .volumes
+        .iter()
+        .flatten()
+        .find(|v| v.name == "config")?
+        .secret
+        .as_ref()?
+        .secret_name
+        .clone()
+}
+
+/// ConfigProjected, observed by reading the barbican.conf the parent's Deployment mounts.
+async fn config_projected(
+    children: &Children,
+    parent: &str,
+    store: &str,
+) -> Result<StoreReport, kube::Error> {
+    let waiting = |message: String| {
+        Report::not_ready(T::ConfigProjected, Reason::WaitingForProjection, message)
+    };
+    let Some(deployment) = children.get::<Deployment>(parent).await? else {
+        return Ok(waiting(format!("Deployment {parent:?} does not exist yet")));
+    };
+    let Some(config) = mounted_config(&deployment) else {
+        return Ok(waiting(format!(
+            "Deployment {parent:?} mounts no config Secret"
+        )));
+    };
+    let secret = children.get::<Secret>(&config).await?;
+    let conf = managed::text(secret.as_ref(), "barbican.conf").unwrap_or_default();
+    Ok(if projects(&conf, store) {
+        Report::ready(
+            T::ConfigProjected,
+            Reason::ConfigProjected,
+            format!("Deployment {parent:?} mounts {config:?}, which carries [secretstore:{store}]"),
+        )
+    } else {
+        waiting(format!(
+            "the mounted {config:?} does not carry [secretstore:{store}] yet"
+        ))
+    })
+}
+
+/// Runs one pass over `cached` (re-read first: the watch cache may lag the last status write).
+pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Result<Next, Error> {
+    let (name, namespace) = (cached.name_any(), cached.namespace().unwrap_or_default());
+    let api: Api<BarbicanSecretStore> = Api::namespaced(env.client.clone(), &namespace);
+    let store = api
+        .get_opt(&name)
+        .await
+        .map_err(api_failed("reading the BarbicanSecretStore"))?;
+    let Some(store) = store.filter(|s| s.uid() == cached.uid()) else {
+        // Deleted: its re-mint series goes with it (GC reclaims `<store>-approle`).
+        env.metrics.forget_store(&name, &namespace);
+        env.verified.forget(&format!("{namespace}/{name}"));
+        return Ok(Next::AwaitChange);
+    };
+    if store.metadata.deletion_timestamp.is_some() {
+        env.metrics.forget_store(&name, &namespace);
+        return Ok(Next::AwaitChange);
+    }
+    let children = Children::local(env.client.clone(), &namespace);
+    let parent_name = store.spec.barbican_ref.name.clone();
+    let parent = Api::<Barbican>::namespaced(env.client.clone(), &namespace)
+        .get_opt(&parent_name)
+        .await
+        .map_err(api_failed("reading the parent Barbican"))?;
+    let open_bao = store.spec.open_bao.as_ref();
+    let instance = open_bao
+        .and_then(|o| o.instance_ref.as_ref())
+        .map(|i| i.name.clone());
+    let (findings, projected) = match (&parent, open_bao) {
+        (None, _) => (
+            // Which cluster the credentials belong on is unknown: nothing is minted.
+            Findings {
+                credentials: Some(Report::not_ready(
+                    T::CredentialsReady,
+                    Reason::WaitingForParent,
+                    format!("no Barbican {parent_name:?} in namespace {namespace:?}"),
+                )),
+                provisioning: None,
+                managed: instance.is_some(),
+                requeue: WAITING_FOR_PARENT,
+            },
+            Report::not_ready(
+                T::ConfigProjected,
+                Reason::WaitingForProjection,
+                format!("no Barbican {parent_name:?} to project into"),
+            ),
+        ),
+        (Some(_), Some(spec)) => {
+            let findings = match &instance {
+                Some(instance) => managed::pass(&env, &store, instance).await,
+                None => brownfield::pass(&env, &store, spec).await,
+            }
+            .map_err(api_failed("working on the store's Secrets"))?;
+            let projected = config_projected(&children, &parent_name, &name)
+                .await
+                .map_err(api_failed("reading the parent's mounted config"))?;
+            (findings, projected)
+        }
+        (Some(_), None) => (
+            Findings::credentials_failed(
+                false,
+                Reason::WaitingForCredentials,
+                "spec.openBao is missing",
+                RETRY,
+            ),
+            Report::not_ready(T::ConfigProjected, Reason::WaitingForProjection, ""),
+        ),
+    };
+    let mut requeue = findings.requeue;
+    if !projected.ready && parent.is_some() {
+        requeue = requeue.min(RETRY);
+    }
+    let before = store.status.clone().unwrap_or_default();
+    if let Some(status) = conclude(
+        &before,
+        &findings,
+        &projected,
+        store.metadata.generation,
+        env.clock.now(),
+    ) {
+        api.patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(&status_patch(&before, &status)),
+        )
+        .await
+        .map_err(api_failed("writing the store's status"))?;
+        for (reason, message) in new_failures(&before.conditions, &status.conditions) {
+            env.events
+                .publish(&reference(&store), Severity::Warning, &reason, &message)
+                .await;
+        }
+    }
+    Ok(Next::After(requeue))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mounted_config_is_the_config_volumes_secret() {
+        let deployment: Deployment = serde_json::from_value(serde_json::json!({
+            "spec": {"selector": {}, "template": {"spec": {"containers": [], "volumes": [
+                {"name": "secret-store-ca", "secret": {"secretName": "ca"}},
+                {"name": "config", "secret": {"secretName": "barbican-config-0123abcd"}},
+            ]}}}
+        }))
+        .unwrap();
+        assert_eq!(
+            mounted_config(&deployment).as_deref(),
+            Some("barbican-config-0123abcd")
+        );
+        assert_eq!(mounted_config(&Deployment::default()), None);
+    }
+}
