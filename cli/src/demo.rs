@@ -30,10 +30,8 @@ pub async fn run() -> Result<(), String> {
     env.apply_yaml(MINIMAL_PREREQUISITES).await?;
     env.apply_yaml(&example("barbicansecretstore-managed.yaml")?)
         .await?;
-    env.mark_store_credential_ready(NAMESPACE, "openbao-primary")
-        .await?;
     println!(
-        "applied: namespace, ClusterSecretStore, credential Secrets, BarbicanSecretStore (credential-ready)"
+        "applied: namespaces, MariaDB, ClusterSecretStore, credential Secrets, OpenBaoCluster, BarbicanSecretStore (managed)"
     );
     env.apply_yaml(&example("barbican.yaml")?).await?;
     println!("applied: deploy/examples/barbican.yaml\n");

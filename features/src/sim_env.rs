@@ -6,11 +6,16 @@
 //! "within 2 minutes" means two virtual minutes and a scenario never sleeps on the wall clock
 //! for the operator's requeues.
 
-use std::{future::Future, sync::Arc, time::Duration};
+use std::{
+    collections::BTreeMap,
+    future::Future,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use barbican_fakes::{
     barbican_api::BarbicanApi, crds, external_secrets::ExternalSecrets, gateway_api::GatewayApi,
-    mariadb::MariaDbOperator, openbao_cluster::OpenBaoOperator,
+    mariadb::MariaDbOperator, openbao::FakeOpenBao, openbao_cluster::OpenBaoOperator,
 };
 use barbican_operator::{
     api::Barbican,
@@ -98,6 +103,10 @@ pub struct SimEnv {
     pub gateway: Option<GatewayApi>,
     /// The fake OpenBao operator and the OpenBao behind each OpenBaoCluster.
     pub openbao: OpenBaoOperator,
+    /// External (brownfield) OpenBao servers, by the scenario's name for them.
+    externals: Mutex<BTreeMap<String, Arc<FakeOpenBao>>>,
+    /// Values a scenario noted to compare against later.
+    notes: Mutex<BTreeMap<String, String>>,
     operator: tokio::task::JoinHandle<()>,
     clock_seam: Arc<SimClock>,
 }
@@ -176,6 +185,8 @@ impl SimEnv {
             mariadb,
             gateway,
             openbao,
+            externals: Mutex::default(),
+            notes: Mutex::default(),
             operator,
             clock_seam,
         })
@@ -395,6 +406,172 @@ impl SimEnv {
             .await
             .map(|_| ())
             .map_err(|e| format!("patching Barbican {namespace}/{name}: {e}"))
+    }
+
+    /// Starts an external OpenBao called `name`, reachable as `https://<service>.<namespace>.svc:8200`.
+    pub async fn start_external_openbao(
+        &self,
+        name: &str,
+        namespace: &str,
+        service: &str,
+    ) -> Result<Arc<FakeOpenBao>, Error> {
+        let fake = Arc::new(
+            FakeOpenBao::start(self.clock().clone())
+                .await
+                .map_err(text)?,
+        );
+        self.cluster
+            .services()
+            .register(namespace, service, 8200, fake.addr());
+        self.externals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string(), fake.clone());
+        Ok(fake)
+    }
+
+    /// The external OpenBao called `name`.
+    pub fn external_openbao(&self, name: &str) -> Option<Arc<FakeOpenBao>> {
+        self.externals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    /// Notes `value` under `key`.
+    pub fn remember(&self, key: &str, value: String) {
+        self.notes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_string(), value);
+    }
+
+    /// What was noted under `key`.
+    pub fn remembered(&self, key: &str) -> Option<String> {
+        self.notes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned()
+    }
+
+    /// The value at the JSON `pointer` of an object of `kind` (strings as they are, anything
+    /// else as JSON); `None` when the field is not set.
+    pub async fn read_pointer(
+        &self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+        pointer: &str,
+    ) -> Result<Option<String>, Error> {
+        let object = self
+            .get(kind, namespace, name)
+            .await?
+            .ok_or_else(|| format!("{kind} {namespace}/{name} does not exist"))?;
+        let json = serde_json::to_value(&object).map_err(text)?;
+        Ok(json.pointer(pointer).map(|v| {
+            v.as_str()
+                .map(String::from)
+                .unwrap_or_else(|| v.to_string())
+        }))
+    }
+
+    /// Every secret ID any OpenBao of the scenario issued.
+    fn issued_secret_ids(&self) -> Vec<String> {
+        let mut servers: Vec<Arc<FakeOpenBao>> = self
+            .openbao
+            .instances
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        servers.extend(
+            self.externals
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .values()
+                .cloned(),
+        );
+        servers
+            .iter()
+            .flat_map(|s| {
+                s.with_state(|state| {
+                    state
+                        .spaces
+                        .values()
+                        .flat_map(|space| space.approles.values())
+                        .flat_map(|role| role.secret_ids.keys().cloned())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect()
+    }
+
+    /// Checks that no issued secret ID appears in `namespace` outside the Secrets that hold
+    /// credentials (a `secret-id` key): not in a config Secret, an event, a condition, or a
+    /// Deployment's pod template.
+    pub async fn secret_ids_stay_put(&self, namespace: &str) -> Result<(), Error> {
+        let ids = self.issued_secret_ids();
+        if ids.is_empty() {
+            return Err("no OpenBao issued a secret ID: nothing to check".into());
+        }
+        let mut places: Vec<(String, String)> = Vec::new();
+        let secrets =
+            Api::<k8s_openapi::api::core::v1::Secret>::namespaced(self.client.clone(), namespace)
+                .list(&Default::default())
+                .await
+                .map_err(text)?;
+        for secret in secrets.items {
+            let data = secret.data.clone().unwrap_or_default();
+            if data.contains_key("secret-id") {
+                continue;
+            }
+            let content: String = data
+                .values()
+                .map(|v| String::from_utf8_lossy(&v.0).into_owned())
+                .collect();
+            places.push((format!("Secret {}", secret.name_any()), content));
+        }
+        for (reason, note) in [self.all_events(namespace).await?].concat() {
+            places.push((format!("event {reason}"), note));
+        }
+        for kind in ["Barbican", "BarbicanSecretStore", "Deployment"] {
+            let list = self
+                .api_of(kind, namespace)
+                .await?
+                .list(&Default::default())
+                .await
+                .map_err(text)?;
+            for object in list.items {
+                let json = serde_json::to_string(&object).map_err(text)?;
+                places.push((format!("{kind} {}", object.name_any()), json));
+            }
+        }
+        let leaks: Vec<String> = places
+            .iter()
+            .filter(|(_, content)| ids.iter().any(|id| content.contains(id.as_str())))
+            .map(|(place, _)| place.clone())
+            .collect();
+        if leaks.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("a secret ID appears in: {}", leaks.join(", ")))
+        }
+    }
+
+    async fn all_events(&self, namespace: &str) -> Result<Vec<(String, String)>, Error> {
+        let api =
+            Api::<k8s_openapi::api::events::v1::Event>::namespaced(self.client.clone(), namespace);
+        Ok(api
+            .list(&Default::default())
+            .await
+            .map_err(text)?
+            .items
+            .into_iter()
+            .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
+            .collect())
     }
 
     /// The reasons of the events about `name` in `namespace` with type `severity`.

@@ -17,7 +17,7 @@ pub struct BarbicanWorld {
 }
 
 impl BarbicanWorld {
-    fn env(&self) -> &SimEnv {
+    pub(crate) fn env(&self) -> &SimEnv {
         self.env
             .as_ref()
             .expect("start with \"Given a simulated cluster with the operator running\"")
@@ -424,21 +424,16 @@ async fn field(
     pointer: String,
     value: String,
 ) {
-    let object = world
+    let found = world
         .env()
-        .get(&kind, &namespace, &name)
+        .read_pointer(&kind, &namespace, &name, &pointer)
         .await
-        .unwrap()
-        .unwrap_or_else(|| panic!("{kind} {namespace}/{name} does not exist"));
-    let json = serde_json::to_value(&object).unwrap();
-    let found = json
-        .pointer(&pointer)
-        .unwrap_or_else(|| panic!("{pointer} is not set on {kind} {namespace}/{name}: {json}"));
-    let text = found
-        .as_str()
-        .map(String::from)
-        .unwrap_or_else(|| found.to_string());
-    assert_eq!(text, value, "{pointer} of {kind} {namespace}/{name}");
+        .unwrap();
+    assert_eq!(
+        found.as_deref(),
+        Some(value.as_str()),
+        "{pointer} of {kind} {namespace}/{name}"
+    );
 }
 
 #[then(
@@ -753,16 +748,7 @@ async fn field_eventually(
                 value.clone(),
             );
             async move {
-                let object = env
-                    .get(&kind, &namespace, &name)
-                    .await?
-                    .ok_or_else(|| format!("{kind} {namespace}/{name} does not exist"))?;
-                let json = serde_json::to_value(&object).map_err(|e| e.to_string())?;
-                let found = json.pointer(&pointer).map(|v| {
-                    v.as_str()
-                        .map(String::from)
-                        .unwrap_or_else(|| v.to_string())
-                });
+                let found = env.read_pointer(&kind, &namespace, &name, &pointer).await?;
                 if found.as_deref() == Some(value.as_str()) {
                     Ok(())
                 } else {

@@ -21,7 +21,7 @@ use crate::{
     },
     controller::{
         events::Severity,
-        pipeline::{Outcome, StepFuture},
+        pipeline::{Outcome, StepError, StepFuture},
         secretstore::managed,
         status::Report,
     },
@@ -164,6 +164,51 @@ fn projected(store: &BarbicanSecretStore, role_id: &str, has_ca: bool) -> Projec
     }
 }
 
+/// The first assembled option of `store` carrying a control character (a tab, a newline, an
+/// escape), by name: such a value would break or inject into the INI document.
+pub fn control_character(store: &ProjectedStore) -> Option<String> {
+    let bad = |v: &str| v.chars().any(char::is_control);
+    let typed = [
+        ("vault_url", store.url.as_str()),
+        ("approle_role_id", store.role_id.as_str()),
+        ("kv_mountpoint", store.kv_mountpoint.as_str()),
+        ("namespace", store.namespace.as_deref().unwrap_or_default()),
+    ];
+    typed
+        .iter()
+        .find(|(_, v)| bad(v))
+        .map(|(k, _)| k.to_string())
+        .or_else(|| {
+            store
+                .extra_options
+                .iter()
+                .find(|(k, v)| bad(k) || bad(v))
+                .map(|(k, _)| k.escape_debug().to_string())
+        })
+}
+
+/// A store this pass cannot project: the last-good configuration stays, the Barbican says
+/// why, and a BarbicanSecretStoreSkipped Warning names the store. No requeue: the store's
+/// status flip or its Secret's change re-enqueues the parent.
+async fn skip(state: &mut State, message: String) -> Result<Outcome, StepError> {
+    // Raised when the skip begins, not on every pass that finds it still in place.
+    let repeated = state
+        .condition(T::SecretStoresReady.as_str())
+        .is_some_and(|c| c.status == "False" && c.message == message);
+    state.projection = Projection::default();
+    state.report(Report::not_ready(
+        T::SecretStoresReady,
+        Reason::WaitingForSecretStores,
+        message.clone(),
+    ));
+    if !repeated {
+        state
+            .event(Severity::Warning, "BarbicanSecretStoreSkipped", &message)
+            .await;
+    }
+    Ok(Outcome::Done)
+}
+
 /// The stores of the last valid projection that this valid projection no longer has.
 pub fn detached(previous: &[String], projected: &[String]) -> Vec<String> {
     previous
@@ -218,22 +263,29 @@ pub fn secret_stores(state: &mut State) -> StepFuture<'_> {
                 secret.as_ref().and_then(|s| value(s, "role-id")),
                 secret.as_ref().and_then(|s| value(s, "secret-id")),
             ) else {
-                state.projection = Projection::default();
-                state.report(Report::not_ready(
-                    T::SecretStoresReady,
-                    Reason::WaitingForSecretStores,
+                return skip(
+                    state,
                     format!(
                         "the credentials Secret {credentials:?} of store {:?} is missing or lacks role-id/secret-id",
                         pick.name
                     ),
-                ));
-                return Ok(Outcome::Done);
+                )
+                .await;
             };
             let role_id = String::from_utf8_lossy(role_id).into_owned();
+            let section = projected(store, &role_id, ca.is_some());
+            if let Some(option) = control_character(&section) {
+                return skip(
+                    state,
+                    format!(
+                        "the [vault_plugin] option {option} assembled from store {:?} carries a control character",
+                        pick.name
+                    ),
+                )
+                .await;
+            }
             state.digests.secret_store_credentials = digest(secret_id);
-            projection
-                .stores
-                .push(projected(store, &role_id, ca.is_some()));
+            projection.stores.push(section);
             projection.credentials_secret = Some(credentials);
             projection.ca_secret = ca;
         }
@@ -302,6 +354,31 @@ mod tests {
             detached(&[], &names(&["a"])).is_empty(),
             "a first projection detaches nothing"
         );
+    }
+
+    #[test]
+    fn a_control_character_in_any_assembled_option_is_named() {
+        let clean = ProjectedStore {
+            name: "a".into(),
+            is_default: true,
+            url: "https://bao.ns.svc:8200".into(),
+            role_id: "role".into(),
+            ca_file: None,
+            kv_mountpoint: "barbican".into(),
+            namespace: None,
+            extra_options: [("kv_version".to_string(), "2".to_string())].into(),
+        };
+        assert_eq!(control_character(&clean), None);
+        let role = ProjectedStore {
+            role_id: "role\t".into(),
+            ..clean.clone()
+        };
+        assert_eq!(control_character(&role).as_deref(), Some("approle_role_id"));
+        let extra = ProjectedStore {
+            extra_options: [("timeout".to_string(), "5\u{7}".to_string())].into(),
+            ..clean
+        };
+        assert_eq!(control_character(&extra).as_deref(), Some("timeout"));
     }
 
     #[test]

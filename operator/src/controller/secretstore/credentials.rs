@@ -92,7 +92,8 @@ pub fn step(role_id: &str, secret_id: &str, stamp: Option<&Stamp>, now: Timestam
         return Step::Mint;
     }
     match remint_at(stamp) {
-        Some(at) if now > at => Step::RemintProactively,
+        // At the point itself, not after it: a requeue lands on it exactly on a virtual clock.
+        Some(at) if now >= at => Step::RemintProactively,
         _ => Step::Probe,
     }
 }
@@ -178,11 +179,11 @@ mod tests {
         assert_eq!(step("", "s", Some(&s), minted), Step::Mint);
         assert_eq!(step("r", "", Some(&s), minted), Step::Mint);
         assert_eq!(
-            step("r", "s", Some(&s), minted + SignedDuration::from_secs(2400)),
+            step("r", "s", Some(&s), minted + SignedDuration::from_secs(2399)),
             Step::Probe
         );
         assert_eq!(
-            step("r", "s", Some(&s), minted + SignedDuration::from_secs(2401)),
+            step("r", "s", Some(&s), minted + SignedDuration::from_secs(2400)),
             Step::RemintProactively
         );
         assert_eq!(

@@ -4,7 +4,8 @@
 //! landed), but its credentials only need checking on their own schedule: at the re-mint
 //! point, or every 15 minutes. A passing verdict is kept with a fingerprint of everything it was
 //! drawn from (the store's generation and the resourceVersions of the Secrets and the instance
-//! it read) and reused while nothing of that changed and it is not yet due. A failure is never
+//! it read) and reused while nothing of that changed and it is not yet due (at most 15 minutes,
+//! so a credential revoked behind the operator's back shows within that). A failure is never
 //! reused, and an operator restart starts without verdicts.
 
 use std::{
@@ -15,7 +16,7 @@ use std::{
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::status::Findings;
+use super::{credentials::REVALIDATE, status::Findings};
 
 #[derive(Clone, Debug)]
 struct Entry {
@@ -52,7 +53,8 @@ impl Verified {
     /// otherwise.
     pub fn record(&self, key: &str, fingerprint: String, findings: &Findings, now: Timestamp) {
         let passing = findings.credentials.as_ref().is_some_and(|c| c.ready);
-        let due = SignedDuration::try_from(findings.requeue)
+        // Never longer than the revalidation interval: a revoked credential shows within it.
+        let due = SignedDuration::try_from(findings.requeue.min(REVALIDATE))
             .ok()
             .and_then(|d| now.checked_add(d).ok());
         match due {
@@ -97,6 +99,15 @@ mod tests {
             "an input changed"
         );
         assert!(cache.reuse("ns/a", "v1", t(60)).is_none(), "due");
+    }
+
+    #[test]
+    fn a_pass_is_never_reused_past_the_revalidation_interval() {
+        let cache = Verified::default();
+        let long = Findings::available(true, "ok", Duration::from_secs(3600 * 480));
+        cache.record("ns/a", "v1".into(), &long, t(0));
+        assert!(cache.reuse("ns/a", "v1", t(899)).is_some());
+        assert!(cache.reuse("ns/a", "v1", t(900)).is_none());
     }
 
     #[test]

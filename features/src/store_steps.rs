@@ -1,0 +1,355 @@
+//! Steps about the secret stores and the OpenBao servers behind them: the fake OpenBao of a
+//! managed instance, an external (brownfield) server, their faults, the re-mint metric, and the
+//! invariant that no secret ID leaks.
+
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+use barbican_fakes::openbao::{
+    FakeOpenBao, Outage,
+    policy::Policy,
+    state::{AppRole, SecretId},
+};
+use barbican_operator::metrics::Trigger;
+use cucumber::{given, then, when};
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use serde_json::json;
+
+use crate::{sim_env::SimEnv, world::BarbicanWorld};
+
+fn fail(result: Result<(), String>) {
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+/// The OpenBao behind the managed instance `namespace/name`.
+fn instance(env: &SimEnv, namespace: &str, name: &str) -> Arc<FakeOpenBao> {
+    env.openbao
+        .instance(namespace, name)
+        .unwrap_or_else(|| panic!("no OpenBao runs for OpenBaoCluster {namespace}/{name}"))
+}
+
+/// The external server `name`.
+fn external(env: &SimEnv, name: &str) -> Arc<FakeOpenBao> {
+    env.external_openbao(name)
+        .unwrap_or_else(|| panic!("no external OpenBao {name:?} was started"))
+}
+
+async fn current_value(
+    env: &SimEnv,
+    namespace: &str,
+    name: &str,
+    key: &str,
+) -> Result<Option<String>, String> {
+    let secret = Api::<Secret>::namespaced(env.client.clone(), namespace)
+        .get_opt(name)
+        .await
+        .map_err(|e| format!("reading Secret {namespace}/{name}: {e}"))?;
+    Ok(secret
+        .and_then(|s| s.data)
+        .and_then(|d| d.get(key).cloned())
+        .map(|b| String::from_utf8_lossy(&b.0).into_owned()))
+}
+
+async fn secret_value(env: &SimEnv, namespace: &str, name: &str, key: &str) -> String {
+    let secret = Api::<Secret>::namespaced(env.client.clone(), namespace)
+        .get(name)
+        .await
+        .unwrap_or_else(|e| panic!("reading Secret {namespace}/{name}: {e}"));
+    let bytes = secret
+        .data
+        .and_then(|d| d.get(key).cloned())
+        .unwrap_or_else(|| panic!("Secret {namespace}/{name} has no {key}"));
+    String::from_utf8(bytes.0).expect("text")
+}
+
+#[given(
+    expr = "the external OpenBao {string} serves {string} in {string} with the mount {string} in the namespace {string}"
+)]
+async fn external_server(
+    world: &mut BarbicanWorld,
+    name: String,
+    service: String,
+    service_namespace: String,
+    mount: String,
+    namespace: String,
+) {
+    let env = world.env();
+    let fake = env
+        .start_external_openbao(&name, &service_namespace, &service)
+        .await
+        .expect("starting the external OpenBao");
+    let rules = [(
+        format!("{mount}/data/*"),
+        ["create", "read", "update", "delete", "list"],
+    )];
+    fake.with_state(|state| {
+        let space = state.space(&namespace);
+        space.mounts.insert(
+            mount.clone(),
+            (
+                "kv".into(),
+                BTreeMap::from([("version".into(), "2".into())]),
+            ),
+        );
+        space.policies.insert(
+            "barbican".into(),
+            Policy::new(&[(rules[0].0.as_str(), &rules[0].1[..])]),
+        );
+        space.approle_enabled = true;
+    });
+}
+
+#[given(
+    expr = "the external OpenBao {string} issued AppRole credentials in {string} into the Secret {string} in {string}"
+)]
+async fn external_credentials(
+    world: &mut BarbicanWorld,
+    name: String,
+    namespace: String,
+    secret: String,
+    secret_namespace: String,
+) {
+    let env = world.env();
+    let fake = external(env, &name);
+    let (role_id, secret_id) = fake.with_state(|state| {
+        let (role_id, secret_id, accessor) = (state.mint(""), state.mint(""), state.mint(""));
+        state.space(&namespace).approles.insert(
+            "barbican".into(),
+            AppRole {
+                role_id: role_id.clone(),
+                token_policies: vec!["barbican".into()],
+                secret_id_ttl: 0,
+                token_ttl: 3600,
+                secret_ids: BTreeMap::from([(
+                    secret_id.clone(),
+                    SecretId {
+                        accessor,
+                        expires: None,
+                        revoked: false,
+                    },
+                )]),
+            },
+        );
+        (role_id, secret_id)
+    });
+    env.apply(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": secret, "namespace": secret_namespace},
+        "stringData": {"role-id": role_id, "secret-id": secret_id}}))
+        .await
+        .expect("writing the credentials Secret");
+}
+
+#[given(expr = "the CA of the external OpenBao {string} is in the Secret {string} in {string}")]
+async fn external_ca(world: &mut BarbicanWorld, name: String, secret: String, namespace: String) {
+    let env = world.env();
+    let pem = external(env, &name).ca_pem();
+    env.apply(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": secret, "namespace": namespace},
+        "stringData": {"ca.crt": pem}}))
+        .await
+        .expect("writing the CA Secret");
+}
+
+#[given(expr = "the external OpenBao {string} denies {string} on {string}")]
+#[when(expr = "the external OpenBao {string} denies {string} on {string}")]
+async fn external_denies(
+    world: &mut BarbicanWorld,
+    name: String,
+    capability: String,
+    path: String,
+) {
+    external(world.env(), &name).deny(&path, &capability);
+}
+
+#[then(expr = "the external OpenBao {string} was only logged in to and asked for capabilities")]
+async fn external_read_only(world: &mut BarbicanWorld, name: String) {
+    let requests = external(world.env(), &name).requests();
+    assert!(!requests.is_empty(), "the operator never called {name}");
+    let writes: Vec<String> = requests
+        .iter()
+        .filter(|r| {
+            !matches!(
+                r.path.as_str(),
+                "auth/approle/login" | "sys/capabilities-self" | "auth/token/revoke-self"
+            )
+        })
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        writes.is_empty(),
+        "the operator called {name} with: {writes:?}"
+    );
+}
+
+#[then(expr = "every request to the external OpenBao {string} named the namespace {string}")]
+async fn external_namespace(world: &mut BarbicanWorld, name: String, namespace: String) {
+    let requests = external(world.env(), &name).requests();
+    let others: Vec<String> = requests
+        .iter()
+        .filter(|r| r.namespace != namespace)
+        .map(|r| format!("{} {} in {:?}", r.method, r.path, r.namespace))
+        .collect();
+    assert!(
+        !requests.is_empty() && others.is_empty(),
+        "requests outside {namespace:?}: {others:?}"
+    );
+}
+
+#[when(expr = "the OpenBao of {string} in {string} revokes the secret ID of the store {string}")]
+async fn revoke(
+    world: &mut BarbicanWorld,
+    instance_name: String,
+    namespace: String,
+    store: String,
+) {
+    let env = world.env();
+    let secret_id = secret_value(env, &namespace, &format!("{store}-approle"), "secret-id").await;
+    instance(env, &namespace, &instance_name).revoke_secret_id(&secret_id);
+}
+
+#[given(expr = "the OpenBao of {string} in {string} issues secret IDs for {int} seconds")]
+async fn secret_id_ttl(
+    world: &mut BarbicanWorld,
+    instance_name: String,
+    namespace: String,
+    ttl: i64,
+) {
+    instance(world.env(), &namespace, &instance_name).with_state(|state| {
+        if let Some(role) = state.space("").approles.get_mut("barbican") {
+            role.secret_id_ttl = ttl;
+        }
+    });
+}
+
+#[when(expr = "the OpenBao of {string} in {string} goes down")]
+async fn down(world: &mut BarbicanWorld, instance_name: String, namespace: String) {
+    instance(world.env(), &namespace, &instance_name).set_outage(Outage::Refused);
+}
+
+#[when(expr = "the OpenBao of {string} in {string} comes back")]
+async fn back(world: &mut BarbicanWorld, instance_name: String, namespace: String) {
+    instance(world.env(), &namespace, &instance_name).set_outage(Outage::None);
+}
+
+#[then(
+    expr = "the operator counted {int} proactive and {int} reactive re-mint(s) of the store {string} in {string}"
+)]
+async fn remints(
+    world: &mut BarbicanWorld,
+    proactive: u64,
+    reactive: u64,
+    store: String,
+    namespace: String,
+) {
+    let metrics = &world.env().metrics;
+    assert_eq!(
+        (
+            metrics.remints(&store, &namespace, Trigger::Proactive),
+            metrics.remints(&store, &namespace, Trigger::Reactive)
+        ),
+        (proactive, reactive),
+        "(proactive, reactive) re-mints of {namespace}/{store}"
+    );
+}
+
+#[then(expr = "the secret ID of the store {string} in {string} has changed")]
+async fn changed(world: &mut BarbicanWorld, store: String, namespace: String) {
+    changed_within(world, 0, store, namespace).await;
+}
+
+#[then(expr = "within {int} minute(s) the secret ID of the store {string} in {string} has changed")]
+async fn changed_within(world: &mut BarbicanWorld, minutes: u64, store: String, namespace: String) {
+    let env = world.env();
+    let name = format!("{store}-approle");
+    let first = env.remembered(&name);
+    fail(
+        env.eventually(Duration::from_secs(minutes * 60), || {
+            let (name, namespace, first) = (name.clone(), namespace.clone(), first.clone());
+            async move {
+                let now = current_value(env, &namespace, &name, "secret-id").await?;
+                if now.is_some() && now != first {
+                    Ok(())
+                } else {
+                    Err(format!("the secret ID in {name} did not change"))
+                }
+            }
+        })
+        .await,
+    );
+}
+
+#[given(expr = "the secret ID of the store {string} in {string} is noted")]
+#[when(expr = "the secret ID of the store {string} in {string} is noted")]
+async fn note(world: &mut BarbicanWorld, store: String, namespace: String) {
+    let env = world.env();
+    let name = format!("{store}-approle");
+    let value = secret_value(env, &namespace, &name, "secret-id").await;
+    env.remember(&name, value);
+}
+
+#[then(expr = "no secret ID issued by any OpenBao appears in {string}")]
+async fn no_leak(world: &mut BarbicanWorld, namespace: String) {
+    fail(world.env().secret_ids_stay_put(&namespace).await);
+}
+
+#[then(expr = "within {int} minute(s) the pods of the Deployment {string} in {string} roll")]
+async fn rolled(world: &mut BarbicanWorld, minutes: u64, name: String, namespace: String) {
+    let env = world.env();
+    let pointer =
+        "/spec/template/metadata/annotations/barbican.c5c3.io~1secret-store-credentials-hash";
+    let before = env.remembered(&format!("hash:{namespace}/{name}"));
+    fail(
+        env.eventually(Duration::from_secs(minutes * 60), || {
+            let (name, namespace, before) = (name.clone(), namespace.clone(), before.clone());
+            async move {
+                let now = env
+                    .read_pointer("Deployment", &namespace, &name, pointer)
+                    .await?;
+                if now.is_some() && now != before {
+                    Ok(())
+                } else {
+                    Err(format!("the credentials hash is still {now:?}"))
+                }
+            }
+        })
+        .await,
+    );
+}
+
+#[given(expr = "the pod template of the Deployment {string} in {string} is noted")]
+#[when(expr = "the pod template of the Deployment {string} in {string} is noted")]
+async fn note_template(world: &mut BarbicanWorld, name: String, namespace: String) {
+    let env = world.env();
+    let pointer =
+        "/spec/template/metadata/annotations/barbican.c5c3.io~1secret-store-credentials-hash";
+    let hash = env
+        .read_pointer("Deployment", &namespace, &name, pointer)
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    env.remember(&format!("hash:{namespace}/{name}"), hash);
+}
+
+#[when(expr = "the BarbicanSecretStore {string} in {string} is patched with:")]
+async fn patch_store(
+    world: &mut BarbicanWorld,
+    name: String,
+    namespace: String,
+    step: &cucumber::gherkin::Step,
+) {
+    let yaml = step.docstring.as_deref().expect("a YAML docstring");
+    let patch: serde_json::Value = serde_saphyr::from_str(yaml).expect("YAML");
+    Api::<barbican_operator::api::BarbicanSecretStore>::namespaced(
+        world.env().client.clone(),
+        &namespace,
+    )
+    .patch(
+        &name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&patch),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("patching BarbicanSecretStore {namespace}/{name}: {e}"));
+}
