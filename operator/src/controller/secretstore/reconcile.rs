@@ -23,6 +23,7 @@ use crate::{
     },
     controller::{
         barbican::{
+            config::mounted_config,
             reconcile::{Error, Next, status_patch},
             state::Env,
         },
@@ -37,23 +38,6 @@ pub const WAITING_FOR_PARENT: Duration = Duration::from_secs(15);
 
 fn api_failed(what: &'static str) -> impl FnOnce(kube::Error) -> Error {
     move |source| Error::Api { what, source }
-}
-
-/// The config Secret a Deployment mounts as its `config` volume.
-pub fn mounted_config(deployment: &Deployment) -> Option<String> {
-    deployment
-        .spec
-        .template
-        .spec
-        .as_ref()?
-        .volumes
-        .iter()
-        .flatten()
-        .find(|v| v.name == "config")?
-        .secret
-        .as_ref()?
-        .secret_name
-        .clone()
 }
 
 /// ConfigProjected, observed by reading the barbican.conf the parent's Deployment mounts.
@@ -182,25 +166,4 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         }
     }
     Ok(Next::After(requeue))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_mounted_config_is_the_config_volumes_secret() {
-        let deployment: Deployment = serde_json::from_value(serde_json::json!({
-            "spec": {"selector": {}, "template": {"spec": {"containers": [], "volumes": [
-                {"name": "secret-store-ca", "secret": {"secretName": "ca"}},
-                {"name": "config", "secret": {"secretName": "barbican-config-0123abcd"}},
-            ]}}}
-        }))
-        .unwrap();
-        assert_eq!(
-            mounted_config(&deployment).as_deref(),
-            Some("barbican-config-0123abcd")
-        );
-        assert_eq!(mounted_config(&Deployment::default()), None);
-    }
 }

@@ -202,7 +202,7 @@ mod tests {
         }
     }
 
-    fn condition<'a>(status: &'a BarbicanSecretStoreStatus, t: T) -> Option<(&'a str, &'a str)> {
+    fn condition(status: &BarbicanSecretStoreStatus, t: T) -> Option<(&str, &str)> {
         status
             .conditions
             .iter()
