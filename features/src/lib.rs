@@ -3,6 +3,7 @@
 //! events). [`sim_env`] starts the sim, its fakes and the operator in-process on the virtual
 //! clock; [`world`] holds the steps, [`store_steps`] those about secret stores and OpenBao; [`seams`] hands the operator the sim's clock and names.
 
+pub mod log_capture;
 pub mod seams;
 pub mod sim_env;
 pub mod store_steps;

@@ -510,8 +510,8 @@ impl SimEnv {
     }
 
     /// Checks that no issued secret ID appears in `namespace` outside the Secrets that hold
-    /// credentials (a `secret-id` key): not in a config Secret, an event, a condition, or a
-    /// Deployment's pod template.
+    /// credentials (a `secret-id` key): not in a config Secret, an event, a condition, a
+    /// Deployment's pod template, or the operator's log.
     pub async fn secret_ids_stay_put(&self, namespace: &str) -> Result<(), Error> {
         let ids = self.issued_secret_ids();
         if ids.is_empty() {
@@ -549,6 +549,11 @@ impl SimEnv {
                 places.push((format!("{kind} {}", object.name_any()), json));
             }
         }
+        let log = crate::log_capture::contents();
+        if log.is_empty() {
+            return Err("the operator's log is not captured in this process".into());
+        }
+        places.push(("the operator's log".into(), log));
         let leaks: Vec<String> = places
             .iter()
             .filter(|(_, content)| ids.iter().any(|id| content.contains(id.as_str())))

@@ -50,6 +50,8 @@ fn main() {
             Some(name) => test_name(f).contains(name.as_str()),
         })
         .collect();
+    // The operator's log lines, kept for the steps that check what it never says.
+    barbican_features::log_capture::install();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

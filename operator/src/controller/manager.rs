@@ -216,6 +216,7 @@ pub async fn run_barbican_controller(
 ) {
     let shutdown = shutdown.shared();
     let gateway_api = probe_gateway_api(&client).await;
+    let (stores, store_writer) = reflector::store();
     let env = Arc::new(Env {
         client: client.clone(),
         clock: settings.clock.clone(),
@@ -227,6 +228,7 @@ pub async fn run_barbican_controller(
         operator_namespace: settings.operator_namespace.clone(),
         probe_timeout: settings.probe_timeout,
         verified: Default::default(),
+        stores: stores.clone(),
     });
     let (requeues, woken) = Requeues::new(settings.clock.clone());
     let runtime = Arc::new(Runtime {
@@ -242,7 +244,6 @@ pub async fn run_barbican_controller(
         .reflect(writer)
         .applied_objects()
         .predicate_filter(meaningful_change, Default::default());
-    let (stores, store_writer) = reflector::store();
     let store_stream = watcher(
         Api::<BarbicanSecretStore>::all(client.clone()),
         config.clone(),

@@ -7,7 +7,7 @@
 //! that last-good record alone.
 
 use k8s_openapi::api::core::v1::Secret;
-use kube::{Api, ResourceExt, api::ListParams};
+use kube::ResourceExt;
 
 use super::{
     secrets::{api_error, value},
@@ -64,6 +64,24 @@ pub struct Invalid {
     pub reason: Reason,
     /// What the user has to do.
     pub message: String,
+}
+
+/// Whether `store` is attached to the Barbican `namespace/name`.
+pub fn attaches(store: &BarbicanSecretStore, namespace: &str, name: &str) -> bool {
+    store.namespace().as_deref() == Some(namespace) && store.spec.barbican_ref.name == name
+}
+
+/// The stores in `namespace` attached to the Barbican `name`, from the watch cache.
+pub fn attached(
+    stores: &[std::sync::Arc<BarbicanSecretStore>],
+    namespace: &str,
+    name: &str,
+) -> Vec<BarbicanSecretStore> {
+    stores
+        .iter()
+        .filter(|s| attaches(s, namespace, name))
+        .map(|s| s.as_ref().clone())
+        .collect()
 }
 
 /// The ready stores of a valid projection, sorted by name, or why there is none. Every store is
@@ -221,17 +239,16 @@ pub fn detached(previous: &[String], projected: &[String]) -> Vec<String> {
 /// The SecretStores step.
 pub fn secret_stores(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
-        let name = state.name();
-        let api: Api<BarbicanSecretStore> =
-            Api::namespaced(state.env.client.clone(), &state.namespace());
-        let mut attached: Vec<BarbicanSecretStore> = api
-            .list(&ListParams::default())
+        let (name, namespace) = (state.name(), state.namespace());
+        // Until the cache holds its first full list, "no stores" would be a guess.
+        state
+            .env
+            .stores
+            .wait_until_ready()
             .await
-            .map_err(|e| api_error("listing the BarbicanSecretStores", e))?
-            .items
-            .into_iter()
-            .filter(|s| s.spec.barbican_ref.name == name)
-            .collect();
+            .map_err(|e| StepError(format!("the BarbicanSecretStore cache: {e}")))?;
+        let mut attached: Vec<BarbicanSecretStore> =
+            attached(&state.env.stores.state(), &namespace, &name);
         attached.sort_by_key(|s| s.name_any());
         let chosen = match select(attached.iter().map(candidate).collect()) {
             Ok(chosen) => chosen,

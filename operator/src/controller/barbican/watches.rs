@@ -36,7 +36,7 @@ pub fn stores_of_barbican(
 ) -> Vec<ObjectRef<BarbicanSecretStore>> {
     stores
         .iter()
-        .filter(|s| s.namespace().as_deref() == Some(namespace) && s.spec.barbican_ref.name == name)
+        .filter(|s| super::secret_stores::attaches(s, namespace, name))
         .map(|s| ObjectRef::from_obj(s.as_ref()))
         .collect()
 }
@@ -185,6 +185,29 @@ mod tests {
         assert!(hits("unrelated").is_empty());
         let owned = for_secret("openstack", "x", Some("a"), &barbicans, &stores);
         assert_eq!(owned.len(), 1);
+    }
+
+    #[test]
+    fn a_parent_and_an_instance_wake_their_stores_in_their_namespace() {
+        let stores = [store("primary", "a"), store("spare", "b")];
+        let names = |refs: Vec<ObjectRef<BarbicanSecretStore>>| {
+            refs.into_iter().map(|r| r.name).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(stores_of_barbican("openstack", "a", &stores)),
+            ["primary"]
+        );
+        assert!(stores_of_barbican("other", "a", &stores).is_empty());
+        assert_eq!(
+            names(stores_of_instance("openstack", "openbao-instance", &stores)),
+            ["primary", "spare"]
+        );
+        assert!(stores_of_instance("openstack", "elsewhere", &stores).is_empty());
+        // The Secrets a managed store's projection reads: its AppRole pair and the instance CA.
+        assert_eq!(
+            store_secret_names(&stores[0]),
+            ["primary-approle", "openbao-instance-tls-ca"]
+        );
     }
 
     #[test]

@@ -21,8 +21,9 @@ pub type StoreReport = Report<T>;
 /// What one pass of a mode's flow found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Findings {
-    /// CredentialsReady; `None` leaves the recorded condition as it stands (a managed store
-    /// whose instance went away keeps the credentials the pods hold until they are refused).
+    /// CredentialsReady; `None` keeps a True condition as it stands (a managed store whose
+    /// instance went away keeps the credentials the pods hold until they are refused) and
+    /// reads WaitingForCredentials otherwise.
     pub credentials: Option<StoreReport>,
     /// ProvisioningReady, managed mode only; `None` leaves it as it stands.
     pub provisioning: Option<StoreReport>,
@@ -101,7 +102,8 @@ pub fn aggregated(managed: bool) -> &'static [T] {
 /// The status to write after a pass, or `None` when it is what is stored.
 ///
 /// - `findings` sets CredentialsReady and ProvisioningReady.
-/// - A credentials condition the store never had reads WaitingForCredentials.
+/// - Without a credentials verdict, anything but accepted credentials reads
+///   WaitingForCredentials.
 /// - A brownfield store loses ProvisioningReady.
 /// - `projected` is ConfigProjected.
 /// - `Ready` is the aggregate over the mode's sub-conditions.
@@ -116,9 +118,11 @@ pub fn conclude(
     let conditions = &mut after.conditions;
     match &findings.credentials {
         Some(report) => set(conditions, report, generation, now),
+        // Only credentials already accepted are kept; a stale failure (WaitingForParent, say)
+        // would name a cause that is gone.
         None if !conditions
             .iter()
-            .any(|c| c.type_ == T::CredentialsReady.as_str()) =>
+            .any(|c| c.type_ == T::CredentialsReady.as_str() && c.status == "True") =>
         {
             let waiting = Report::not_ready(
                 T::CredentialsReady,
@@ -285,6 +289,28 @@ mod tests {
             t0(),
         )
         .unwrap();
+        let parentless = conclude(
+            &Default::default(),
+            &Findings {
+                credentials: Some(Report::not_ready(
+                    T::CredentialsReady,
+                    Reason::WaitingForParent,
+                    "",
+                )),
+                ..failed.clone()
+            },
+            &projected(false),
+            Some(1),
+            t0(),
+        )
+        .unwrap();
+        let found_parent =
+            conclude(&parentless, &failed, &projected(false), Some(1), t0()).unwrap();
+        assert_eq!(
+            condition(&found_parent, T::CredentialsReady),
+            Some(("False", "WaitingForCredentials")),
+            "a stale failure is not kept"
+        );
         let blip = conclude(&ready, &failed, &projected(true), Some(1), t0()).unwrap();
         assert_eq!(
             condition(&blip, T::CredentialsReady),
