@@ -44,3 +44,16 @@ Feature: A store that leaves the projection is announced with what it costs
     And the Barbican "barbican" in "openstack" has "/status/projectedSecretStores/0" set to "openbao-next"
     And within 1 minute a Warning event "SecretStoreDetached" about "barbican" in "openstack" mentions "openbao-primary"
     And within 2 minutes the config mounted by the Deployment "barbican" in "openstack" contains "[secretstore:openbao-next]"
+
+  Scenario: removing the last store keeps the running configuration and the last-good record
+    Given the example "barbican.yaml" is applied
+    And within 2 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the BarbicanSecretStore "openbao-primary" in "openstack" is deleted
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason               |
+      | SecretStoresReady | False  | NoDefaultSecretStore |
+    And within 1 minute the config mounted by the Deployment "barbican" in "openstack" contains "[secretstore:openbao-primary]"
+    And the Barbican "barbican" in "openstack" has "/status/projectedSecretStores/0" set to "openbao-primary"
+    And the Barbican "barbican" in "openstack" has "/status/projectedSecretStoreHosts/0" set to "https://openbao-instance.openstack.svc:8200"

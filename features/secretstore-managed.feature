@@ -75,6 +75,10 @@ Feature: A managed store mints its AppRole credentials, re-mints them, and survi
       | condition        | status | reason               |
       | CredentialsReady | True   | CredentialsAvailable |
     And the operator counted 0 proactive and 2 reactive re-mints of the store "openbao-primary" in "openstack"
+    And within 1 minute the operator's metrics have re-mint series for the store "openbao-primary" in "openstack"
+    When the BarbicanSecretStore "openbao-primary" in "openstack" is deleted
+    Then within 1 minute the Secret "openbao-primary-approle" in "openstack" is gone
+    And within 1 minute the operator's metrics lack re-mint series for the store "openbao-primary" in "openstack"
 
   Scenario: an OpenBao outage is reported and the store recovers when it comes back
     When the example "barbicansecretstore-managed.yaml" is applied
@@ -144,3 +148,37 @@ Feature: A managed store mints its AppRole credentials, re-mints them, and survi
       | ProvisioningReady | False  | InstanceNotFound      |
       | CredentialsReady  | False  | WaitingForCredentials |
     And within 1 minute a Warning event "InstanceNotFound" about "openbao-primary" in "openstack" mentions "missing-instance"
+
+  Scenario: a refused provisioner, a missing mount and an unpublished CA are each named
+    When the example "barbicansecretstore-managed.yaml" is applied
+    And the example "barbican.yaml" is applied
+    Then within 2 minutes the BarbicanSecretStore "openbao-primary" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the OpenBao of "openbao-instance" in "openstack" rejects logins
+    And the BarbicanSecretStore "openbao-primary" in "openstack" is patched with:
+      """
+      spec: {extraOptions: {timeout: "61"}}
+      """
+    Then within 1 minute the BarbicanSecretStore "openbao-primary" in "openstack" reports:
+      | condition         | status | reason               |
+      | ProvisioningReady | False  | ProvisioningDenied   |
+      | CredentialsReady  | True   | CredentialsAvailable |
+      | Ready             | False  | NotAllReady          |
+    And within 1 minute a Warning event "ProvisioningDenied" about "openbao-primary" in "openstack" mentions "kubernetes auth"
+    When the OpenBao of "openbao-instance" in "openstack" accepts logins again
+    And the OpenBao of "openbao-instance" in "openstack" loses its barbican mount
+    And the BarbicanSecretStore "openbao-primary" in "openstack" is patched with:
+      """
+      spec: {extraOptions: {timeout: "62"}}
+      """
+    Then within 1 minute the BarbicanSecretStore "openbao-primary" in "openstack" reports:
+      | condition         | status | reason                 |
+      | ProvisioningReady | False  | InstanceNotProvisioned |
+    And within 1 minute a Warning event "InstanceNotProvisioned" about "openbao-primary" in "openstack" mentions "barbican_kv"
+    When the Secret "openbao-instance-tls-ca" in "openstack" holds:
+      | key    | value |
+      | ca.crt |       |
+    Then within 1 minute the BarbicanSecretStore "openbao-primary" in "openstack" reports:
+      | condition         | status | reason                |
+      | ProvisioningReady | False  | WaitingForInstanceTLS |

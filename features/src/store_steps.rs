@@ -353,3 +353,59 @@ async fn patch_store(
     .await
     .unwrap_or_else(|e| panic!("patching BarbicanSecretStore {namespace}/{name}: {e}"));
 }
+
+#[when(expr = "the OpenBao of {string} in {string} rejects logins")]
+async fn rejects_logins(world: &mut BarbicanWorld, instance_name: String, namespace: String) {
+    instance(world.env(), &namespace, &instance_name).reject_logins(true);
+}
+
+#[when(expr = "the OpenBao of {string} in {string} accepts logins again")]
+async fn accepts_logins(world: &mut BarbicanWorld, instance_name: String, namespace: String) {
+    instance(world.env(), &namespace, &instance_name).reject_logins(false);
+}
+
+#[when(expr = "the OpenBao of {string} in {string} loses its barbican mount")]
+async fn loses_mount(world: &mut BarbicanWorld, instance_name: String, namespace: String) {
+    instance(world.env(), &namespace, &instance_name).with_state(|state| {
+        state.space("").mounts.remove("barbican");
+    });
+}
+
+#[then(
+    expr = "within {int} minute(s) the operator's metrics {word} re-mint series for the store {string} in {string}"
+)]
+async fn remint_series(
+    world: &mut BarbicanWorld,
+    minutes: u64,
+    verb: String,
+    store: String,
+    namespace: String,
+) {
+    let want = match verb.as_str() {
+        "have" => true,
+        "lack" => false,
+        other => panic!("{other:?}: say have or lack"),
+    };
+    let env = world.env();
+    let label = format!("namespace=\"{namespace}\",store=\"{store}\"");
+    fail(
+        env.eventually(Duration::from_secs(minutes * 60), || {
+            let label = label.clone();
+            async move {
+                let text = env.metrics.render();
+                let present = text.lines().any(|l| {
+                    l.starts_with("barbican_operator_secretstore_remints_total")
+                        && l.contains(&label)
+                });
+                if present == want {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "re-mint series labelled {label} present: {present}"
+                    ))
+                }
+            }
+        })
+        .await,
+    );
+}

@@ -97,6 +97,7 @@ async fn eso_store(world: &mut BarbicanWorld, name: String) {
 }
 
 #[given(expr = "the Secret {string} in {string} holds:")]
+#[when(expr = "the Secret {string} in {string} holds:")]
 async fn secret(world: &mut BarbicanWorld, name: String, namespace: String, step: &Step) {
     let data: serde_json::Map<String, serde_json::Value> = table_rows(step)
         .into_iter()

@@ -200,7 +200,6 @@ pub struct State {
     pub tokens: BTreeMap<String, Token>,
     /// What tests switched on.
     pub controls: Controls,
-    issued: u64,
 }
 
 /// The answer to a Kubernetes login's TokenReview.
@@ -209,8 +208,10 @@ pub type Review = Result<ReviewedAccount, String>;
 impl State {
     /// A fresh identifier shaped like OpenBao's (a UUID, or a token with `prefix`).
     pub fn mint(&mut self, prefix: &str) -> String {
-        self.issued += 1;
-        let n = self.issued;
+        // Unique across every fake in the process, as real identifiers are across servers: two
+        // instances must never hand out the same secret ID.
+        static ISSUED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = ISSUED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         match prefix {
             "" => format!(
                 "{:08x}-fa6e-4b0a-8000-{n:012x}",

@@ -423,6 +423,18 @@ async fn run_secret_store_controller(
     )
     .default_backoff()
     .reflect(writer)
+    .inspect({
+        // A deleted store is never reconciled again (it left the cache): its deletion is
+        // observed here, and its re-mint series and verdict go with it.
+        let env = runtime.env.clone();
+        move |event| {
+            if let Ok(watcher::Event::Delete(store)) = event {
+                let (name, namespace) = (store.name_any(), store.namespace().unwrap_or_default());
+                env.metrics.forget_store(&name, &namespace);
+                env.verified.forget(&format!("{namespace}/{name}"));
+            }
+        }
+    })
     .applied_objects()
     .predicate_filter(meaningful_change, Default::default());
     let mut controller = Controller::for_stream(main, own)
