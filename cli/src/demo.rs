@@ -1,6 +1,7 @@
 //! `barbican-sim demo`: the operator's main job on the embedded sim. A cluster with its fakes
 //! starts on a virtual clock, the operator runs in-process, the minimal example and its
-//! prerequisites are applied, and the demo prints each condition as it changes, what the
+//! prerequisites are applied (with an OpenBaoCluster the store controller mints credentials on),
+//! and the demo prints each condition of the store and the Barbican as it changes, what the
 //! operator created, and what a pass over the converged Barbican writes (nothing).
 
 use std::{
@@ -13,6 +14,7 @@ use barbican_features::sim_env::{MINIMAL_PREREQUISITES, SimEnv};
 
 const NAMESPACE: &str = "openstack";
 const NAME: &str = "barbican";
+const STORE: &str = "openbao-primary";
 
 fn example(file: &str) -> Result<String, String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -42,26 +44,31 @@ pub async fn run() -> Result<(), String> {
         .eventually(Duration::from_secs(120), || {
             let (env, seen) = (&env, seen.clone());
             async move {
-                let barbican = env.barbican(NAMESPACE, NAME).await?;
-                let conditions = barbican.status.unwrap_or_default().conditions;
-                let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
-                for c in &conditions {
-                    let now = format!("{} {}", c.status, c.reason);
-                    if seen.get(&c.type_) != Some(&now) {
-                        let at = env.clock().now().duration_since(start).as_secs();
-                        println!(
-                            "  +{at:>3}s  {:<19} {:<5} {:<26} {}",
-                            c.type_, c.status, c.reason, c.message
-                        );
-                        seen.insert(c.type_.clone(), now);
+                let mut all_ready = true;
+                for (kind, name) in [("BarbicanSecretStore", STORE), ("Barbican", NAME)] {
+                    let conditions = env.conditions(kind, NAMESPACE, name).await?;
+                    let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+                    for c in &conditions {
+                        let key = format!("{kind}/{}", c.type_);
+                        let now = format!("{} {}", c.status, c.reason);
+                        if seen.get(&key) != Some(&now) {
+                            let at = env.clock().now().duration_since(start).as_secs();
+                            println!(
+                                "  +{at:>3}s  {:<35} {:<19} {:<5} {:<26} {}",
+                                format!("{kind}/{name}"),
+                                c.type_,
+                                c.status,
+                                c.reason,
+                                c.message
+                            );
+                            seen.insert(key, now);
+                        }
                     }
-                }
-                let ready = |t: &str| {
-                    conditions
+                    all_ready &= conditions
                         .iter()
-                        .any(|c| c.type_ == t && c.status == "True")
-                };
-                if ready("Ready") {
+                        .any(|c| c.type_ == "Ready" && c.status == "True");
+                }
+                if all_ready {
                     Ok(())
                 } else {
                     Err("still converging".into())

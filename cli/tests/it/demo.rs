@@ -17,6 +17,8 @@ fn the_demo_converges_the_minimal_example_and_its_idle_pass_writes_nothing() {
     );
     for expected in [
         "DeploymentReady     True  DeploymentReady",
+        "BarbicanSecretStore/openbao-primary CredentialsReady    True  CredentialsAvailable",
+        "BarbicanSecretStore/openbao-primary ConfigProjected     True  ConfigProjected",
         "BarbicanAPIReady    True  APIHealthy",
         "Deployment/barbican",
         "endpoint: http://barbican.openstack.svc.cluster.local:9311",
