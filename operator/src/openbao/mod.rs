@@ -137,6 +137,13 @@ pub struct Target {
 #[derive(Clone, PartialEq, Eq)]
 pub struct Token(String);
 
+impl Token {
+    /// A token obtained elsewhere (an administrator's, a test's).
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+}
+
 impl std::fmt::Debug for Token {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Token(…)")

@@ -5,5 +5,6 @@ mod admission_corpus;
 mod admission_on_sim;
 mod examples;
 mod leader_election;
+mod openbao_client;
 mod schema_constraints;
 mod seams;
