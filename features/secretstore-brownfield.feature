@@ -64,20 +64,23 @@ Feature: A brownfield store is validated against a server the operator never wri
       | condition         | status | reason               |
       | SecretStoresReady | False  | NoDefaultSecretStore |
 
-  Scenario: an unreadable credentials Secret keeps the running configuration and is announced
+  Scenario: a deleted credentials Secret keeps the running configuration
     When the example "barbican.yaml" is applied
     Then within 2 minutes the Barbican "barbican" in "openstack" reports:
       | condition | status | reason   |
       | Ready     | True   | AllReady |
     When the Secret "vault-barbican-approle" in "openstack" is deleted
-    Then within 1 minute the Barbican "barbican" in "openstack" reports:
-      | condition         | status | reason                 |
-      | SecretStoresReady | False  | WaitingForSecretStores |
-    And within 1 minute a Warning event "BarbicanSecretStoreSkipped" about "barbican" in "openstack" mentions "vault-barbican-approle"
-    And within 1 minute the config mounted by the Deployment "barbican" in "openstack" contains "[secretstore:vault-legacy]"
-    And within 16 minutes the BarbicanSecretStore "vault-legacy" in "openstack" reports:
+    # The Barbican, which watches the Secret, skips the store (WaitingForSecretStores and a
+    # BarbicanSecretStoreSkipped Warning) until the store revalidates, which its parent's status
+    # flip starts at once: which of the two a scenario sees first is a race, so only the
+    # settled state is checked here (the skip itself is a unit test of secret_stores::assemble).
+    Then within 16 minutes the BarbicanSecretStore "vault-legacy" in "openstack" reports:
       | condition        | status | reason                |
       | CredentialsReady | False  | WaitingForCredentials |
+    And within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason               |
+      | SecretStoresReady | False  | NoDefaultSecretStore |
+    And within 1 minute the config mounted by the Deployment "barbican" in "openstack" contains "[secretstore:vault-legacy]"
 
   Scenario: a control character in an assembled option skips the store with a Warning
     When the example "barbican.yaml" is applied

@@ -99,9 +99,23 @@ pub fn set<T: ConditionType>(
 /// The aggregate `Ready`: True (AllReady) when all nine sub-conditions are True, else False
 /// (NotAllReady) naming the ones that are not. ExtraConfigHealthy never counts.
 pub fn aggregate(conditions: &[Condition]) -> Report {
-    let pending: Vec<&str> = BarbicanConditionType::AGGREGATED
+    aggregate_over(
+        conditions,
+        &BarbicanConditionType::AGGREGATED,
+        BarbicanConditionType::Ready,
+    )
+}
+
+/// The aggregate `ready` condition over the sub-conditions `types` of either kind: AllReady
+/// when each is True, else NotAllReady naming the ones that are not.
+pub fn aggregate_over<T: ConditionType>(
+    conditions: &[Condition],
+    types: &[T],
+    ready: T,
+) -> Report<T> {
+    let pending: Vec<&str> = types
         .iter()
-        .map(|t| t.as_str())
+        .map(|t| t.name())
         .filter(|t| {
             !conditions
                 .iter()
@@ -109,14 +123,10 @@ pub fn aggregate(conditions: &[Condition]) -> Report {
         })
         .collect();
     if pending.is_empty() {
-        Report::ready(
-            BarbicanConditionType::Ready,
-            Reason::AllReady,
-            "all sub-conditions are ready",
-        )
+        Report::ready(ready, Reason::AllReady, "all sub-conditions are ready")
     } else {
         Report::not_ready(
-            BarbicanConditionType::Ready,
+            ready,
             Reason::NotAllReady,
             format!("not ready: {}", pending.join(", ")),
         )

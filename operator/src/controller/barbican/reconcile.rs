@@ -66,6 +66,26 @@ pub fn status_patch<S: serde::Serialize>(before: &S, status: &S) -> Value {
     json!({ "status": after })
 }
 
+/// Writes `status` on the status subresource of `name`, nulling what `before` had and it lacks.
+pub async fn write_status<K, S>(
+    api: &Api<K>,
+    name: &str,
+    before: &S,
+    status: &S,
+) -> Result<(), kube::Error>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    S: serde::Serialize,
+{
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(&status_patch(before, status)),
+    )
+    .await
+    .map(|_| ())
+}
+
 /// How long the finalizer holds while the MariaDB CRs tear down.
 pub const FINALIZER_HOLD: Duration = Duration::from_secs(30);
 
@@ -174,13 +194,9 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
         barbican.metadata.generation,
         env.clock.now(),
     ) {
-        api.patch_status(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(&status_patch(&before, &status)),
-        )
-        .await
-        .map_err(api_failed("writing the status"))?;
+        write_status(&api, &name, &before, &status)
+            .await
+            .map_err(api_failed("writing the status"))?;
     }
     if let Some((step, error)) = pass.errors.into_iter().next() {
         return Err(Error::Step {

@@ -205,6 +205,37 @@ pub fn control_character(store: &ProjectedStore) -> Option<String> {
         })
 }
 
+/// A store's section, assembled from its spec and its credentials Secret, with the secret ID
+/// the pods get by env var; or why the store cannot be projected this pass (the Secret is
+/// missing or incomplete, or an assembled option carries a control character).
+pub fn assemble(
+    store: &BarbicanSecretStore,
+    credentials: Option<&Secret>,
+    has_ca: bool,
+) -> Result<(ProjectedStore, Vec<u8>), String> {
+    let (role_id, secret_id) = match (
+        credentials.and_then(|s| value(s, "role-id")),
+        credentials.and_then(|s| value(s, "secret-id")),
+    ) {
+        (Some(role_id), Some(secret_id)) => (role_id, secret_id),
+        _ => {
+            let (name, _) = sources(store);
+            return Err(format!(
+                "the credentials Secret {name:?} of store {:?} is missing or lacks role-id/secret-id",
+                store.name_any()
+            ));
+        }
+    };
+    let section = projected(store, &String::from_utf8_lossy(role_id), has_ca);
+    if let Some(option) = control_character(&section) {
+        return Err(format!(
+            "the [vault_plugin] option {option} assembled from store {:?} carries a control character",
+            store.name_any()
+        ));
+    }
+    Ok((section, secret_id.to_vec()))
+}
+
 /// A store this pass cannot project: the last-good configuration stays, the Barbican says
 /// why, and a BarbicanSecretStoreSkipped Warning names the store. No requeue: the store's
 /// status flip or its Secret's change re-enqueues the parent.
@@ -276,32 +307,11 @@ pub fn secret_stores(state: &mut State) -> StepFuture<'_> {
                 .get::<Secret>(&credentials)
                 .await
                 .map_err(|e| api_error("reading a store's credentials Secret", e))?;
-            let (Some(role_id), Some(secret_id)) = (
-                secret.as_ref().and_then(|s| value(s, "role-id")),
-                secret.as_ref().and_then(|s| value(s, "secret-id")),
-            ) else {
-                return skip(
-                    state,
-                    format!(
-                        "the credentials Secret {credentials:?} of store {:?} is missing or lacks role-id/secret-id",
-                        pick.name
-                    ),
-                )
-                .await;
+            let (section, secret_id) = match assemble(store, secret.as_ref(), ca.is_some()) {
+                Ok(assembled) => assembled,
+                Err(message) => return skip(state, message).await,
             };
-            let role_id = String::from_utf8_lossy(role_id).into_owned();
-            let section = projected(store, &role_id, ca.is_some());
-            if let Some(option) = control_character(&section) {
-                return skip(
-                    state,
-                    format!(
-                        "the [vault_plugin] option {option} assembled from store {:?} carries a control character",
-                        pick.name
-                    ),
-                )
-                .await;
-            }
-            state.digests.secret_store_credentials = digest(secret_id);
+            state.digests.secret_store_credentials = digest(&secret_id);
             projection.stores.push(section);
             projection.credentials_secret = Some(credentials);
             projection.ca_secret = ca;
@@ -370,6 +380,50 @@ mod tests {
         assert!(
             detached(&[], &names(&["a"])).is_empty(),
             "a first projection detaches nothing"
+        );
+    }
+
+    #[test]
+    fn a_store_is_assembled_from_its_secret_or_skipped_with_the_reason() {
+        let store: BarbicanSecretStore =
+            serde_json::from_value(crate::api::fixtures::managed_store()).unwrap();
+        let secret = |pairs: &[(&str, &str)]| Secret {
+            data: Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.to_string(),
+                            k8s_openapi::ByteString(v.as_bytes().to_vec()),
+                        )
+                    })
+                    .collect(),
+            ),
+            ..Secret::default()
+        };
+        let missing = assemble(&store, None, true).unwrap_err();
+        assert!(missing.contains("openbao-primary-approle"), "{missing}");
+        let partial = assemble(&store, Some(&secret(&[("role-id", "r")])), true).unwrap_err();
+        assert!(partial.contains("lacks role-id/secret-id"), "{partial}");
+        let (section, secret_id) = assemble(
+            &store,
+            Some(&secret(&[("role-id", "r"), ("secret-id", "s")])),
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            (section.role_id.as_str(), secret_id.as_slice()),
+            ("r", b"s".as_slice())
+        );
+        let bad = assemble(
+            &store,
+            Some(&secret(&[("role-id", "r\n"), ("secret-id", "s")])),
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            bad.contains("approle_role_id") && bad.contains("control character"),
+            "{bad}"
         );
     }
 

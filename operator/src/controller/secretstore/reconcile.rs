@@ -4,10 +4,7 @@
 use std::{sync::Arc, time::Duration};
 
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Secret};
-use kube::{
-    Api, ResourceExt,
-    api::{Patch, PatchParams},
-};
+use kube::{Api, ResourceExt};
 
 use super::{
     brownfield,
@@ -24,7 +21,7 @@ use crate::{
     controller::{
         barbican::{
             config::mounted_config,
-            reconcile::{Error, Next, status_patch},
+            reconcile::{Error, Next, write_status},
             state::Env,
         },
         children::Children,
@@ -152,13 +149,9 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         store.metadata.generation,
         env.clock.now(),
     ) {
-        api.patch_status(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(&status_patch(&before, &status)),
-        )
-        .await
-        .map_err(api_failed("writing the store's status"))?;
+        write_status(&api, &name, &before, &status)
+            .await
+            .map_err(api_failed("writing the store's status"))?;
         for (reason, message) in new_failures(&before.conditions, &status.conditions) {
             env.events
                 .publish(&reference(&store), Severity::Warning, &reason, &message)

@@ -12,7 +12,7 @@ use crate::{
         conditions::{Reason, StoreConditionType as T},
         secret_store::BarbicanSecretStoreStatus,
     },
-    controller::status::{Report, differs, set},
+    controller::status::{Report, aggregate_over, differs, set},
 };
 
 /// A condition report about a store.
@@ -141,24 +141,7 @@ pub fn conclude(
         conditions.retain(|c| c.type_ != T::ProvisioningReady.as_str());
     }
     set(conditions, projected, generation, now);
-    let pending: Vec<&str> = aggregated(findings.managed)
-        .iter()
-        .map(|t| t.as_str())
-        .filter(|t| {
-            !conditions
-                .iter()
-                .any(|c| c.type_ == *t && c.status == "True")
-        })
-        .collect();
-    let ready = if pending.is_empty() {
-        Report::ready(T::Ready, Reason::AllReady, "all sub-conditions are ready")
-    } else {
-        Report::not_ready(
-            T::Ready,
-            Reason::NotAllReady,
-            format!("not ready: {}", pending.join(", ")),
-        )
-    };
+    let ready = aggregate_over(conditions, aggregated(findings.managed), T::Ready);
     set(conditions, &ready, generation, now);
     after.observed_generation = generation;
     let unchanged = !differs(&before.conditions, &after.conditions)
