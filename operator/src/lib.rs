@@ -11,6 +11,7 @@
 pub mod admission;
 pub mod api;
 pub mod clock;
+pub mod clusters;
 pub mod controller;
 pub mod crd;
 pub mod leader;

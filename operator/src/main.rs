@@ -8,6 +8,7 @@ use barbican_operator::{
         tls::ReloadingCertificate,
     },
     clock::SystemClock,
+    clusters,
     controller::manager::{Settings, run_barbican_controller},
     crd, leader,
     metrics::Metrics,
@@ -92,6 +93,10 @@ struct RunArgs {
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
+    /// Where target clusters are registered (Secrets labelled
+    /// `sigs.k8s.io/multicluster-runtime-kubeconfig: "true"`); empty switches them off.
+    #[arg(long, default_value = barbican_operator::clusters::DEFAULT_CLUSTERS_NAMESPACE)]
+    clusters_namespace: String,
 }
 
 /// The log filter when `RUST_LOG` is unset.
@@ -330,10 +335,26 @@ async fn operate(args: RunArgs) -> Result<(), String> {
     settings.operator_namespace = args.namespace.clone();
     settings.instance = args.pod_name.clone();
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let shutdown = async move {
-        let mut stopped = stopped;
-        let _ = stopped.wait_for(|s| *s).await;
+    let shutdown = {
+        let stopped = stopped.clone();
+        async move {
+            let mut stopped = stopped;
+            let _ = stopped.wait_for(|s| *s).await;
+        }
     };
+    if args.clusters_namespace.is_empty() {
+        settings.clusters = clusters::Registry::disabled();
+    } else {
+        let mut stopped = stopped;
+        tokio::spawn(clusters::run_registry(
+            client.clone(),
+            args.clusters_namespace.clone(),
+            settings.clusters.clone(),
+            async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            },
+        ));
+    }
     let controller = tokio::spawn(run_barbican_controller(client, settings, shutdown));
     let lost = async {
         match leadership.as_mut() {
@@ -357,6 +378,19 @@ async fn operate(args: RunArgs) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn target_clusters_are_read_from_c5c3_clusters_unless_switched_off() {
+        let namespace = |args: &[&str]| match Cli::try_parse_from(args).unwrap().command {
+            Command::Run(run) => run.clusters_namespace,
+            _ => unreachable!("a run command"),
+        };
+        assert_eq!(namespace(&["barbican-operator", "run"]), "c5c3-clusters");
+        assert_eq!(
+            namespace(&["barbican-operator", "run", "--clusters-namespace", ""]),
+            ""
+        );
+    }
 
     #[test]
     fn the_default_filter_parses_and_silences_the_vault_clients() {

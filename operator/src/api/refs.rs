@@ -27,6 +27,12 @@ pub fn is_dns1123_subdomain(name: &str) -> bool {
         })
 }
 
+/// Whether `name` is a DNS-1123 label: one label of a subdomain, at most 63 characters (a
+/// namespace name).
+pub fn is_dns1123_label(name: &str) -> bool {
+    name.len() <= 63 && !name.contains('.') && is_dns1123_subdomain(name)
+}
+
 /// A Secret reference with an optional data key.
 ///
 /// The key selects which entry of the Secret holds the value; callers that read fixed keys

@@ -74,6 +74,8 @@ pub struct Settings {
     pub probe_timeout: Duration,
     /// How often every CR is reconciled regardless of events.
     pub resync: Duration,
+    /// The registered target clusters.
+    pub clusters: crate::clusters::Registry,
 }
 
 impl Settings {
@@ -87,6 +89,7 @@ impl Settings {
             instance: "barbican-operator".into(),
             probe_timeout: PROBE_TIMEOUT,
             resync: RESYNC,
+            clusters: crate::clusters::Registry::default(),
         }
     }
 }
