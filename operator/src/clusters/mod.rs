@@ -92,6 +92,26 @@ impl std::fmt::Debug for Registry {
     }
 }
 
+/// How long a CR whose target cluster does not resolve waits before looking again (flat, no
+/// backoff).
+pub const UNRESOLVED_REQUEUE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Why the children of a CR naming `target` cannot be placed this pass; `None` when the CR
+/// has no target (it is single-cluster).
+///
+/// A name that resolves is refused too, for now: placing children on a target cluster (owner
+/// labels instead of ownerReferences, watches and the deletion sweep there) is not built yet,
+/// and creating them on the management cluster instead would put them in the wrong place.
+pub fn placement_refusal(registry: &Registry, target: Option<&str>) -> Option<String> {
+    let target = target?;
+    Some(match registry.resolve(target) {
+        Err(unresolved) => unresolved.to_string(),
+        Ok(_) => format!(
+            "cluster {target:?} is engaged, but this operator cannot place children on a target cluster yet"
+        ),
+    })
+}
+
 /// Builds the client of a registration.
 pub async fn connect(kubeconfig: Kubeconfig) -> Result<Client, String> {
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
@@ -225,5 +245,47 @@ pub async fn run_registry(
             Ok(watcher::Event::Delete(secret)) => registry.remove(&secret.name_any()),
             Err(error) => tracing::warn!(%error, "watching the cluster registrations"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::ByteString;
+
+    #[tokio::test]
+    async fn placement_is_refused_with_the_resolvers_error_and_for_now_on_an_engaged_cluster() {
+        let registry = Registry::default();
+        assert_eq!(placement_refusal(&registry, None), None, "single-cluster");
+        assert_eq!(
+            placement_refusal(&registry, Some("edge-1")).as_deref(),
+            Some("cluster not found")
+        );
+        assert!(
+            placement_refusal(&Registry::disabled(), Some("edge-1"))
+                .unwrap()
+                .contains("--clusters-namespace")
+        );
+        let mut secret = Secret::default();
+        secret.metadata.name = Some("edge-1".into());
+        secret.metadata.labels =
+            Some([(REGISTRATION_LABEL.to_string(), "true".to_string())].into());
+        secret.data = Some(
+            [(
+                "kubeconfig".to_string(),
+                ByteString(
+                    b"apiVersion: v1\nkind: Config\nclusters:\n- name: e\n  cluster: {server: 'https://e.example:6443'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: e\n  context: {cluster: e, user: u}\ncurrent-context: e\n"
+                        .to_vec(),
+                ),
+            )]
+            .into(),
+        );
+        registry.apply(&secret).await;
+        assert!(registry.resolve("edge-1").is_ok());
+        assert!(
+            placement_refusal(&registry, Some("edge-1"))
+                .unwrap()
+                .contains("cannot place children on a target cluster yet")
+        );
     }
 }

@@ -232,6 +232,7 @@ pub async fn run_barbican_controller(
         probe_timeout: settings.probe_timeout,
         verified: Default::default(),
         stores: stores.clone(),
+        clusters: settings.clusters.clone(),
     });
     let (requeues, woken) = Requeues::new(settings.clock.clone());
     let runtime = Arc::new(Runtime {

@@ -15,8 +15,14 @@ use super::{
     state::{Env, State},
 };
 use crate::{
+    api::conditions::{BarbicanConditionType, Reason},
     api::{barbican::Barbican, names::BARBICAN_FINALIZER},
-    controller::{children::Children, events::Severity, status::conclude},
+    clusters::{UNRESOLVED_REQUEUE, placement_refusal},
+    controller::{
+        children::Children,
+        events::Severity,
+        status::{Report, conclude},
+    },
 };
 
 /// Why a pass failed.
@@ -168,6 +174,36 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
             return release(&env, barbican).await;
         }
         return Ok(Next::AwaitChange);
+    }
+    let target = barbican
+        .spec
+        .target_cluster_ref
+        .as_ref()
+        .map(|t| t.name.as_str());
+    if let Some(message) = placement_refusal(&env.clusters, target) {
+        // Ahead of every step and of the finalizer: nothing is created on any cluster.
+        let before = barbican.status.clone().unwrap_or_default();
+        let mut state = State::new(
+            env.clone(),
+            barbican.clone(),
+            Children::local(env.client.clone(), &namespace),
+        );
+        state.report(Report::not_ready(
+            BarbicanConditionType::SecretsReady,
+            Reason::TargetClusterUnavailable,
+            message,
+        ));
+        if let Some(status) = conclude(
+            &before,
+            state.status,
+            barbican.metadata.generation,
+            env.clock.now(),
+        ) {
+            write_status(&api, &name, &before, &status)
+                .await
+                .map_err(api_failed("writing the status"))?;
+        }
+        return Ok(Next::After(UNRESOLVED_REQUEUE));
     }
     if !barbican
         .finalizers()

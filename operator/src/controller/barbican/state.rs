@@ -44,6 +44,8 @@ pub struct Env {
     pub probe_timeout: Duration,
     /// The secret stores' passing verdicts, reused until due.
     pub verified: crate::controller::secretstore::verified::Verified,
+    /// The registered target clusters.
+    pub clusters: crate::clusters::Registry,
     /// The watch cache of BarbicanSecretStores: the SecretStores step finds a Barbican's stores
     /// here (the reference's field index on `spec.barbicanRef.name`) instead of listing them.
     pub stores: kube::runtime::reflector::Store<crate::api::secret_store::BarbicanSecretStore>,

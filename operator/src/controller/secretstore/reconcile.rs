@@ -18,6 +18,7 @@ use crate::{
         conditions::{Reason, StoreConditionType as T},
         secret_store::BarbicanSecretStore,
     },
+    clusters::{UNRESOLVED_REQUEUE, placement_refusal},
     controller::{
         barbican::{
             config::mounted_config,
@@ -97,7 +98,34 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
     let instance = open_bao
         .and_then(|o| o.instance_ref.as_ref())
         .map(|i| i.name.clone());
+    let target = parent
+        .as_ref()
+        .and_then(|p| p.spec.target_cluster_ref.as_ref())
+        .map(|t| t.name.as_str());
+    let refusal = placement_refusal(&env.clusters, target);
     let (findings, projected) = match (&parent, open_bao) {
+        // The parent's target cluster decides where the credentials belong: nothing is minted
+        // while it does not resolve.
+        (Some(_), _) if refusal.is_some() => (
+            Findings {
+                credentials: Some(Report::not_ready(
+                    T::CredentialsReady,
+                    Reason::TargetClusterUnavailable,
+                    refusal.clone().unwrap_or_default(),
+                )),
+                provisioning: None,
+                managed: instance.is_some(),
+                requeue: UNRESOLVED_REQUEUE,
+            },
+            Report::not_ready(
+                T::ConfigProjected,
+                Reason::WaitingForProjection,
+                format!(
+                    "the parent's target cluster {:?} is unavailable",
+                    target.unwrap_or_default()
+                ),
+            ),
+        ),
         (None, _) => (
             // Which cluster the credentials belong on is unknown: nothing is minted.
             Findings {
@@ -138,7 +166,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         ),
     };
     let mut requeue = findings.requeue;
-    if !projected.ready && parent.is_some() {
+    if !projected.ready && parent.is_some() && refusal.is_none() {
         requeue = requeue.min(RETRY);
     }
     let before = store.status.clone().unwrap_or_default();
