@@ -831,6 +831,20 @@ async fn route(
         ["openapi", "v3", "apis", group, version] => {
             discovery(cluster.openapi_group_version(group, version))
         }
+        [
+            "api",
+            "v1",
+            "namespaces",
+            namespace,
+            "services",
+            service,
+            "proxy",
+            rest @ ..,
+        ] => {
+            cluster
+                .service_proxy(namespace, service, rest, method, uri, headers, body)
+                .await
+        }
         ["api", "v1", rest @ ..] => {
             serve_resource(cluster, "", "v1", rest, method, uri, headers, body).await
         }
@@ -842,6 +856,63 @@ async fn route(
 }
 
 impl Cluster {
+    /// `services/<[scheme:]name[:port]>/proxy/<path>` (see [`crate::proxy`]).
+    #[allow(clippy::too_many_arguments)]
+    async fn service_proxy(
+        &self,
+        namespace: &str,
+        service: &str,
+        rest: &[&str],
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Response, ApiError> {
+        let spec = crate::proxy::parse(service);
+        let (object, services) = {
+            let state = self.lock();
+            let t = state
+                .registry
+                .get("", "v1", "services")
+                .cloned()
+                .ok_or_else(|| ApiError::not_found("resource", "services"))?;
+            (
+                state.store.get(&t, namespace, &spec.name)?,
+                state.services.clone(),
+            )
+        };
+        if spec.scheme != "http" {
+            return Err(ApiError::new(
+                400,
+                "BadRequest",
+                format!(
+                    "the simulated API server proxies http only, not {:?}",
+                    spec.scheme
+                ),
+            ));
+        }
+        let no_endpoints = || {
+            ApiError::new(
+                503,
+                "ServiceUnavailable",
+                format!("no endpoints available for service \"{}\"", spec.name),
+            )
+        };
+        let port = crate::proxy::port_of(&object, &spec.port).ok_or_else(no_endpoints)?;
+        let host = format!("{}.{namespace}.svc", spec.name);
+        let addr = services.resolve(&host, port).ok_or_else(no_endpoints)?;
+        let path = crate::proxy::backend_path(rest, uri, uri.path().ends_with('/'));
+        crate::proxy::forward(
+            addr,
+            &format!("{host}:{port}"),
+            method,
+            &path,
+            headers,
+            body,
+        )
+        .await
+    }
+
     fn group_list(&self) -> Value {
         let state = self.lock();
         let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -3,5 +3,6 @@
 
 mod controllers;
 mod faults;
+mod proxy;
 mod semantics;
 mod webhooks;
