@@ -161,7 +161,9 @@ pub async fn pass(
         format!(
             "{:?}/{:?}/{:?}/{:?}",
             store.metadata.generation,
-            cluster.resource_version(),
+            // Its generation, not its resourceVersion: an instance's status moves often, and
+            // only its availability (checked above) and its CA matter here.
+            cluster.metadata.generation,
             ca_version,
             secret.and_then(|s| s.resource_version())
         )

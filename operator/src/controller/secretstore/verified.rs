@@ -3,8 +3,8 @@
 //! A store is woken by every status flip of its parent (that is how it learns its section
 //! landed), but its credentials only need checking on their own schedule: at the re-mint
 //! point, or every 15 minutes. A passing verdict is kept with a fingerprint of everything it was
-//! drawn from (the store's generation and the resourceVersions of the Secrets and the instance
-//! it read) and reused while nothing of that changed and it is not yet due (at most 15 minutes,
+//! drawn from (the store's and the instance's generations and the resourceVersions of the
+//! Secrets it read) and reused while nothing of that changed and it is not yet due (at most 15 minutes,
 //! so a credential revoked behind the operator's back shows within that). A failure is never
 //! reused, and an operator restart starts without verdicts.
 
