@@ -42,6 +42,11 @@ pub struct Metrics {
     remints: IntCounterVec,
 }
 
+/// The Job counters, indexed by [`JobKind`] (without the prefix).
+const JOB_TOTALS: [&str; 2] = ["db_sync_total", "db_clean_total"];
+/// The re-mint counter (without the prefix).
+const REMINTS_TOTAL: &str = "secretstore_remints_total";
+
 /// Why a store's secret ID was re-minted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trigger {
@@ -118,13 +123,13 @@ impl Metrics {
             jobs_total: [
                 counter(
                     &registry,
-                    "db_sync_total",
+                    JOB_TOTALS[JobKind::DbSync as usize],
                     "Terminal db-sync Jobs, by result",
                     &job_labels,
                 ),
                 counter(
                     &registry,
-                    "db_clean_total",
+                    JOB_TOTALS[JobKind::DbClean as usize],
                     "Terminal db-clean runs, by result",
                     &job_labels,
                 ),
@@ -147,7 +152,7 @@ impl Metrics {
             ],
             remints: counter(
                 &registry,
-                "secretstore_remints_total",
+                REMINTS_TOTAL,
                 "AppRole secret IDs re-minted, by trigger (an initial mint is not counted)",
                 &["store", "namespace", "trigger"],
             ),
@@ -166,7 +171,7 @@ impl Metrics {
     /// series).
     pub fn remints(&self, store: &str, namespace: &str, trigger: Trigger) -> u64 {
         self.counted(
-            "secretstore_remints_total",
+            REMINTS_TOTAL,
             &[
                 ("store", store),
                 ("namespace", namespace),
@@ -228,11 +233,10 @@ impl Metrics {
 
     /// How many terminal Jobs of `kind` were counted for the Barbican.
     pub fn jobs_counted(&self, kind: JobKind, barbican: &str, namespace: &str) -> u64 {
-        let name = match kind {
-            JobKind::DbSync => "db_sync_total",
-            JobKind::DbClean => "db_clean_total",
-        };
-        self.counted(name, &[("barbican", barbican), ("namespace", namespace)])
+        self.counted(
+            JOB_TOTALS[kind as usize],
+            &[("barbican", barbican), ("namespace", namespace)],
+        )
     }
 
     /// Drops every series of the Barbican `namespace/barbican` (its finalizer completed).

@@ -151,30 +151,39 @@ impl<K: Resource<DynamicType = ()> + 'static> Requeues<K> {
     }
 }
 
-struct Runtime {
+/// What the passes of one controller share: the environment, the requeues, the resync.
+struct Runtime<K: Resource<DynamicType = ()>> {
     env: Arc<Env>,
-    requeues: Requeues<Barbican>,
+    requeues: Requeues<K>,
     resync: Duration,
 }
 
-async fn pass(barbican: Arc<Barbican>, runtime: Arc<Runtime>) -> Result<Action, Error> {
-    let key = ObjectRef::from_obj(barbican.as_ref());
-    let outcome = reconcile(runtime.env.clone(), barbican).await;
-    match &outcome {
-        Ok(next) => {
-            runtime.requeues.succeeded(&key);
-            let after = match next {
-                Next::After(after) => *after,
-                Next::AwaitChange => runtime.resync,
-            };
-            runtime.requeues.schedule(key, after);
-        }
-        Err(error) => {
-            let after = runtime.requeues.failed(&key);
-            tracing::warn!(barbican = %key, %error, retry_in = ?after, "reconcile failed");
-            runtime.requeues.schedule(key, after);
+impl<K: Resource<DynamicType = ()> + 'static> Runtime<K> {
+    /// Schedules the next pass after `outcome`: when the pass asked (never later than the
+    /// resync), at the resync when it waits for a change, with backoff after a failure.
+    fn settle(&self, key: ObjectRef<K>, outcome: &Result<Next, Error>) {
+        match outcome {
+            Ok(next) => {
+                self.requeues.succeeded(&key);
+                let after = match next {
+                    Next::After(after) => (*after).min(self.resync),
+                    Next::AwaitChange => self.resync,
+                };
+                self.requeues.schedule(key, after);
+            }
+            Err(error) => {
+                let after = self.requeues.failed(&key);
+                tracing::warn!(object = %key, %error, retry_in = ?after, "reconcile failed");
+                self.requeues.schedule(key, after);
+            }
         }
     }
+}
+
+async fn pass(barbican: Arc<Barbican>, runtime: Arc<Runtime<Barbican>>) -> Result<Action, Error> {
+    let key = ObjectRef::from_obj(barbican.as_ref());
+    let outcome = reconcile(runtime.env.clone(), barbican).await;
+    runtime.settle(key, &outcome);
     outcome.map(|_| Action::await_change())
 }
 
@@ -374,32 +383,13 @@ pub async fn run_barbican_controller(
     futures::join!(barbicans, stores);
 }
 
-struct StoreRuntime {
-    env: Arc<Env>,
-    requeues: Requeues<BarbicanSecretStore>,
-    resync: Duration,
-}
-
 async fn store_pass(
     store: Arc<BarbicanSecretStore>,
-    runtime: Arc<StoreRuntime>,
+    runtime: Arc<Runtime<BarbicanSecretStore>>,
 ) -> Result<Action, Error> {
     let key = ObjectRef::from_obj(store.as_ref());
     let outcome = super::secretstore::reconcile::reconcile(runtime.env.clone(), store).await;
-    match &outcome {
-        Ok(next) => {
-            runtime.requeues.succeeded(&key);
-            // A store answers "wait for a change" only once it is gone.
-            if let Next::After(after) = next {
-                runtime.requeues.schedule(key, (*after).min(runtime.resync));
-            }
-        }
-        Err(error) => {
-            let after = runtime.requeues.failed(&key);
-            tracing::warn!(store = %key, %error, retry_in = ?after, "secret store reconcile failed");
-            runtime.requeues.schedule(key, after);
-        }
-    }
+    runtime.settle(key, &outcome);
     outcome.map(|_| Action::await_change())
 }
 
@@ -414,7 +404,7 @@ async fn run_secret_store_controller(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let (requeues, woken) = Requeues::new(env.clock.clone());
-    let runtime = Arc::new(StoreRuntime {
+    let runtime = Arc::new(Runtime {
         env,
         requeues,
         resync,
@@ -433,9 +423,7 @@ async fn run_secret_store_controller(
         let env = runtime.env.clone();
         move |event| {
             if let Ok(watcher::Event::Delete(store)) = event {
-                let (name, namespace) = (store.name_any(), store.namespace().unwrap_or_default());
-                env.metrics.forget_store(&name, &namespace);
-                env.verified.forget(&format!("{namespace}/{name}"));
+                super::secretstore::reconcile::forget(&env, store);
             }
         }
     })

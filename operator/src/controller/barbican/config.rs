@@ -254,22 +254,6 @@ pub fn config(state: &mut State) -> StepFuture<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_mounted_config_is_the_config_volumes_secret() {
-        let deployment: Deployment = serde_json::from_value(serde_json::json!({
-            "spec": {"selector": {}, "template": {"spec": {"containers": [], "volumes": [
-                {"name": "secret-store-ca", "secret": {"secretName": "ca"}},
-                {"name": "config", "secret": {"secretName": "barbican-config-0123abcd"}},
-            ]}}}
-        }))
-        .unwrap();
-        assert_eq!(
-            mounted_config(&deployment).as_deref(),
-            Some("barbican-config-0123abcd")
-        );
-        assert_eq!(mounted_config(&Deployment::default()), None);
-    }
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
     fn secret(name: &str, second: i64) -> Secret {
@@ -322,5 +306,21 @@ mod tests {
         assert!(!bad.ready);
         assert_eq!(bad.reason, Reason::OwnedKeysOverridden);
         assert!(bad.message.contains("[DEFAULT] host_href, [queue] enable"));
+    }
+
+    #[test]
+    fn the_mounted_config_is_the_config_volumes_secret() {
+        let deployment: Deployment = serde_json::from_value(serde_json::json!({
+            "spec": {"selector": {}, "template": {"spec": {"containers": [], "volumes": [
+                {"name": "secret-store-ca", "secret": {"secretName": "ca"}},
+                {"name": "config", "secret": {"secretName": "barbican-config-0123abcd"}},
+            ]}}}
+        }))
+        .unwrap();
+        assert_eq!(
+            mounted_config(&deployment).as_deref(),
+            Some("barbican-config-0123abcd")
+        );
+        assert_eq!(mounted_config(&Deployment::default()), None);
     }
 }

@@ -21,7 +21,7 @@ use crate::{
     controller::{
         children::Children,
         events::Severity,
-        status::{Report, conclude},
+        status::{Report, conclude, set},
     },
 };
 
@@ -183,22 +183,19 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
     if let Some(message) = placement_refusal(&env.clusters, target) {
         // Ahead of every step and of the finalizer: nothing is created on any cluster.
         let before = barbican.status.clone().unwrap_or_default();
-        let mut state = State::new(
-            env.clone(),
-            barbican.clone(),
-            Children::local(env.client.clone(), &namespace),
+        let mut after = before.clone();
+        let (generation, now) = (barbican.metadata.generation, env.clock.now());
+        set(
+            &mut after.conditions,
+            &Report::not_ready(
+                BarbicanConditionType::SecretsReady,
+                Reason::TargetClusterUnavailable,
+                message,
+            ),
+            generation,
+            now,
         );
-        state.report(Report::not_ready(
-            BarbicanConditionType::SecretsReady,
-            Reason::TargetClusterUnavailable,
-            message,
-        ));
-        if let Some(status) = conclude(
-            &before,
-            state.status,
-            barbican.metadata.generation,
-            env.clock.now(),
-        ) {
+        if let Some(status) = conclude(&before, after, generation, now) {
             write_status(&api, &name, &before, &status)
                 .await
                 .map_err(api_failed("writing the status"))?;

@@ -72,11 +72,7 @@ pub async fn pass(
             }
         }
     };
-    let key = format!(
-        "{}/{}",
-        store.namespace().unwrap_or_default(),
-        store.name_any()
-    );
+    let key = super::verified::key(store);
     let inputs = format!(
         "{:?}/{:?}/{:?}",
         store.metadata.generation,

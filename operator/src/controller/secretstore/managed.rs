@@ -36,7 +36,10 @@ use crate::{
         names::approle_secret_name,
         secret_store::{BarbicanSecretStore, CA_KEY, ROLE_ID_KEY, SECRET_ID_KEY},
     },
-    controller::{barbican::state::Env, children::Children},
+    controller::{
+        barbican::{secrets::value, state::Env},
+        children::Children,
+    },
     metrics::Trigger,
     openbao::{self, BARBICAN_ROLE, OpenBao, PROVISIONER_ROLE, Target},
 };
@@ -72,9 +75,7 @@ pub fn provisioner_account(instance: &str) -> String {
 
 /// A Secret's non-empty value under `key`, as text.
 pub fn text(secret: Option<&Secret>, key: &str) -> Option<String> {
-    let bytes = secret?.data.as_ref()?.get(key)?;
-    let text = String::from_utf8(bytes.0.clone()).ok()?;
-    (!text.is_empty()).then_some(text)
+    String::from_utf8(value(secret?, key)?.to_vec()).ok()
 }
 
 fn available(cluster: &DynamicObject) -> bool {
@@ -156,7 +157,7 @@ pub async fn pass(
     // A passing verdict drawn from these same inputs is reused until it is due.
     let secret_name = approle_secret_name(&store.name_any());
     let secret = children.get::<Secret>(&secret_name).await?;
-    let key = format!("{namespace}/{}", store.name_any());
+    let key = super::verified::key(store);
     let inputs = |secret: Option<&Secret>| {
         format!(
             "{:?}/{:?}/{:?}/{:?}",

@@ -70,6 +70,14 @@ async fn config_projected(
     })
 }
 
+/// Drops what the operator keeps about a store whose deletion it observed: its re-mint series
+/// and its verdict (garbage collection reclaims `<store>-approle`).
+pub fn forget(env: &Env, store: &BarbicanSecretStore) {
+    env.metrics
+        .forget_store(&store.name_any(), &store.namespace().unwrap_or_default());
+    env.verified.forget(&super::verified::key(store));
+}
+
 /// Runs one pass over `cached` (re-read first: the watch cache may lag the last status write).
 pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Result<Next, Error> {
     let (name, namespace) = (cached.name_any(), cached.namespace().unwrap_or_default());
@@ -79,13 +87,11 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         .await
         .map_err(api_failed("reading the BarbicanSecretStore"))?;
     let Some(store) = store.filter(|s| s.uid() == cached.uid()) else {
-        // Deleted: its re-mint series goes with it (GC reclaims `<store>-approle`).
-        env.metrics.forget_store(&name, &namespace);
-        env.verified.forget(&format!("{namespace}/{name}"));
+        forget(&env, &cached);
         return Ok(Next::AwaitChange);
     };
     if store.metadata.deletion_timestamp.is_some() {
-        env.metrics.forget_store(&name, &namespace);
+        forget(&env, &store);
         return Ok(Next::AwaitChange);
     }
     let children = Children::local(env.client.clone(), &namespace);

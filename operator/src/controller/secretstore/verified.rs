@@ -16,13 +16,25 @@ use std::{
 
 use jiff::{SignedDuration, Timestamp};
 
+use kube::ResourceExt;
+
 use super::{credentials::REVALIDATE, status::Findings};
+use crate::api::secret_store::BarbicanSecretStore;
 
 #[derive(Clone, Debug)]
 struct Entry {
     fingerprint: String,
     findings: Findings,
     due: Timestamp,
+}
+
+/// The key of `store`'s verdict: `namespace/name`.
+pub fn key(store: &BarbicanSecretStore) -> String {
+    format!(
+        "{}/{}",
+        store.namespace().unwrap_or_default(),
+        store.name_any()
+    )
 }
 
 /// Passing verdicts by `namespace/name`.
