@@ -53,15 +53,40 @@ async fn current_value(
 }
 
 async fn secret_value(env: &SimEnv, namespace: &str, name: &str, key: &str) -> String {
-    let secret = Api::<Secret>::namespaced(env.client.clone(), namespace)
-        .get(name)
+    current_value(env, namespace, name, key)
         .await
-        .unwrap_or_else(|e| panic!("reading Secret {namespace}/{name}: {e}"));
-    let bytes = secret
-        .data
-        .and_then(|d| d.get(key).cloned())
-        .unwrap_or_else(|| panic!("Secret {namespace}/{name} has no {key}"));
-    String::from_utf8(bytes.0).expect("text")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("Secret {namespace}/{name} has no {key}"))
+}
+
+/// The pod-template annotation that digests the store credentials the pods get.
+const CREDENTIALS_HASH: &str =
+    "/spec/template/metadata/annotations/barbican.c5c3.io~1secret-store-credentials-hash";
+
+/// Waits up to `minutes` for `read` to give a value that is set and differs from `noted`.
+async fn changes_from<F, Fut>(
+    env: &SimEnv,
+    minutes: u64,
+    noted: Option<String>,
+    what: &str,
+    read: F,
+) -> Result<(), String>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<String>, String>>,
+{
+    env.eventually(Duration::from_secs(minutes * 60), || {
+        let (noted, read) = (noted.clone(), &read);
+        async move {
+            let now = read().await?;
+            if now.is_some() && now != noted {
+                Ok(())
+            } else {
+                Err(format!("{what} is still {now:?}"))
+            }
+        }
+    })
+    .await
 }
 
 #[given(
@@ -263,19 +288,14 @@ async fn changed(world: &mut BarbicanWorld, store: String, namespace: String) {
 async fn changed_within(world: &mut BarbicanWorld, minutes: u64, store: String, namespace: String) {
     let env = world.env();
     let name = format!("{store}-approle");
-    let first = env.remembered(&name);
     fail(
-        env.eventually(Duration::from_secs(minutes * 60), || {
-            let (name, namespace, first) = (name.clone(), namespace.clone(), first.clone());
-            async move {
-                let now = current_value(env, &namespace, &name, "secret-id").await?;
-                if now.is_some() && now != first {
-                    Ok(())
-                } else {
-                    Err(format!("the secret ID in {name} did not change"))
-                }
-            }
-        })
+        changes_from(
+            env,
+            minutes,
+            env.remembered(&name),
+            &format!("the secret ID in {name}"),
+            || current_value(env, &namespace, &name, "secret-id"),
+        )
         .await,
     );
 }
@@ -297,23 +317,14 @@ async fn no_leak(world: &mut BarbicanWorld, namespace: String) {
 #[then(expr = "within {int} minute(s) the pods of the Deployment {string} in {string} roll")]
 async fn rolled(world: &mut BarbicanWorld, minutes: u64, name: String, namespace: String) {
     let env = world.env();
-    let pointer =
-        "/spec/template/metadata/annotations/barbican.c5c3.io~1secret-store-credentials-hash";
-    let before = env.remembered(&format!("hash:{namespace}/{name}"));
     fail(
-        env.eventually(Duration::from_secs(minutes * 60), || {
-            let (name, namespace, before) = (name.clone(), namespace.clone(), before.clone());
-            async move {
-                let now = env
-                    .read_pointer("Deployment", &namespace, &name, pointer)
-                    .await?;
-                if now.is_some() && now != before {
-                    Ok(())
-                } else {
-                    Err(format!("the credentials hash is still {now:?}"))
-                }
-            }
-        })
+        changes_from(
+            env,
+            minutes,
+            env.remembered(&format!("hash:{namespace}/{name}")),
+            "the credentials hash",
+            || env.read_pointer("Deployment", &namespace, &name, CREDENTIALS_HASH),
+        )
         .await,
     );
 }
@@ -322,10 +333,8 @@ async fn rolled(world: &mut BarbicanWorld, minutes: u64, name: String, namespace
 #[when(expr = "the pod template of the Deployment {string} in {string} is noted")]
 async fn note_template(world: &mut BarbicanWorld, name: String, namespace: String) {
     let env = world.env();
-    let pointer =
-        "/spec/template/metadata/annotations/barbican.c5c3.io~1secret-store-credentials-hash";
     let hash = env
-        .read_pointer("Deployment", &namespace, &name, pointer)
+        .read_pointer("Deployment", &namespace, &name, CREDENTIALS_HASH)
         .await
         .unwrap()
         .unwrap_or_default();
