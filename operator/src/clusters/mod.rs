@@ -12,8 +12,10 @@ pub mod registration;
 use std::{
     collections::BTreeMap,
     future::Future,
-    sync::{Arc, RwLock},
+    sync::{Arc, Mutex, RwLock},
 };
+
+use jiff::Timestamp;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
@@ -24,6 +26,8 @@ use kube::{
 };
 
 pub use registration::{REGISTRATION_LABEL, Registration, RegistrationError};
+
+use crate::controller::children::Children;
 
 /// The namespace registration Secrets live in unless `--clusters-namespace` says otherwise.
 pub const DEFAULT_CLUSTERS_NAMESPACE: &str = "c5c3-clusters";
@@ -77,10 +81,26 @@ pub enum ResolveError {
 }
 
 /// The registered clusters by name.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Registry {
     entries: Arc<RwLock<BTreeMap<String, Entry>>>,
+    /// When this process first failed to resolve each cluster (cleared when it resolves): the
+    /// second of the two windows a deletion waits out.
+    failures: Arc<Mutex<BTreeMap<String, Timestamp>>>,
+    /// Bumped on every engagement and deregistration, so the remote watches can follow.
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
     disabled: bool,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self {
+            entries: Arc::default(),
+            failures: Arc::default(),
+            changes: Arc::new(tokio::sync::watch::channel(0).0),
+            disabled: false,
+        }
+    }
 }
 
 impl std::fmt::Debug for Registry {
@@ -96,20 +116,41 @@ impl std::fmt::Debug for Registry {
 /// backoff).
 pub const UNRESOLVED_REQUEUE: std::time::Duration = std::time::Duration::from_secs(15);
 
-/// Why the children of a CR naming `target` cannot be placed this pass; `None` when the CR
-/// has no target (it is single-cluster).
-///
-/// A name that resolves is refused too, for now: placing children on a target cluster (owner
-/// labels instead of ownerReferences, watches and the deletion sweep there) is not built yet,
-/// and creating them on the management cluster instead would put them in the wrong place.
-pub fn placement_refusal(registry: &Registry, target: Option<&str>) -> Option<String> {
-    let target = target?;
-    Some(match registry.resolve(target) {
-        Err(unresolved) => unresolved.to_string(),
-        Ok(_) => format!(
-            "cluster {target:?} is engaged, but this operator cannot place children on a target cluster yet"
-        ),
-    })
+/// How long a deletion waits for an unresolvable target cluster, in each of its two windows.
+pub const ABANDON_AFTER: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Whether a deletion may give up on its target cluster's children: both windows, 5 minutes
+/// since the deletion timestamp and 5 minutes since this process first failed to resolve the
+/// cluster, have run out.
+pub fn may_abandon(deleted_at: Timestamp, first_failed_at: Timestamp, now: Timestamp) -> bool {
+    let after = jiff::SignedDuration::try_from(ABANDON_AFTER).unwrap_or_default();
+    now >= deleted_at + after && now >= first_failed_at + after
+}
+
+/// Where the children of a CR in `namespace` naming `target` live: the management cluster
+/// (`management`) without a target, the engaged target cluster otherwise, or the resolver's
+/// error. A failure is recorded at `now` (see [`Registry::first_failure`]).
+pub fn place(
+    registry: &Registry,
+    management: &Client,
+    namespace: &str,
+    target: Option<&str>,
+    now: Timestamp,
+) -> Result<Children, ResolveError> {
+    let Some(target) = target else {
+        return Ok(Children::local(management.clone(), namespace));
+    };
+    let mut failures = registry.failures.lock().unwrap_or_else(|p| p.into_inner());
+    match registry.resolve(target) {
+        Ok(engaged) => {
+            failures.remove(target);
+            Ok(Children::remote(engaged.client, namespace, target))
+        }
+        Err(unresolved) => {
+            failures.entry(target.to_string()).or_insert(now);
+            Err(unresolved)
+        }
+    }
 }
 
 /// Builds the client of a registration.
@@ -152,6 +193,33 @@ impl Registry {
         }
     }
 
+    /// When this process first failed to resolve `name` through [`place`], since it last
+    /// resolved.
+    pub fn first_failure(&self, name: &str) -> Option<Timestamp> {
+        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        failures.get(name).copied()
+    }
+
+    /// The engaged clusters.
+    pub fn engaged(&self) -> Vec<Engaged> {
+        self.read()
+            .values()
+            .filter_map(|e| match e {
+                Entry::Engaged(engaged) => Some(engaged.clone()),
+                Entry::Refused { .. } => None,
+            })
+            .collect()
+    }
+
+    /// A receiver that sees a change whenever a cluster is engaged or deregistered.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n += 1);
+    }
+
     /// The names registered (engaged or refused).
     pub fn names(&self) -> Vec<String> {
         self.read().keys().cloned().collect()
@@ -176,6 +244,7 @@ impl Registry {
                         reason: refused.to_string(),
                     },
                 );
+                self.changed();
                 return;
             }
         };
@@ -206,18 +275,24 @@ impl Registry {
             }
         };
         self.write().insert(name, entry);
+        self.changed();
     }
 
     /// Deregisters `name`.
     pub fn remove(&self, name: &str) {
         if self.write().remove(name).is_some() {
             tracing::info!(cluster = %name, "deregistered a target cluster");
+            self.changed();
         }
     }
 
     /// Keeps only the clusters named in `present` (after a relist).
     pub fn retain(&self, present: &[String]) {
+        let before = self.read().len();
         self.write().retain(|name, _| present.contains(name));
+        if self.read().len() != before {
+            self.changed();
+        }
     }
 }
 
@@ -253,21 +328,35 @@ mod tests {
     use super::*;
     use k8s_openapi::ByteString;
 
-    #[tokio::test]
-    async fn placement_is_refused_with_the_resolvers_error_and_for_now_on_an_engaged_cluster() {
-        let registry = Registry::default();
-        assert_eq!(placement_refusal(&registry, None), None, "single-cluster");
-        assert_eq!(
-            placement_refusal(&registry, Some("edge-1")).as_deref(),
-            Some("cluster not found")
-        );
-        assert!(
-            placement_refusal(&Registry::disabled(), Some("edge-1"))
-                .unwrap()
-                .contains("--clusters-namespace")
-        );
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + seconds).unwrap()
+    }
+
+    #[test]
+    fn a_deletion_gives_up_only_when_both_windows_have_run_out() {
+        let deleted = at(0);
+        assert!(!may_abandon(deleted, at(0), at(299)), "neither window");
+        assert!(may_abandon(deleted, at(0), at(300)), "both at once");
+        // A restarted operator first failed two minutes into the deletion: its own window.
+        assert!(!may_abandon(deleted, at(120), at(300)));
+        assert!(!may_abandon(deleted, at(120), at(419)));
+        assert!(may_abandon(deleted, at(120), at(420)));
+        // A failure long before the deletion: the deletion's window decides.
+        assert!(!may_abandon(at(600), at(0), at(899)));
+        assert!(may_abandon(at(600), at(0), at(900)));
+    }
+
+    fn client() -> Client {
+        let (service, _handle) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        Client::new(service, "default")
+    }
+
+    fn registration(name: &str) -> Secret {
         let mut secret = Secret::default();
-        secret.metadata.name = Some("edge-1".into());
+        secret.metadata.name = Some(name.into());
         secret.metadata.labels =
             Some([(REGISTRATION_LABEL.to_string(), "true".to_string())].into());
         secret.data = Some(
@@ -280,12 +369,48 @@ mod tests {
             )]
             .into(),
         );
-        registry.apply(&secret).await;
-        assert!(registry.resolve("edge-1").is_ok());
-        assert!(
-            placement_refusal(&registry, Some("edge-1"))
-                .unwrap()
-                .contains("cannot place children on a target cluster yet")
+        secret
+    }
+
+    #[tokio::test]
+    async fn placement_follows_the_target_and_records_the_first_failure() {
+        let registry = Registry::default();
+        let management = client();
+        let local = place(&registry, &management, "openstack", None, at(0)).unwrap();
+        assert_eq!(local.cluster(), None, "single-cluster");
+        assert_eq!(
+            place(&registry, &management, "openstack", Some("edge-1"), at(10))
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
+            Some("cluster not found")
         );
+        let _ = place(&registry, &management, "openstack", Some("edge-1"), at(20));
+        assert_eq!(registry.first_failure("edge-1"), Some(at(10)), "the first");
+        assert!(matches!(
+            place(
+                &Registry::disabled(),
+                &management,
+                "openstack",
+                Some("edge-1"),
+                at(0)
+            ),
+            Err(ResolveError::Disabled)
+        ));
+        let mut changes = registry.changes();
+        registry.apply(&registration("edge-1")).await;
+        assert!(
+            changes.has_changed().unwrap(),
+            "the remote watches hear of it"
+        );
+        let placed = place(&registry, &management, "openstack", Some("edge-1"), at(30)).unwrap();
+        assert_eq!(placed.cluster(), Some("edge-1"));
+        assert_eq!(placed.namespace(), "openstack");
+        assert_eq!(
+            registry.first_failure("edge-1"),
+            None,
+            "cleared once it resolves"
+        );
+        assert_eq!(registry.engaged().len(), 1);
     }
 }

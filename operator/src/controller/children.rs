@@ -6,12 +6,16 @@
 //! skipped when the live object already carries everything the desired one says, so a pass
 //! over a converged Barbican sends no write at all.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{
     Api, Client, Resource,
     api::{ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams},
 };
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
+use std::collections::BTreeMap;
+
+use crate::api::names::{OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL};
 
 /// The field manager of every apply (the reference's, so both operators can hand over).
 pub const FIELD_MANAGER: &str = "cobaltcore-operator";
@@ -35,11 +39,69 @@ impl<K> Child for K where
 {
 }
 
-/// Where one Barbican's children live: a client and a namespace.
+/// Where one CR's children live: a client, a namespace, and the cluster's name when it is a
+/// target cluster rather than the management cluster.
 #[derive(Clone)]
 pub struct Children {
     client: Client,
     namespace: String,
+    cluster: Option<String>,
+}
+
+/// The longest value a label may carry: a CR whose name is longer cannot own remote children.
+pub const MAX_LABEL_VALUE_LENGTH: usize = 63;
+
+/// The three labels that record ownership of a child on a target cluster, where no
+/// ownerReference can point at the CR (it lives on the management cluster).
+pub fn owner_labels(kind: &str, name: &str, namespace: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (OWNER_KIND_LABEL.to_string(), kind.to_string()),
+        (OWNER_NAME_LABEL.to_string(), name.to_string()),
+        (OWNER_NAMESPACE_LABEL.to_string(), namespace.to_string()),
+    ])
+}
+
+/// The label selector of [`owner_labels`].
+pub fn owner_selector(kind: &str, name: &str, namespace: &str) -> String {
+    owner_labels(kind, name, namespace)
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Why `owner` cannot own children on a target cluster: its name does not fit a label value.
+pub fn label_owner_refusal(owner_name: &str) -> Option<String> {
+    (owner_name.len() > MAX_LABEL_VALUE_LENGTH).then(|| {
+        format!(
+            "metadata.name is {} characters; a CR placing children on a target cluster must have at most {MAX_LABEL_VALUE_LENGTH}, since it is recorded in the {OWNER_NAME_LABEL} label",
+            owner_name.len()
+        )
+    })
+}
+
+/// Whether `object` belongs to `owner`: a controller ownerReference to its uid (the owner's
+/// own cluster, or what an older operator left on a target), or the three owner labels naming
+/// it, in its namespace.
+pub fn owned_by<K: Resource, O: Resource<DynamicType = ()>>(object: &K, owner: &O) -> bool {
+    let uid = owner.meta().uid.as_deref();
+    let referenced = object
+        .meta()
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.controller == Some(true) && Some(o.uid.as_str()) == uid);
+    let namespace = owner.meta().namespace.as_deref().unwrap_or_default();
+    let labels = object.meta().labels.clone().unwrap_or_default();
+    let labelled = object.meta().namespace.as_deref() == Some(namespace)
+        && owner_labels(
+            &O::kind(&()),
+            owner.meta().name.as_deref().unwrap_or_default(),
+            namespace,
+        )
+        .iter()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    referenced || labelled
 }
 
 /// Whether `live` already carries everything `desired` says: every key of an object, every
@@ -62,12 +124,54 @@ fn not_found(error: &kube::Error) -> bool {
 }
 
 impl Children {
-    /// Children on the cluster `client` talks to, in `namespace`.
+    /// Children on the management cluster (`client`), in `namespace`.
     pub fn local(client: Client, namespace: &str) -> Self {
         Self {
             client,
             namespace: namespace.to_string(),
+            cluster: None,
         }
+    }
+
+    /// Children on the target cluster `cluster` (`client`), in `namespace`.
+    pub fn remote(client: Client, namespace: &str, cluster: &str) -> Self {
+        Self {
+            client,
+            namespace: namespace.to_string(),
+            cluster: Some(cluster.to_string()),
+        }
+    }
+
+    /// The target cluster's name; `None` on the management cluster.
+    pub fn cluster(&self) -> Option<&str> {
+        self.cluster.as_deref()
+    }
+
+    /// The client of the cluster the children live on.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Records `owner` on a child's metadata: a controller ownerReference on the owner's own
+    /// cluster, the three owner labels (and no ownerReference) on a target cluster.
+    pub fn stamp<O: Resource<DynamicType = ()>>(&self, meta: &mut ObjectMeta, owner: &O) {
+        if self.cluster.is_some() {
+            meta.owner_references = None;
+            meta.labels
+                .get_or_insert_with(BTreeMap::new)
+                .extend(owner_labels(
+                    &O::kind(&()),
+                    owner.meta().name.as_deref().unwrap_or_default(),
+                    owner.meta().namespace.as_deref().unwrap_or_default(),
+                ));
+        } else {
+            meta.owner_references = owner.controller_owner_ref(&()).map(|o| vec![o]);
+        }
+    }
+
+    /// A cluster-scoped kind known only at run time (the ESO ClusterSecretStore).
+    pub fn cluster_scoped(&self, resource: &ApiResource) -> Api<DynamicObject> {
+        Api::all_with(self.client.clone(), resource)
     }
 
     /// The namespace the children live in.
@@ -197,5 +301,82 @@ mod tests {
         assert!(!covers(&live, &json!({"spec": {"selector": {"a": "b"}}})));
         assert!(!covers(&live, &json!({"spec": {"env": ["a"]}})));
         assert!(covers(&live, &json!({"spec": {"missing": null}})));
+    }
+
+    fn client() -> Client {
+        let (service, _handle) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        Client::new(service, "default")
+    }
+
+    fn barbican(name: &str) -> crate::api::barbican::Barbican {
+        let mut barbican = crate::api::fixtures::barbican();
+        barbican.metadata.name = Some(name.into());
+        barbican.metadata.namespace = Some("openstack".into());
+        barbican.metadata.uid = Some("uid-1".into());
+        barbican
+    }
+
+    #[tokio::test]
+    async fn remote_children_carry_the_owner_labels_and_no_owner_reference() {
+        let owner = barbican("kms");
+        let remote = Children::remote(client(), "openstack", "edge-1");
+        let mut meta = ObjectMeta {
+            name: Some("kms".into()),
+            namespace: Some("openstack".into()),
+            ..ObjectMeta::default()
+        };
+        remote.stamp(&mut meta, &owner);
+        assert_eq!(meta.owner_references, None);
+        let labels = meta.labels.clone().unwrap();
+        assert_eq!(labels[OWNER_KIND_LABEL], "Barbican");
+        assert_eq!(labels[OWNER_NAME_LABEL], "kms");
+        assert_eq!(labels[OWNER_NAMESPACE_LABEL], "openstack");
+        let secret = k8s_openapi::api::core::v1::Secret {
+            metadata: meta.clone(),
+            ..Default::default()
+        };
+        assert!(owned_by(&secret, &owner));
+        assert!(!owned_by(&secret, &barbican("other")), "another owner");
+        let mut elsewhere = secret.clone();
+        elsewhere.metadata.namespace = Some("tenant".into());
+        assert!(
+            !owned_by(&elsewhere, &owner),
+            "only in the owner's namespace"
+        );
+
+        let local = Children::local(client(), "openstack");
+        let mut meta = ObjectMeta::default();
+        local.stamp(&mut meta, &owner);
+        let reference = &meta.owner_references.clone().unwrap()[0];
+        assert_eq!(
+            (reference.uid.as_str(), reference.controller),
+            ("uid-1", Some(true))
+        );
+        assert_eq!(
+            meta.labels, None,
+            "no owner labels on the owner's own cluster"
+        );
+        let legacy = k8s_openapi::api::core::v1::Secret {
+            metadata: meta,
+            ..Default::default()
+        };
+        assert!(
+            owned_by(&legacy, &owner),
+            "the ownerReference an older operator left"
+        );
+    }
+
+    #[test]
+    fn a_name_longer_than_a_label_value_cannot_own_remote_children() {
+        assert_eq!(label_owner_refusal(&"a".repeat(63)), None);
+        let refusal = label_owner_refusal(&"a".repeat(64)).unwrap();
+        assert!(refusal.contains("64 characters") && refusal.contains(OWNER_NAME_LABEL));
+        assert_eq!(
+            owner_selector("Barbican", "kms", "openstack"),
+            "openstack.c5c3.io/owner-kind=Barbican,openstack.c5c3.io/owner-name=kms,openstack.c5c3.io/owner-namespace=openstack"
+        );
     }
 }

@@ -245,7 +245,7 @@ pub fn database(state: &mut State) -> StepFuture<'_> {
 
         let (name, namespace) = (state.name(), state.namespace());
         let mut desired = jobs::db_sync_job(&spec, &name, &namespace, &state.config_secret);
-        desired.metadata.owner_references = Some(vec![state.owner()]);
+        state.stamp(&mut desired.metadata);
         let wanted = jobs::recorded_hash(&desired)
             .unwrap_or_default()
             .to_string();

@@ -368,7 +368,7 @@ fn selector_of(deployment: &Deployment) -> Option<&BTreeMap<String, String>> {
 }
 
 fn own<K: kube::Resource>(mut object: K, state: &State) -> K {
-    object.meta_mut().owner_references = Some(vec![state.owner()]);
+    state.stamp(object.meta_mut());
     object
 }
 

@@ -5,7 +5,7 @@ use std::{sync::Arc, time::Duration};
 
 use kube::{
     Api, ResourceExt,
-    api::{Patch, PatchParams},
+    api::{ApiResource, ListParams, Patch, PatchParams},
 };
 use serde_json::{Value, json};
 
@@ -16,10 +16,13 @@ use super::{
 };
 use crate::{
     api::conditions::{BarbicanConditionType, Reason},
-    api::{barbican::Barbican, names::BARBICAN_FINALIZER},
-    clusters::{UNRESOLVED_REQUEUE, placement_refusal},
+    api::{
+        barbican::Barbican,
+        names::{BARBICAN_FINALIZER, REMOTE_CHILDREN_FINALIZER},
+    },
+    clusters::{UNRESOLVED_REQUEUE, may_abandon, place},
     controller::{
-        children::Children,
+        children::{Children, label_owner_refusal, owned_by, owner_selector},
         events::Severity,
         status::{Report, conclude, set},
     },
@@ -95,12 +98,162 @@ where
 /// How long the finalizer holds while the MariaDB CRs tear down.
 pub const FINALIZER_HOLD: Duration = Duration::from_secs(30);
 
-async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error> {
+/// The finalizers this operator puts on a Barbican.
+fn ours(finalizer: &str) -> bool {
+    finalizer == BARBICAN_FINALIZER || finalizer == REMOTE_CHILDREN_FINALIZER
+}
+
+/// The finalizers a Barbican needs before its first child write: the database's, and the
+/// remote children's when they live on a target cluster.
+fn wanted_finalizers(placed_remotely: bool) -> Vec<&'static str> {
+    let mut wanted = vec![BARBICAN_FINALIZER];
+    if placed_remotely {
+        wanted.push(REMOTE_CHILDREN_FINALIZER);
+    }
+    wanted
+}
+
+/// Drops this operator's finalizers (guarded by the resourceVersion read).
+async fn drop_finalizers(env: &Env, barbican: &Barbican) -> Result<bool, Error> {
     let (name, namespace) = (
         barbican.name_any(),
         barbican.namespace().unwrap_or_default(),
     );
-    let children = Children::local(env.client.clone(), &namespace);
+    let remaining: Vec<String> = barbican
+        .finalizers()
+        .iter()
+        .filter(|f| !ours(f))
+        .cloned()
+        .collect();
+    let api: Api<Barbican> = Api::namespaced(env.client.clone(), &namespace);
+    let patch = json!({"metadata": {"finalizers": remaining, "resourceVersion": barbican.resource_version()}});
+    match api
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(false),
+        Err(e) => return Err(api_failed("releasing the finalizer")(e)),
+    }
+    env.probes.evict(&cache_key(&namespace, &name));
+    env.metrics.forget_barbican(&name, &namespace);
+    Ok(true)
+}
+
+/// The kinds a Barbican projects onto a target cluster besides the MariaDB CRs (cleaned up by
+/// name first): what the deletion sweep looks through.
+fn projected_kinds() -> Vec<ApiResource> {
+    use k8s_openapi::api::{
+        apps::v1::Deployment,
+        autoscaling::v2::HorizontalPodAutoscaler,
+        batch::v1::{CronJob, Job},
+        core::v1::{Secret, Service},
+        networking::v1::NetworkPolicy,
+        policy::v1::PodDisruptionBudget,
+    };
+    vec![
+        ApiResource::erase::<Deployment>(&()),
+        ApiResource::erase::<Service>(&()),
+        ApiResource::erase::<PodDisruptionBudget>(&()),
+        ApiResource::erase::<HorizontalPodAutoscaler>(&()),
+        ApiResource::erase::<NetworkPolicy>(&()),
+        ApiResource::erase::<CronJob>(&()),
+        ApiResource::erase::<Job>(&()),
+        ApiResource::erase::<Secret>(&()),
+        // A target without the Gateway API answers 404, and the sweep moves on.
+        super::http_route::resource(),
+    ]
+}
+
+/// Deletes every object of the projected kinds `barbican` owns in its namespace on the target
+/// (by the owner labels, or a controller ownerReference an older operator left). It does not
+/// wait for children with finalizers of their own. Returns how many deletes it issued.
+async fn sweep(children: &Children, barbican: &Barbican) -> Result<usize, kube::Error> {
+    let mut deleted = 0;
+    for kind in projected_kinds() {
+        let api = children.dynamic(&kind);
+        let objects = match api.list(&ListParams::default()).await {
+            Ok(list) => list.items,
+            // A kind the target does not serve holds nothing of ours.
+            Err(kube::Error::Api(s)) if s.code == 404 => continue,
+            Err(e) => return Err(e),
+        };
+        for object in objects.iter().filter(|o| owned_by(*o, barbican)) {
+            if children.delete_dynamic(&kind, &object.name_any()).await? {
+                deleted += 1;
+            }
+        }
+    }
+    Ok(deleted)
+}
+
+/// What a Barbican whose target stayed unresolvable leaves behind, for the event.
+fn abandoned_note(cluster: &str, barbican: &Barbican, why: &str) -> String {
+    let (name, namespace) = (
+        barbican.name_any(),
+        barbican.namespace().unwrap_or_default(),
+    );
+    format!(
+        "target cluster {cluster:?} stayed unresolvable ({why}) past both 5-minute windows; the finalizers are released without cleanup. Left behind on {cluster:?} in namespace {namespace:?}: the MariaDB Database, User and Grant {name:?} and every object labelled {}",
+        owner_selector("Barbican", &name, &namespace)
+    )
+}
+
+/// The deletion of a Barbican carrying this operator's finalizers: the by-name cleanups, then
+/// the sweep of a target cluster, then the release. A target that does not resolve holds the
+/// finalizers (15 s requeues) until both windows have run out, then they go without cleanup.
+async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error> {
+    let namespace = barbican.namespace().unwrap_or_default();
+    let target = barbican
+        .spec
+        .target_cluster_ref
+        .as_ref()
+        .map(|t| t.name.clone());
+    let now = env.clock.now();
+    let children = match place(
+        &env.clusters,
+        &env.client,
+        &namespace,
+        target.as_deref(),
+        now,
+    ) {
+        Ok(children) => children,
+        Err(unresolved) => {
+            let cluster = target.unwrap_or_default();
+            let deleted_at = barbican
+                .metadata
+                .deletion_timestamp
+                .as_ref()
+                .map_or(now, |t| t.0);
+            let first = env.clusters.first_failure(&cluster).unwrap_or(now);
+            if may_abandon(deleted_at, first, now) {
+                let state = State::new(
+                    env.clone(),
+                    barbican.clone(),
+                    Children::local(env.client.clone(), &namespace),
+                );
+                if drop_finalizers(env, &barbican).await? {
+                    state
+                        .event(
+                            Severity::Warning,
+                            "RemoteChildrenAbandoned",
+                            &abandoned_note(&cluster, &barbican, &unresolved.to_string()),
+                        )
+                        .await;
+                }
+                return Ok(Next::AwaitChange);
+            }
+            gate(
+                env,
+                &barbican,
+                format!(
+                    "waiting for target cluster {cluster:?} to delete the children: {unresolved}"
+                ),
+            )
+            .await?;
+            return Ok(Next::After(UNRESOLVED_REQUEUE));
+        }
+    };
     let state = State::new(env.clone(), barbican.clone(), children);
     // Whether cleanup remains is judged before the Delete is issued.
     let live = super::database::tear_down(&state)
@@ -119,32 +272,48 @@ async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error>
             .await;
         return Ok(Next::After(FINALIZER_HOLD));
     }
-    env.probes.evict(&cache_key(&namespace, &name));
-    env.metrics.forget_barbican(&name, &namespace);
-    let remaining: Vec<String> = barbican
-        .finalizers()
-        .iter()
-        .filter(|f| *f != BARBICAN_FINALIZER)
-        .cloned()
-        .collect();
-    let api: Api<Barbican> = Api::namespaced(env.client.clone(), &namespace);
-    let patch = json!({"metadata": {"finalizers": remaining, "resourceVersion": barbican.resource_version()}});
-    match api
-        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-    {
-        Ok(_) => {}
-        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Next::AwaitChange),
-        Err(e) => return Err(api_failed("releasing the finalizer")(e)),
+    if state.children.cluster().is_some() {
+        sweep(&state.children, &barbican)
+            .await
+            .map_err(api_failed("sweeping the target cluster's children"))?;
     }
-    state
-        .event(
-            Severity::Normal,
-            "DatabaseFinalized",
-            "nothing left to clean up; the finalizer is released",
-        )
-        .await;
+    if drop_finalizers(env, &barbican).await? {
+        state
+            .event(
+                Severity::Normal,
+                "DatabaseFinalized",
+                "nothing left to clean up; the finalizer is released",
+            )
+            .await;
+    }
     Ok(Next::AwaitChange)
+}
+
+/// Sets SecretsReady=False/TargetClusterUnavailable with `message` (and nothing else).
+async fn gate(env: &Env, barbican: &Barbican, message: String) -> Result<(), Error> {
+    let api: Api<Barbican> = Api::namespaced(
+        env.client.clone(),
+        &barbican.namespace().unwrap_or_default(),
+    );
+    let before = barbican.status.clone().unwrap_or_default();
+    let mut after = before.clone();
+    let (generation, now) = (barbican.metadata.generation, env.clock.now());
+    set(
+        &mut after.conditions,
+        &Report::not_ready(
+            BarbicanConditionType::SecretsReady,
+            Reason::TargetClusterUnavailable,
+            message,
+        ),
+        generation,
+        now,
+    );
+    if let Some(status) = conclude(&before, after, generation, now) {
+        write_status(&api, &barbican.name_any(), &before, &status)
+            .await
+            .map_err(api_failed("writing the status"))?;
+    }
+    Ok(())
 }
 
 /// Runs one pass over `barbican`.
@@ -166,11 +335,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
     }
     let barbican = Arc::new(barbican);
     if barbican.metadata.deletion_timestamp.is_some() {
-        if barbican
-            .finalizers()
-            .iter()
-            .any(|f| f == BARBICAN_FINALIZER)
-        {
+        if barbican.finalizers().iter().any(|f| ours(f)) {
             return release(&env, barbican).await;
         }
         return Ok(Next::AwaitChange);
@@ -180,36 +345,34 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
         .target_cluster_ref
         .as_ref()
         .map(|t| t.name.as_str());
-    if let Some(message) = placement_refusal(&env.clusters, target) {
-        // Ahead of every step and of the finalizer: nothing is created on any cluster.
-        let before = barbican.status.clone().unwrap_or_default();
-        let mut after = before.clone();
-        let (generation, now) = (barbican.metadata.generation, env.clock.now());
-        set(
-            &mut after.conditions,
-            &Report::not_ready(
-                BarbicanConditionType::SecretsReady,
-                Reason::TargetClusterUnavailable,
-                message,
-            ),
-            generation,
-            now,
-        );
-        if let Some(status) = conclude(&before, after, generation, now) {
-            write_status(&api, &name, &before, &status)
-                .await
-                .map_err(api_failed("writing the status"))?;
+    // Ahead of every step and of the finalizers: nothing is created on any cluster.
+    let children = match place(
+        &env.clusters,
+        &env.client,
+        &namespace,
+        target,
+        env.clock.now(),
+    ) {
+        Ok(children) => children,
+        Err(unresolved) => {
+            gate(&env, &barbican, unresolved.to_string()).await?;
+            return Ok(Next::After(UNRESOLVED_REQUEUE));
         }
+    };
+    if children.cluster().is_some()
+        && let Some(refusal) = label_owner_refusal(&name)
+    {
+        gate(&env, &barbican, refusal).await?;
         return Ok(Next::After(UNRESOLVED_REQUEUE));
     }
-    if !barbican
-        .finalizers()
-        .iter()
-        .any(|f| f == BARBICAN_FINALIZER)
-    {
+    let missing: Vec<&str> = wanted_finalizers(children.cluster().is_some())
+        .into_iter()
+        .filter(|w| !barbican.finalizers().iter().any(|f| f == w))
+        .collect();
+    if !missing.is_empty() {
         // Before the first child write, so nothing is created that deletion would not see.
         let mut finalizers = barbican.finalizers().to_vec();
-        finalizers.push(BARBICAN_FINALIZER.to_string());
+        finalizers.extend(missing.into_iter().map(String::from));
         let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": barbican.resource_version()}});
         api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
@@ -217,7 +380,6 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
         return Ok(Next::After(Duration::ZERO));
     }
 
-    let children = Children::local(env.client.clone(), &namespace);
     let mut state = State::new(env.clone(), barbican.clone(), children);
     let pass = pipeline().run(&mut state, env.metrics.as_ref()).await;
     let before = barbican.status.clone().unwrap_or_default();

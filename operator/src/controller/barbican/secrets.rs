@@ -155,10 +155,9 @@ pub fn secrets(state: &mut State) -> StepFuture<'_> {
         let store = match kind {
             SecretStoreKind::ClusterSecretStore => {
                 get_dynamic(
-                    Api::all_with(
-                        state.env.client.clone(),
-                        &eso("ClusterSecretStore", "clustersecretstores"),
-                    ),
+                    state
+                        .children
+                        .cluster_scoped(&eso("ClusterSecretStore", "clustersecretstores")),
                     &name,
                 )
                 .await?

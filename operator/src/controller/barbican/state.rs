@@ -3,7 +3,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{Client, Resource, ResourceExt};
 
 use super::{
@@ -118,11 +118,9 @@ impl State {
         self.status.conditions.iter().find(|c| c.type_ == type_)
     }
 
-    /// The controller ownerReference every child carries.
-    pub fn owner(&self) -> OwnerReference {
-        self.barbican
-            .controller_owner_ref(&())
-            .expect("a stored Barbican has a name and uid")
+    /// Records the CR as the owner of a child (see [`Children::stamp`]).
+    pub fn stamp(&self, meta: &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) {
+        self.children.stamp(meta, self.barbican.as_ref());
     }
 
     /// Publishes an event about the CR.
@@ -141,17 +139,11 @@ pub fn owned_metadata(
 ) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
     let mut meta = super::labels::child_metadata(name, &state.namespace());
     meta.labels = Some(super::labels::common(&state.name()));
-    meta.owner_references = Some(vec![state.owner()]);
+    state.stamp(&mut meta);
     meta
 }
 
-/// Whether a resource is one of the Barbican's (controller ownerReference to its uid).
+/// Whether a resource is one of the Barbican's (see [`crate::controller::children::owned_by`]).
 pub fn owned_by<K: Resource>(object: &K, barbican: &Barbican) -> bool {
-    let uid = barbican.metadata.uid.as_deref();
-    object
-        .meta()
-        .owner_references
-        .iter()
-        .flatten()
-        .any(|o| o.controller == Some(true) && Some(o.uid.as_str()) == uid)
+    crate::controller::children::owned_by(object, barbican)
 }

@@ -31,6 +31,7 @@ fn failed(reason: Reason, message: impl Into<String>) -> Findings {
 pub async fn pass(
     env: &Env,
     store: &BarbicanSecretStore,
+    children: &Children,
     spec: &OpenBaoStoreSpec,
 ) -> Result<Findings, kube::Error> {
     let Some(server) = spec.server.as_ref() else {
@@ -39,7 +40,6 @@ pub async fn pass(
             "spec.openBao names neither instanceRef nor server",
         ));
     };
-    let children = Children::local(env.client.clone(), &store.namespace().unwrap_or_default());
     let credentials_name = &server.credentials_secret_ref.name;
     let credentials = children.get::<Secret>(credentials_name).await?;
     let role_id = text(credentials.as_ref(), ROLE_ID_KEY);

@@ -120,10 +120,10 @@ const NOT_PROVISIONED: &str =
 pub async fn pass(
     env: &Env,
     store: &BarbicanSecretStore,
+    children: &Children,
     instance: &str,
 ) -> Result<Findings, kube::Error> {
     let namespace = store.namespace().unwrap_or_default();
-    let children = Children::local(env.client.clone(), &namespace);
     let Some(cluster) = children
         .dynamic(&openbao_cluster_resource())
         .get_opt(instance)
@@ -174,7 +174,7 @@ pub async fn pass(
         return Ok(reused);
     }
     let account = provisioner_account(instance);
-    let jwt = match mint_token(&children, &account, instance).await {
+    let jwt = match mint_token(children, &account, instance).await {
         Ok(jwt) => jwt,
         Err(kube::Error::Api(s)) if s.code == 404 => {
             return Ok(provisioning(
@@ -211,7 +211,7 @@ pub async fn pass(
             ));
         }
     };
-    let found = provisioned(env, store, &children, &server, &provisioner, secret).await;
+    let found = provisioned(env, store, children, &server, &provisioner, secret).await;
     provisioner.revoke_self().await;
     let (findings, secret) = found?;
     env.verified
@@ -369,15 +369,10 @@ impl Mint<'_> {
             minted_at: jiff::Timestamp::from_second(now.as_second()).unwrap_or(now),
             ttl: std::time::Duration::from_secs(minted.ttl_seconds),
         };
-        let written = self
-            .children
-            .ensure(&approle_secret(
-                self.store,
-                self.role_id,
-                &minted.value,
-                &stamp,
-            ))
-            .await?;
+        let mut desired = approle_secret(self.store, self.role_id, &minted.value, &stamp);
+        // On a target cluster the owner labels stand in for the ownerReference.
+        self.children.stamp(&mut desired.metadata, self.store);
+        let written = self.children.ensure(&desired).await?;
         let (store, namespace) = (
             self.store.name_any(),
             self.store.namespace().unwrap_or_default(),

@@ -1,10 +1,14 @@
 //! One pass over one BarbicanSecretStore: the parent, the mode's flow, ConfigProjected, and the
 //! status write (skipped when nothing changed).
 
-use std::{sync::Arc, time::Duration};
+use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Secret};
-use kube::{Api, ResourceExt};
+use kube::{
+    Api, ResourceExt,
+    api::{Patch, PatchParams},
+};
+use serde_json::json;
 
 use super::{
     brownfield,
@@ -16,16 +20,17 @@ use crate::{
     api::{
         barbican::Barbican,
         conditions::{Reason, StoreConditionType as T},
+        names::{CHILDREN_CLUSTER_ANNOTATION, REMOTE_CHILDREN_FINALIZER, approle_secret_name},
         secret_store::BarbicanSecretStore,
     },
-    clusters::{UNRESOLVED_REQUEUE, placement_refusal},
+    clusters::{UNRESOLVED_REQUEUE, may_abandon, place},
     controller::{
         barbican::{
             config::mounted_config,
             reconcile::{Error, Next, write_status},
             state::Env,
         },
-        children::Children,
+        children::{Children, owned_by},
         events::{Severity, reference},
         status::Report,
     },
@@ -71,11 +76,182 @@ async fn config_projected(
 }
 
 /// Drops what the operator keeps about a store whose deletion it observed: its re-mint series
-/// and its verdict (garbage collection reclaims `<store>-approle`).
+/// and its verdict (garbage collection reclaims a local `<store>-approle`).
 pub fn forget(env: &Env, store: &BarbicanSecretStore) {
     env.metrics
         .forget_store(&store.name_any(), &store.namespace().unwrap_or_default());
     env.verified.forget(&super::verified::key(store));
+}
+
+/// The target clusters a store's credentials may live on: the one it recorded, and its
+/// parent's.
+fn remote_clusters(store: &BarbicanSecretStore, parent: Option<&Barbican>) -> BTreeSet<String> {
+    let recorded = store
+        .annotations()
+        .get(CHILDREN_CLUSTER_ANNOTATION)
+        .cloned();
+    let parents = parent
+        .and_then(|p| p.spec.target_cluster_ref.as_ref())
+        .map(|t| t.name.clone());
+    recorded.into_iter().chain(parents).collect()
+}
+
+/// The deletion of a store carrying the remote-children finalizer: `<store>-approle` is
+/// deleted on each of its clusters (only when it carries this store's ownership labels), then
+/// the finalizer goes. A cluster that does not resolve holds it (15 s requeues) until both
+/// windows have run out; then it goes without cleanup and RemoteChildrenAbandoned says so.
+async fn release(
+    env: &Env,
+    api: &Api<BarbicanSecretStore>,
+    store: &BarbicanSecretStore,
+    parent: Option<&Barbican>,
+) -> Result<Next, Error> {
+    let namespace = store.namespace().unwrap_or_default();
+    let secret_name = approle_secret_name(&store.name_any());
+    let now = env.clock.now();
+    let mut unresolved = Vec::new();
+    for cluster in remote_clusters(store, parent) {
+        match place(&env.clusters, &env.client, &namespace, Some(&cluster), now) {
+            Ok(children) => {
+                let secret = children
+                    .get::<Secret>(&secret_name)
+                    .await
+                    .map_err(api_failed("reading the credentials Secret"))?;
+                if secret.is_some_and(|s| owned_by(&s, store)) {
+                    children
+                        .delete::<Secret>(&secret_name)
+                        .await
+                        .map_err(api_failed("deleting the credentials Secret"))?;
+                }
+            }
+            Err(why) => unresolved.push((cluster, why)),
+        }
+    }
+    let deleted_at = store
+        .metadata
+        .deletion_timestamp
+        .as_ref()
+        .map_or(now, |t| t.0);
+    let waiting = unresolved.iter().find(|(cluster, _)| {
+        let first = env.clusters.first_failure(cluster).unwrap_or(now);
+        !may_abandon(deleted_at, first, now)
+    });
+    if let Some((cluster, why)) = waiting {
+        let findings = Findings {
+            credentials: Some(Report::not_ready(
+                T::CredentialsReady,
+                Reason::TargetClusterUnavailable,
+                format!("waiting for target cluster {cluster:?} to delete {secret_name:?}: {why}"),
+            )),
+            provisioning: None,
+            managed: false,
+            requeue: UNRESOLVED_REQUEUE,
+        };
+        let before = store.status.clone().unwrap_or_default();
+        let projected = before
+            .conditions
+            .iter()
+            .find(|c| c.type_ == T::ConfigProjected.as_str())
+            .map(|c| {
+                Report::not_ready(
+                    T::ConfigProjected,
+                    Reason::WaitingForProjection,
+                    c.message.clone(),
+                )
+            })
+            .unwrap_or_else(|| {
+                Report::not_ready(T::ConfigProjected, Reason::WaitingForProjection, "")
+            });
+        if let Some(status) = conclude(
+            &before,
+            &findings,
+            &projected,
+            store.metadata.generation,
+            now,
+        ) {
+            write_status(api, &store.name_any(), &before, &status)
+                .await
+                .map_err(api_failed("writing the store's status"))?;
+        }
+        return Ok(Next::After(UNRESOLVED_REQUEUE));
+    }
+    let remaining: Vec<String> = store
+        .finalizers()
+        .iter()
+        .filter(|f| *f != REMOTE_CHILDREN_FINALIZER)
+        .cloned()
+        .collect();
+    let patch =
+        json!({"metadata": {"finalizers": remaining, "resourceVersion": store.resource_version()}});
+    match api
+        .patch(
+            &store.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Next::AwaitChange),
+        Err(e) => return Err(api_failed("releasing the finalizer")(e)),
+    }
+    forget(env, store);
+    if !unresolved.is_empty() {
+        let clusters: Vec<String> = unresolved
+            .iter()
+            .map(|(c, why)| format!("{c:?} ({why})"))
+            .collect();
+        env.events
+            .publish(
+                &reference(store),
+                Severity::Warning,
+                "RemoteChildrenAbandoned",
+                &format!(
+                    "target cluster {} stayed unresolvable past both 5-minute windows; the finalizer is released without cleanup. Left behind there in namespace {namespace:?}: the Secret {secret_name:?}",
+                    clusters.join(", ")
+                ),
+            )
+            .await;
+    }
+    Ok(Next::AwaitChange)
+}
+
+/// Records the target cluster on the store (the annotation and the remote-children finalizer)
+/// before its first credentials write there; `true` when a write was needed.
+async fn record_cluster(
+    api: &Api<BarbicanSecretStore>,
+    store: &BarbicanSecretStore,
+    cluster: &str,
+) -> Result<bool, Error> {
+    let annotated = store
+        .annotations()
+        .get(CHILDREN_CLUSTER_ANNOTATION)
+        .map(String::as_str)
+        == Some(cluster);
+    let finalized = store
+        .finalizers()
+        .iter()
+        .any(|f| f == REMOTE_CHILDREN_FINALIZER);
+    if annotated && finalized {
+        return Ok(false);
+    }
+    let mut finalizers = store.finalizers().to_vec();
+    if !finalized {
+        finalizers.push(REMOTE_CHILDREN_FINALIZER.to_string());
+    }
+    let patch = json!({"metadata": {
+        "finalizers": finalizers,
+        "annotations": {CHILDREN_CLUSTER_ANNOTATION: cluster},
+        "resourceVersion": store.resource_version(),
+    }});
+    api.patch(
+        &store.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .map_err(api_failed("recording the target cluster on the store"))?;
+    Ok(true)
 }
 
 /// Runs one pass over `cached` (re-read first: the watch cache may lag the last status write).
@@ -90,16 +266,22 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         forget(&env, &cached);
         return Ok(Next::AwaitChange);
     };
-    if store.metadata.deletion_timestamp.is_some() {
-        forget(&env, &store);
-        return Ok(Next::AwaitChange);
-    }
-    let children = Children::local(env.client.clone(), &namespace);
     let parent_name = store.spec.barbican_ref.name.clone();
     let parent = Api::<Barbican>::namespaced(env.client.clone(), &namespace)
         .get_opt(&parent_name)
         .await
         .map_err(api_failed("reading the parent Barbican"))?;
+    if store.metadata.deletion_timestamp.is_some() {
+        if store
+            .finalizers()
+            .iter()
+            .any(|f| f == REMOTE_CHILDREN_FINALIZER)
+        {
+            return release(&env, &api, &store, parent.as_ref()).await;
+        }
+        forget(&env, &store);
+        return Ok(Next::AwaitChange);
+    }
     let open_bao = store.spec.open_bao.as_ref();
     let instance = open_bao
         .and_then(|o| o.instance_ref.as_ref())
@@ -108,31 +290,21 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         .as_ref()
         .and_then(|p| p.spec.target_cluster_ref.as_ref())
         .map(|t| t.name.as_str());
-    let refusal = placement_refusal(&env.clusters, target);
-    let (findings, projected) = match (&parent, open_bao) {
-        // The parent's target cluster decides where the credentials belong: nothing is minted
-        // while it does not resolve.
-        (Some(_), _) if refusal.is_some() => (
-            Findings {
-                credentials: Some(Report::not_ready(
-                    T::CredentialsReady,
-                    Reason::TargetClusterUnavailable,
-                    refusal.clone().unwrap_or_default(),
-                )),
-                provisioning: None,
-                managed: instance.is_some(),
-                requeue: UNRESOLVED_REQUEUE,
-            },
-            Report::not_ready(
-                T::ConfigProjected,
-                Reason::WaitingForProjection,
-                format!(
-                    "the parent's target cluster {:?} is unavailable",
-                    target.unwrap_or_default()
-                ),
-            ),
-        ),
-        (None, _) => (
+    let placed = place(
+        &env.clusters,
+        &env.client,
+        &namespace,
+        target,
+        env.clock.now(),
+    );
+    if let Ok(children) = &placed
+        && let Some(cluster) = children.cluster()
+        && record_cluster(&api, &store, cluster).await?
+    {
+        return Ok(Next::After(Duration::ZERO));
+    }
+    let (findings, projected) = match (&parent, open_bao, placed) {
+        (None, _, _) => (
             // Which cluster the credentials belong on is unknown: nothing is minted.
             Findings {
                 credentials: Some(Report::not_ready(
@@ -150,10 +322,32 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
                 format!("no Barbican {parent_name:?} to project into"),
             ),
         ),
-        (Some(_), Some(spec)) => {
+        // The parent's target cluster decides where the credentials belong: nothing is minted
+        // while it does not resolve.
+        (Some(_), _, Err(unresolved)) => (
+            Findings {
+                credentials: Some(Report::not_ready(
+                    T::CredentialsReady,
+                    Reason::TargetClusterUnavailable,
+                    unresolved.to_string(),
+                )),
+                provisioning: None,
+                managed: instance.is_some(),
+                requeue: UNRESOLVED_REQUEUE,
+            },
+            Report::not_ready(
+                T::ConfigProjected,
+                Reason::WaitingForProjection,
+                format!(
+                    "the parent's target cluster {:?} is unavailable",
+                    target.unwrap_or_default()
+                ),
+            ),
+        ),
+        (Some(_), Some(spec), Ok(children)) => {
             let findings = match &instance {
-                Some(instance) => managed::pass(&env, &store, instance).await,
-                None => brownfield::pass(&env, &store, spec).await,
+                Some(instance) => managed::pass(&env, &store, &children, instance).await,
+                None => brownfield::pass(&env, &store, &children, spec).await,
             }
             .map_err(api_failed("working on the store's Secrets"))?;
             let projected = config_projected(&children, &parent_name, &name)
@@ -161,7 +355,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
                 .map_err(api_failed("reading the parent's mounted config"))?;
             (findings, projected)
         }
-        (Some(_), None) => (
+        (Some(_), None, Ok(_)) => (
             Findings::credentials_failed(
                 false,
                 Reason::WaitingForCredentials,
@@ -171,8 +365,12 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
             Report::not_ready(T::ConfigProjected, Reason::WaitingForProjection, ""),
         ),
     };
+    let unresolved = findings
+        .credentials
+        .as_ref()
+        .is_some_and(|c| c.reason == Reason::TargetClusterUnavailable);
     let mut requeue = findings.requeue;
-    if !projected.ready && parent.is_some() && refusal.is_none() {
+    if !projected.ready && parent.is_some() && !unresolved {
         requeue = requeue.min(RETRY);
     }
     let before = store.status.clone().unwrap_or_default();
