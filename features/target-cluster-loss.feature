@@ -1,12 +1,19 @@
-Feature: A Barbican naming a target cluster that does not resolve creates nothing anywhere
+Feature: A Barbican placed on a target cluster, and what happens when that cluster goes away
 
-  A Barbican with spec.targetClusterRef places its children on a registered target cluster. Until
-  the name resolves, the pass stops ahead of every step and of the finalizer: SecretsReady says
-  why, the CR requeues every 15 seconds, and nothing is created on any cluster. Its stores mint
-  nothing either, since the cluster their credentials belong on is unknown.
+  A Barbican with spec.targetClusterRef places its children on the cluster a registration Secret
+  in c5c3-clusters names; the CR, its status and its events stay on the management cluster.
+  Remote children carry the three owner labels instead of ownerReferences. Until the name
+  resolves, the pass stops ahead of every step and of the finalizers: SecretsReady says why, the
+  CR requeues every 15 seconds, and nothing is created on any cluster. Deleting the CR sweeps its
+  children off the target; with the target gone, the finalizers hold for two 5-minute windows
+  (since the deletion, and since this operator process first failed to resolve the cluster) and
+  are then released with a RemoteChildrenAbandoned warning.
 
   Background:
     Given a simulated cluster with the operator running
+    And the namespace "openstack"
+    And the target cluster "edge-1" is running but not registered
+    And the scenario works on the target cluster "edge-1"
     And the namespace "openstack"
     And the MariaDB "openstack-mariadb" in "openstack" is running
     And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
@@ -17,12 +24,26 @@ Feature: A Barbican naming a target cluster that does not resolve creates nothin
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value            |
       | password | keystone-user-pw |
-    And the OpenBaoCluster "openbao-instance" in "openstack" is running
-    And the example "barbicansecretstore-managed.yaml" is applied
-
-  Scenario: an unregistered target cluster at create: no finalizer, nothing created, nothing minted
-    When the following is applied:
+    And the external OpenBao "vault" serves "vault" in "legacy" with the mount "secret-barbican" in the namespace "tenant-a"
+    And the external OpenBao "vault" issued AppRole credentials in "tenant-a" into the Secret "vault-barbican-approle" in "openstack"
+    And the CA of the external OpenBao "vault" is in the Secret "vault-ca" in "openstack"
+    And the following is applied:
       """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: BarbicanSecretStore
+      metadata: {name: vault-legacy, namespace: openstack}
+      spec:
+        barbicanRef: {name: barbican}
+        type: OpenBao
+        isDefault: true
+        openBao:
+          server:
+            url: https://vault.legacy.svc:8200
+            caBundleSecretRef: {name: vault-ca}
+            credentialsSecretRef: {name: vault-barbican-approle}
+          kvMountpoint: secret-barbican
+          namespace: tenant-a
+      ---
       apiVersion: barbican.openstack.c5c3.io/v1alpha1
       kind: Barbican
       metadata: {name: barbican, namespace: openstack}
@@ -40,16 +61,126 @@ Feature: A Barbican naming a target cluster that does not resolve creates nothin
         serviceUser:
           secretRef: {name: barbican-keystone}
       """
+
+  Scenario: an unregistered target cluster at create: no finalizer, nothing created, and it heals once registered
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition    | status | reason                   |
       | SecretsReady | False  | TargetClusterUnavailable |
       | Ready        | False  | NotAllReady              |
     And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "cluster not found"
-    And within 1 minute the BarbicanSecretStore "openbao-primary" in "openstack" reports:
+    And within 1 minute the BarbicanSecretStore "vault-legacy" in "openstack" reports:
       | condition        | status | reason                   |
       | CredentialsReady | False  | TargetClusterUnavailable |
     When 2 minutes pass
     Then the Barbican "barbican" in "openstack" has no "/metadata/finalizers"
+    And the BarbicanSecretStore "vault-legacy" in "openstack" has no "/metadata/finalizers"
     And the Deployment "barbican" in "openstack" does not exist
     And the Secret "barbican-db-connection" in "openstack" does not exist
-    And the Secret "openbao-primary-approle" in "openstack" does not exist
+    When the target cluster "edge-1" is registered
+    Then within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason    |
+      | SecretsReady | True   | SecretsAvailable |
+      | Ready        | True   | AllReady  |
+    And the Deployment "barbican" in "openstack" has "/metadata/labels/openstack.c5c3.io~1owner-kind" set to "Barbican"
+    And the Deployment "barbican" in "openstack" has "/metadata/labels/openstack.c5c3.io~1owner-name" set to "barbican"
+    And the Deployment "barbican" in "openstack" has "/metadata/labels/openstack.c5c3.io~1owner-namespace" set to "openstack"
+    And the Deployment "barbican" in "openstack" has no "/metadata/ownerReferences"
+    And the Service "barbican" in "openstack" has no "/metadata/ownerReferences"
+    And the Barbican "barbican" in "openstack" has "/metadata/finalizers/1" set to "openstack.c5c3.io/remote-children"
+    And the BarbicanSecretStore "vault-legacy" in "openstack" has "/metadata/annotations/openstack.c5c3.io~1children-cluster" set to "edge-1"
+    And the BarbicanSecretStore "vault-legacy" in "openstack" has "/metadata/finalizers/0" set to "openstack.c5c3.io/remote-children"
+    When the scenario works on the management cluster
+    Then the Deployment "barbican" in "openstack" does not exist
+    And the Secret "barbican-db-connection" in "openstack" does not exist
+
+  Scenario: a cluster deregistered under a Ready Barbican flips SecretsReady and leaves the children where they are
+    Given the target cluster "edge-1" is registered
+    And within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the target cluster "edge-1" is deregistered
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                   |
+      | SecretsReady | False  | TargetClusterUnavailable |
+    And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "cluster not found"
+    When 3 minutes pass
+    Then the Deployment "barbican" in "openstack" has "/metadata/name" set to "barbican"
+    And the Secret "barbican-db-connection" in "openstack" has "/metadata/name" set to "barbican-db-connection"
+
+  Scenario: deleting a placed Barbican sweeps its children off the target cluster
+    Given the target cluster "edge-1" is registered
+    And within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the Barbican "barbican" in "openstack" is deleted
+    Then within 3 minutes the Barbican "barbican" in "openstack" is gone
+    And within 1 minute the Deployment "barbican" in "openstack" is gone
+    And within 1 minute the Secret "barbican-db-connection" in "openstack" is gone
+    And within 1 minute the CronJob "barbican-db-clean" in "openstack" is gone
+    And within 1 minute the Database "barbican" in "openstack" is gone
+    And the Secret "barbican-db" in "openstack" has "/metadata/name" set to "barbican-db"
+
+  Scenario: deleting a Barbican whose cluster is gone holds for five minutes, then abandons the children with a warning
+    Given the target cluster "edge-1" is registered
+    And within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the target cluster "edge-1" is deregistered
+    And the Barbican "barbican" in "openstack" is deleted
+    Then within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "waiting for target cluster"
+    When 4 minutes pass
+    Then the Barbican "barbican" in "openstack" has "/metadata/name" set to "barbican"
+    And within 2 minutes the Barbican "barbican" in "openstack" is gone
+    And within 1 minute a Warning event "RemoteChildrenAbandoned" about "barbican" in "openstack" mentions "edge-1"
+    And the Deployment "barbican" in "openstack" has "/metadata/name" set to "barbican"
+
+  Scenario: an operator restarted during the wait starts its own five minutes
+    Given the target cluster "edge-1" is registered
+    And within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the target cluster "edge-1" is deregistered
+    And the Barbican "barbican" in "openstack" is deleted
+    And 4 minutes pass
+    And the operator restarts
+    And 3 minutes pass
+    Then the Barbican "barbican" in "openstack" has "/metadata/name" set to "barbican"
+    And within 3 minutes the Barbican "barbican" in "openstack" is gone
+
+  Scenario: a rotated registration kubeconfig is engaged afresh
+    Given the target cluster "edge-1" is registered
+    And within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the registration of "edge-1" is rotated to a new token
+    And the Service "barbican" in "openstack" is deleted
+    Then within 1 minute the Service "barbican" in "openstack" exists
+    And within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+
+  Scenario: a kubeconfig whose token the target rejects engages, and the CR reports the API server's error
+    Given the target cluster "edge-1" rejects the operator's token
+    When the target cluster "edge-1" is registered
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                   |
+      | SecretsReady | False  | TargetClusterUnavailable |
+    And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "401"
+    And the Deployment "barbican" in "openstack" does not exist
+
+  Scenario: an event from a cluster the Barbican does not name does not wake it
+    Given the target cluster "edge-1" is registered
+    And within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    And the target cluster "edge-2" is registered
+    And the scenario works on the target cluster "edge-2"
+    And the namespace "openstack"
+    And the Secret "barbican-db" in "openstack" holds:
+      | key      | value    |
+      | username | barbican |
+      | password | other-pw |
+    When the Secret "barbican-db" in "openstack" on the target cluster "edge-2" changes
+    Then the change does not wake the Barbican "barbican" in "openstack"
+    When the Secret "barbican-db" in "openstack" on the target cluster "edge-1" changes
+    Then the change wakes the Barbican "barbican" in "openstack"

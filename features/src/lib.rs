@@ -1,8 +1,10 @@
 //! The step library behind `features/*.feature`: the cucumber World that drives the operator on
 //! the simulated cluster, with steps in the operator's own vocabulary (conditions, reasons,
 //! events). [`sim_env`] starts the sim, its fakes and the operator in-process on the virtual
-//! clock; [`world`] holds the steps, [`store_steps`] those about secret stores and OpenBao; [`seams`] hands the operator the sim's clock and names.
+//! clock; [`world`] holds the steps, [`store_steps`] those about secret stores and OpenBao; [`cluster_steps`] those about target
+//! clusters; [`seams`] hands the operator the sim's clock and names.
 
+pub mod cluster_steps;
 pub mod log_capture;
 pub mod seams;
 pub mod sim_env;
@@ -16,7 +18,12 @@ mod tests {
     /// Every step the World defines is listed in the step library's README.
     #[test]
     fn every_step_is_documented() {
-        let steps = [include_str!("world.rs"), include_str!("store_steps.rs")].concat();
+        let steps = [
+            include_str!("world.rs"),
+            include_str!("store_steps.rs"),
+            include_str!("cluster_steps.rs"),
+        ]
+        .concat();
         let readme = include_str!("../README.md");
         let mut missing = vec![];
         let mut found = 0;

@@ -19,6 +19,7 @@ use barbican_fakes::{
 };
 use barbican_operator::{
     api::Barbican,
+    clusters::{DEFAULT_CLUSTERS_NAMESPACE, REGISTRATION_LABEL, run_registry},
     controller::manager::{Settings, run_barbican_controller},
     crd,
     metrics::Metrics,
@@ -87,24 +88,21 @@ pub const REAL_PAUSE: Duration = Duration::from_millis(15);
 
 /// The running environment.
 pub struct SimEnv {
-    /// The cluster.
+    /// The management cluster: where the operator runs and the CRs live.
     pub cluster: Cluster,
-    /// The scenario's client.
+    /// The scenario's client on the management cluster.
     pub client: Client,
     /// The operator's metrics.
     pub metrics: Arc<Metrics>,
-    /// The fake External Secrets operator.
-    pub external_secrets: ExternalSecrets,
-    /// The barbican API stand-ins.
-    pub barbican_api: BarbicanApi,
-    /// The fake mariadb-operator.
-    pub mariadb: MariaDbOperator,
-    /// The Gateway API route controller, when the cluster serves the Gateway API.
-    pub gateway: Option<GatewayApi>,
-    /// The fake OpenBao operator and the OpenBao behind each OpenBaoCluster.
-    pub openbao: OpenBaoOperator,
+    /// The management cluster and its fakes.
+    pub site: Arc<Site>,
     /// External (brownfield) OpenBao servers, by the scenario's name for them.
     externals: Mutex<BTreeMap<String, Arc<FakeOpenBao>>>,
+    /// The target clusters started, by name.
+    targets: Mutex<BTreeMap<String, Arc<TargetCluster>>>,
+    /// The target cluster the scenario's children and inputs steps work on; `None` for the
+    /// management cluster.
+    focus: Mutex<Option<Arc<TargetCluster>>>,
     /// Values a scenario noted to compare against later.
     notes: Mutex<BTreeMap<String, String>>,
     operator: tokio::task::JoinHandle<()>,
@@ -119,7 +117,9 @@ impl std::fmt::Debug for SimEnv {
     }
 }
 
-/// Starts the operator's Barbican controller against `cluster`, reporting into `metrics`.
+/// Starts the operator's Barbican controller against `cluster`, reporting into `metrics`, with
+/// the registry of target clusters following the registration Secrets in
+/// [`CLUSTERS_NAMESPACE`] (a fresh registry per start, as in a new process).
 fn start_operator(
     cluster: &Cluster,
     clock: Arc<SimClock>,
@@ -127,11 +127,96 @@ fn start_operator(
 ) -> tokio::task::JoinHandle<()> {
     let mut settings = Settings::new(clock, Arc::new(SimResolver(cluster.services())), metrics);
     settings.probe_timeout = Duration::from_secs(2);
-    tokio::spawn(run_barbican_controller(
-        cluster.client_as(OPERATOR_AGENT),
-        settings,
+    let client = cluster.client_as(OPERATOR_AGENT);
+    let registry = run_registry(
+        client.clone(),
+        CLUSTERS_NAMESPACE.to_string(),
+        settings.clusters.clone(),
         std::future::pending(),
-    ))
+    );
+    let controllers = run_barbican_controller(client, settings, std::future::pending());
+    tokio::spawn(async move {
+        futures::join!(registry, controllers);
+    })
+}
+
+/// The namespace registration Secrets live in (the operator's default).
+pub const CLUSTERS_NAMESPACE: &str = DEFAULT_CLUSTERS_NAMESPACE;
+
+/// A simulated API server with the Deployment, Job, CronJob and HPA controllers, the
+/// third-party CRDs and the operator's, and the fakes that play the other operators on it.
+pub struct Site {
+    /// The cluster.
+    pub cluster: Cluster,
+    /// The fake External Secrets operator.
+    pub external_secrets: ExternalSecrets,
+    /// The barbican API stand-ins.
+    pub barbican_api: BarbicanApi,
+    /// The fake mariadb-operator.
+    pub mariadb: MariaDbOperator,
+    /// The Gateway API route controller, when the cluster serves the Gateway API.
+    pub gateway: Option<GatewayApi>,
+    /// The fake OpenBao operator and the OpenBao behind each OpenBaoCluster.
+    pub openbao: OpenBaoOperator,
+}
+
+impl Site {
+    /// A site on `clock`; its fakes present `token` when the cluster requires one.
+    fn start(clock: &Clock, gateway_api: bool, token: &str) -> Result<Self, Error> {
+        let cluster = Cluster::with_clock(clock.clone());
+        cluster.set_controllers(Controllers {
+            deployments: Some(Rollouts::default()),
+            ..Controllers::all()
+        });
+        crds::install(&cluster, gateway_api)?;
+        for definition in crd::definitions() {
+            let definition = serde_json::to_value(definition).map_err(text)?;
+            cluster
+                .install_crd(definition)
+                .map_err(|e| format!("{e:?}"))?;
+        }
+        let fakes = cluster.client_with_token("fakes", token);
+        Ok(Self {
+            external_secrets: ExternalSecrets::start(fakes.clone(), clock.clone()),
+            barbican_api: BarbicanApi::start(fakes.clone(), cluster.services()),
+            mariadb: MariaDbOperator::start(fakes.clone(), clock.clone()),
+            openbao: OpenBaoOperator::start(fakes.clone(), clock.clone(), cluster.services()),
+            gateway: gateway_api.then(|| GatewayApi::start(fakes, clock.clone())),
+            cluster,
+        })
+    }
+}
+
+/// A registered target cluster: a [`Site`] served over loopback HTTP that requires bearer
+/// tokens, registered on the management cluster by a Secret whose kubeconfig carries one.
+pub struct TargetCluster {
+    /// The cluster and its fakes.
+    pub site: Arc<Site>,
+    /// The scenario's client on it.
+    pub client: Client,
+    /// Where it is served.
+    pub addr: std::net::SocketAddr,
+    /// The token the fakes and the scenario present.
+    pub local_token: String,
+    /// The token the registration's kubeconfig carries now.
+    pub operator_token: Mutex<String>,
+}
+
+impl TargetCluster {
+    /// The kubeconfig a registration of this cluster carries, authenticating with `token`.
+    pub fn kubeconfig(&self, token: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: target\n  cluster: {{server: 'http://{}'}}\nusers:\n- name: operator\n  user: {{token: {token}}}\ncontexts:\n- name: target\n  context: {{cluster: target, user: operator}}\ncurrent-context: target\n",
+            self.addr
+        )
+    }
+
+    /// Accepts exactly `operator_tokens` from the operator (besides the local token).
+    pub fn accept(&self, operator_tokens: &[&str]) {
+        let mut tokens: Vec<String> = operator_tokens.iter().map(|t| t.to_string()).collect();
+        tokens.push(self.local_token.clone());
+        self.site.cluster.require_bearer_tokens(tokens);
+    }
 }
 
 impl Drop for SimEnv {
@@ -153,26 +238,8 @@ impl SimEnv {
     /// operator's CRDs, and the operator's Barbican controller.
     pub async fn start(gateway_api: bool) -> Result<Self, Error> {
         let clock = Clock::virtual_time();
-        let cluster = Cluster::with_clock(clock.clone());
-        cluster.set_controllers(Controllers {
-            deployments: Some(Rollouts::default()),
-            ..Controllers::all()
-        });
-        crds::install(&cluster, gateway_api)?;
-        for definition in crd::definitions() {
-            let definition = serde_json::to_value(definition).map_err(text)?;
-            cluster
-                .install_crd(definition)
-                .map_err(|e| format!("{e:?}"))?;
-        }
-        let fakes_client = cluster.client_as("fakes");
-        let external_secrets = ExternalSecrets::start(fakes_client.clone(), clock.clone());
-        let barbican_api = BarbicanApi::start(fakes_client.clone(), cluster.services());
-        let mariadb = MariaDbOperator::start(fakes_client.clone(), clock.clone());
-        let openbao =
-            OpenBaoOperator::start(fakes_client.clone(), clock.clone(), cluster.services());
-        let gateway = gateway_api.then(|| GatewayApi::start(fakes_client, clock.clone()));
-
+        let site = Arc::new(Site::start(&clock, gateway_api, "")?);
+        let cluster = site.cluster.clone();
         let metrics = Arc::new(Metrics::new());
         let clock_seam = Arc::new(SimClock(clock));
         let operator = start_operator(&cluster, clock_seam.clone(), metrics.clone());
@@ -180,16 +247,116 @@ impl SimEnv {
             client: cluster.client_as(SCENARIO_AGENT),
             cluster,
             metrics,
-            external_secrets,
-            barbican_api,
-            mariadb,
-            gateway,
-            openbao,
+            site,
             externals: Mutex::default(),
+            targets: Mutex::default(),
+            focus: Mutex::default(),
             notes: Mutex::default(),
             operator,
             clock_seam,
         })
+    }
+
+    /// The site the scenario's children and inputs steps work on (see [`SimEnv::focus_on`]).
+    pub fn here(&self) -> Arc<Site> {
+        self.focused()
+            .map_or_else(|| self.site.clone(), |t| t.site.clone())
+    }
+
+    fn focused(&self) -> Option<Arc<TargetCluster>> {
+        self.focus.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The scenario's client on the site it works on.
+    pub fn scenario_client(&self) -> Client {
+        self.focused()
+            .map_or_else(|| self.client.clone(), |t| t.client.clone())
+    }
+
+    /// The scenario's client for objects of `kind`: the CRs always live on the management
+    /// cluster, everything else where the scenario works.
+    fn client_for(&self, kind: &str) -> Client {
+        if kind == "Barbican" || kind == "BarbicanSecretStore" {
+            self.client.clone()
+        } else {
+            self.scenario_client()
+        }
+    }
+
+    /// Makes the steps about children and inputs work on the target cluster `name` (`None`:
+    /// the management cluster again).
+    pub fn focus_on(&self, name: Option<&str>) -> Result<(), Error> {
+        let target = name.map(|n| self.target(n)).transpose()?;
+        *self.focus.lock().unwrap_or_else(|p| p.into_inner()) = target;
+        Ok(())
+    }
+
+    /// Starts the target cluster `name` (with the Gateway API), accepting `token` from the
+    /// operator, without registering it.
+    pub async fn start_target(&self, name: &str, token: &str) -> Result<Arc<TargetCluster>, Error> {
+        let local_token = format!("{name}-local");
+        let site = Site::start(self.clock(), true, &local_token)?;
+        let addr = site.cluster.serve_on_loopback().await.map_err(text)?;
+        let target = Arc::new(TargetCluster {
+            client: site.cluster.client_with_token(SCENARIO_AGENT, &local_token),
+            site: Arc::new(site),
+            addr,
+            local_token,
+            operator_token: Mutex::new(token.to_string()),
+        });
+        target.accept(&[token]);
+        self.targets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string(), target.clone());
+        Ok(target)
+    }
+
+    /// Registers the target cluster `name` (started first if it is not running) with a
+    /// kubeconfig carrying its current operator token.
+    pub async fn register_target(&self, name: &str) -> Result<Arc<TargetCluster>, Error> {
+        let target = match self.target(name) {
+            Ok(target) => target,
+            Err(_) => self.start_target(name, &format!("{name}-operator")).await?,
+        };
+        let token = target
+            .operator_token
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        self.register(name, &target.kubeconfig(&token)).await?;
+        Ok(target)
+    }
+
+    /// Writes the registration Secret of `name` with `kubeconfig`.
+    pub async fn register(&self, name: &str, kubeconfig: &str) -> Result<(), Error> {
+        // On the management cluster, wherever the scenario works.
+        let management = self.client.clone();
+        self.apply_with(
+            management.clone(),
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": CLUSTERS_NAMESPACE}}),
+        )
+        .await?;
+        self.apply_with(
+            management,
+            serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": name, "namespace": CLUSTERS_NAMESPACE,
+                "labels": {REGISTRATION_LABEL: "true"}},
+            "stringData": {"kubeconfig": kubeconfig}}),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// The target cluster `name`.
+    pub fn target(&self, name: &str) -> Result<Arc<TargetCluster>, Error> {
+        self.targets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
+            .ok_or_else(|| format!("no target cluster {name:?} was started"))
     }
 
     /// Stops the operator and starts a new one, as a restarted pod would: nothing carries
@@ -215,8 +382,15 @@ impl SimEnv {
         Ok(())
     }
 
-    /// Server-side applies one object as the scenario.
+    /// Server-side applies one object as the scenario: a CR on the management cluster,
+    /// anything else where the scenario works.
     pub async fn apply(&self, object: Value) -> Result<DynamicObject, Error> {
+        let kind = object["kind"].as_str().unwrap_or_default().to_string();
+        self.apply_with(self.client_for(&kind), object).await
+    }
+
+    /// Server-side applies one object through `client` as the scenario.
+    pub async fn apply_with(&self, client: Client, object: Value) -> Result<DynamicObject, Error> {
         let object: DynamicObject = serde_json::from_value(object).map_err(text)?;
         let types = object
             .types
@@ -225,8 +399,8 @@ impl SimEnv {
         let resource = self.resource(&types.api_version, &types.kind).await?;
         let name = object.name_any();
         let api = match object.namespace() {
-            Some(ns) => Api::<DynamicObject>::namespaced_with(self.client.clone(), &ns, &resource),
-            None => Api::<DynamicObject>::all_with(self.client.clone(), &resource),
+            Some(ns) => Api::<DynamicObject>::namespaced_with(client, &ns, &resource),
+            None => Api::<DynamicObject>::all_with(client, &resource),
         };
         api.patch(
             &name,
@@ -317,6 +491,20 @@ impl SimEnv {
         }
     }
 
+    /// Moves virtual time on by `span` the way [`SimEnv::eventually`] does, a step at a time
+    /// with real pauses for the operator's round trips, so what the operator does within the
+    /// span happens at its time, not all at the end.
+    pub async fn let_time_pass(&self, span: Duration) {
+        let step = TICK.max(span / 100);
+        let mut passed = Duration::ZERO;
+        while passed < span {
+            let next = step.min(span - passed);
+            tokio::time::sleep(REAL_PAUSE).await;
+            self.clock().advance(next).await;
+            passed += next;
+        }
+    }
+
     /// How many passes the operator has started (the Secrets step leads every pass).
     pub fn passes(&self) -> u64 {
         self.metrics.step_runs("Secrets")
@@ -378,7 +566,7 @@ impl SimEnv {
         };
         let resource = self.resource(api_version, kind).await?;
         Ok(Api::namespaced_with(
-            self.client.clone(),
+            self.client_for(kind),
             namespace,
             &resource,
         ))
@@ -484,6 +672,7 @@ impl SimEnv {
     /// Every secret ID any OpenBao of the scenario issued.
     fn issued_secret_ids(&self) -> Vec<String> {
         let mut servers: Vec<Arc<FakeOpenBao>> = self
+            .here()
             .openbao
             .instances
             .lock()
@@ -522,11 +711,13 @@ impl SimEnv {
             return Err("no OpenBao issued a secret ID: nothing to check".into());
         }
         let mut places: Vec<(String, String)> = Vec::new();
-        let secrets =
-            Api::<k8s_openapi::api::core::v1::Secret>::namespaced(self.client.clone(), namespace)
-                .list(&Default::default())
-                .await
-                .map_err(text)?;
+        let secrets = Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
+            self.scenario_client(),
+            namespace,
+        )
+        .list(&Default::default())
+        .await
+        .map_err(text)?;
         for secret in secrets.items {
             let data = secret.data.clone().unwrap_or_default();
             if data.contains_key("secret-id") {

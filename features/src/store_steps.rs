@@ -25,7 +25,8 @@ fn fail(result: Result<(), String>) {
 
 /// The OpenBao behind the managed instance `namespace/name`.
 fn instance(env: &SimEnv, namespace: &str, name: &str) -> Arc<FakeOpenBao> {
-    env.openbao
+    env.here()
+        .openbao
         .instance(namespace, name)
         .unwrap_or_else(|| panic!("no OpenBao runs for OpenBaoCluster {namespace}/{name}"))
 }
@@ -42,7 +43,7 @@ async fn current_value(
     name: &str,
     key: &str,
 ) -> Result<Option<String>, String> {
-    let secret = Api::<Secret>::namespaced(env.client.clone(), namespace)
+    let secret = Api::<Secret>::namespaced(env.scenario_client(), namespace)
         .get_opt(name)
         .await
         .map_err(|e| format!("reading Secret {namespace}/{name}: {e}"))?;

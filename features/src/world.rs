@@ -75,7 +75,7 @@ async fn eso_store(world: &mut BarbicanWorld, name: String) {
         .resource("external-secrets.io/v1", "ClusterSecretStore")
         .await
         .unwrap();
-    let api = kube::Api::<kube::api::DynamicObject>::all_with(env.client.clone(), &resource);
+    let api = kube::Api::<kube::api::DynamicObject>::all_with(env.scenario_client(), &resource);
     ok(env
         .eventually(Duration::from_secs(60), || {
             let (api, name) = (api.clone(), name.clone());
@@ -161,7 +161,8 @@ async fn openbao_cluster(world: &mut BarbicanWorld, name: String, namespace: Str
         .eventually(Duration::from_secs(60), || {
             let (name, namespace) = (name.clone(), namespace.clone());
             async move {
-                env.openbao
+                env.here()
+                    .openbao
                     .instance(&namespace, &name)
                     .map(|_| ())
                     .ok_or_else(|| format!("OpenBaoCluster {namespace}/{name} has no server yet"))
@@ -174,8 +175,7 @@ async fn openbao_cluster(world: &mut BarbicanWorld, name: String, namespace: Str
 async fn minutes_pass(world: &mut BarbicanWorld, minutes: u64) {
     world
         .env()
-        .clock()
-        .advance(Duration::from_secs(minutes * 60))
+        .let_time_pass(Duration::from_secs(minutes * 60))
         .await;
 }
 
@@ -335,6 +335,7 @@ async fn api_answers(world: &mut BarbicanWorld, name: String, namespace: String,
     assert!(
         world
             .env()
+            .here()
             .barbican_api
             .set_health(&namespace, &name, health),
         "no barbican API stands in for {namespace}/{name} yet"
@@ -343,8 +344,8 @@ async fn api_answers(world: &mut BarbicanWorld, name: String, namespace: String,
 
 #[when(expr = "the Gateway refuses the HTTPRoute {string} in {string}")]
 async fn gateway_refuses(world: &mut BarbicanWorld, name: String, namespace: String) {
-    let gateway = world
-        .env()
+    let site = world.env().here();
+    let gateway = site
         .gateway
         .as_ref()
         .expect("the cluster serves the Gateway API");
@@ -355,8 +356,8 @@ async fn gateway_refuses(world: &mut BarbicanWorld, name: String, namespace: Str
 
 #[when(expr = "the Gateway accepts the HTTPRoute {string} in {string}")]
 async fn gateway_accepts(world: &mut BarbicanWorld, name: String, namespace: String) {
-    let gateway = world
-        .env()
+    let site = world.env().here();
+    let gateway = site
         .gateway
         .as_ref()
         .expect("the cluster serves the Gateway API");
@@ -487,8 +488,10 @@ async fn config_secrets(
     namespace: String,
 ) {
     let env = world.env();
-    let api =
-        kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(env.client.clone(), &namespace);
+    let api = kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
+        env.scenario_client(),
+        &namespace,
+    );
     let selector = format!("cobaltcore.c5c3.io/config-base={name}-config");
     ok(env
         .eventually(Duration::from_secs(minutes * 60), || {
@@ -517,7 +520,7 @@ async fn config_secrets(
 async fn stuck_rollouts(world: &mut BarbicanWorld, rule: String) {
     use barbican_sim::controllers::{Controllers, Match, Rollouts};
     let stuck: Match = rule.parse().unwrap_or_else(|e| panic!("{e}"));
-    world.env().cluster.set_controllers(Controllers {
+    world.env().here().cluster.set_controllers(Controllers {
         deployments: Some(Rollouts {
             stuck: vec![stuck],
             ..Rollouts::default()
@@ -631,7 +634,7 @@ impl BarbicanWorld {
 async fn job_rule(world: &mut BarbicanWorld, rule: String) {
     use barbican_sim::controllers::{Controllers, JobRule, JobRules};
     let rule: JobRule = rule.parse().unwrap_or_else(|e| panic!("{e}"));
-    world.env().cluster.set_controllers(Controllers {
+    world.env().here().cluster.set_controllers(Controllers {
         jobs: Some(JobRules {
             rules: vec![rule],
             ..JobRules::default()
@@ -655,6 +658,7 @@ async fn status_patched(world: &mut BarbicanWorld, name: String, namespace: Stri
 async fn mariadb_down(world: &mut BarbicanWorld, name: String, namespace: String) {
     world
         .env()
+        .here()
         .mariadb
         .mariadbs
         .hold(
@@ -670,6 +674,7 @@ async fn mariadb_down(world: &mut BarbicanWorld, name: String, namespace: String
 async fn mariadb_back(world: &mut BarbicanWorld, name: String, namespace: String) {
     world
         .env()
+        .here()
         .mariadb
         .mariadbs
         .release(&namespace, &name)
@@ -678,7 +683,8 @@ async fn mariadb_back(world: &mut BarbicanWorld, name: String, namespace: String
 
 #[given(expr = "the mariadb-operator takes {int} minute(s) to tear a database down")]
 async fn slow_teardown(world: &mut BarbicanWorld, minutes: u64) {
-    let mariadb = &world.env().mariadb;
+    let site = world.env().here();
+    let mariadb = &site.mariadb;
     for controller in [&mariadb.databases, &mariadb.users, &mariadb.grants] {
         controller.set_behaviour(|b| b.teardown = Duration::from_secs(minutes * 60));
     }

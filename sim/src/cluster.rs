@@ -254,13 +254,23 @@ impl Cluster {
     /// [`Cluster::client`] sending `user_agent` (when not empty), so the audit log tells its
     /// requests apart.
     pub fn client_as(&self, user_agent: &str) -> kube::Client {
+        self.client_with_token(user_agent, "")
+    }
+
+    /// [`Cluster::client_as`] presenting `token` (when not empty) as its bearer token, for a
+    /// cluster that requires one (see [`Cluster::require_bearer_tokens`]).
+    pub fn client_with_token(&self, user_agent: &str, token: &str) -> kube::Client {
         let agent = axum::http::HeaderValue::from_str(user_agent).ok();
+        let bearer = (!token.is_empty())
+            .then(|| axum::http::HeaderValue::from_str(&format!("Bearer {token}")).ok())
+            .flatten();
         let router = self.router();
         let outage = self.lock().outage.subscribe();
         let service = tower::service_fn(move |request: axum::http::Request<kube::client::Body>| {
             let router = router.clone();
             let down = *outage.borrow();
             let agent = agent.clone();
+            let bearer = bearer.clone();
             async move {
                 if down {
                     return Err(std::io::Error::new(
@@ -273,6 +283,11 @@ impl Cluster {
                     request
                         .headers_mut()
                         .insert(axum::http::header::USER_AGENT, agent.clone());
+                }
+                if let Some(bearer) = &bearer {
+                    request
+                        .headers_mut()
+                        .insert(axum::http::header::AUTHORIZATION, bearer.clone());
                 }
                 Ok(tower::ServiceExt::oneshot(router, request)
                     .await

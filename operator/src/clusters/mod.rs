@@ -397,7 +397,7 @@ mod tests {
             ),
             Err(ResolveError::Disabled)
         ));
-        let mut changes = registry.changes();
+        let changes = registry.changes();
         registry.apply(&registration("edge-1")).await;
         assert!(
             changes.has_changed().unwrap(),

@@ -249,6 +249,8 @@ pub async fn run_barbican_controller(
         requeues,
         resync: settings.resync,
     });
+    let (remote_barbicans, remotely_woken) = mpsc::unbounded();
+    let (remote_stores, remotely_woken_stores) = mpsc::unbounded();
 
     let config = watcher::Config::default();
     let (barbicans, writer) = reflector::store();
@@ -265,6 +267,7 @@ pub async fn run_barbican_controller(
     .reflect(store_writer)
     .touched_objects();
 
+    let barbican_cache = barbicans.clone();
     let mut controller = Controller::for_stream(main, barbicans.clone())
         .owns(Api::<Deployment>::all(client.clone()), config.clone())
         .owns(Api::<Service>::all(client.clone()), config.clone())
@@ -287,17 +290,20 @@ pub async fn run_barbican_controller(
         .watches(Api::<Secret>::all(client.clone()), config.clone(), {
             let (barbicans, stores) = (barbicans.clone(), stores.clone());
             move |secret: Secret| {
+                // Only the CRs placed on this (the management) cluster hear of its Secrets.
                 let owner = watches::controlling_barbican(&secret);
+                let local = watches::placed_on(&barbicans.state(), None);
                 watches::for_secret(
                     &secret.namespace().unwrap_or_default(),
                     &secret.name_any(),
                     owner.as_deref(),
-                    &barbicans.state(),
-                    &stores.state(),
+                    &local,
+                    &watches::stores_placed_on(&stores.state(), &barbicans.state(), None),
                 )
             }
         })
-        .reconcile_on(woken);
+        .reconcile_on(woken)
+        .reconcile_on(remotely_woken);
     if gateway_api == GatewayApi::Installed {
         let routes = http_route::resource();
         controller = controller.owns_with(
@@ -319,7 +325,7 @@ pub async fn run_barbican_controller(
                 watches::for_mariadb(
                     server.namespace().as_deref().unwrap_or_default(),
                     &server.name_any(),
-                    &barbicans.state(),
+                    &watches::placed_on(&barbicans.state(), None),
                 )
             },
         );
@@ -359,7 +365,7 @@ pub async fn run_barbican_controller(
                     scope,
                     namespace.as_deref(),
                     &store.name_any(),
-                    &barbicans.state(),
+                    &watches::placed_on(&barbicans.state(), None),
                 )
             },
         );
@@ -373,14 +379,26 @@ pub async fn run_barbican_controller(
                 tracing::debug!(%error, "controller event");
             }
         });
+    let remote = super::remote::run_remote_watches(
+        settings.clusters.clone(),
+        barbican_cache.clone(),
+        stores.clone(),
+        super::remote::Wakes {
+            barbicans: remote_barbicans,
+            stores: remote_stores,
+        },
+        shutdown.clone(),
+    );
     let stores = run_secret_store_controller(
         client,
         runtime.env.clone(),
         settings.resync,
         stores,
+        barbican_cache,
+        remotely_woken_stores,
         shutdown,
     );
-    futures::join!(barbicans, stores);
+    futures::join!(barbicans, stores, remote);
 }
 
 async fn store_pass(
@@ -401,6 +419,8 @@ async fn run_secret_store_controller(
     env: Arc<Env>,
     resync: Duration,
     stores: reflector::Store<BarbicanSecretStore>,
+    barbicans: reflector::Store<Barbican>,
+    remotely_woken: mpsc::UnboundedReceiver<ObjectRef<BarbicanSecretStore>>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let (requeues, woken) = Requeues::new(env.clock.clone());
@@ -438,7 +458,8 @@ async fn run_secret_store_controller(
                 watches::stores_of_barbican(&namespace, &barbican.name_any(), &stores.state())
             }
         })
-        .reconcile_on(woken);
+        .reconcile_on(woken)
+        .reconcile_on(remotely_woken);
     let instances = super::secretstore::managed::openbao_cluster_resource();
     if serves(&client, &instances).await.unwrap_or(false) {
         controller = controller.watches_with(
@@ -446,10 +467,11 @@ async fn run_secret_store_controller(
             instances,
             config,
             move |cluster: DynamicObject| {
+                // Only the stores whose parent is placed on this (the management) cluster.
                 watches::stores_of_instance(
                     cluster.namespace().as_deref().unwrap_or_default(),
                     &cluster.name_any(),
-                    &stores.state(),
+                    &watches::stores_placed_on(&stores.state(), &barbicans.state(), None),
                 )
             },
         );

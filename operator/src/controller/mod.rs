@@ -1,11 +1,13 @@
 //! The controllers and the frame they run in: [`pipeline`], the table-driven runner;
 //! [`status`], the status skeleton's pure rules; [`children`], the per-CR cluster handle;
-//! [`events`]; and [`barbican`], the Barbican controller's steps.
+//! [`events`]; [`barbican`], the Barbican controller's steps; [`remote`], the watches on the
+//! target clusters.
 
 pub mod barbican;
 pub mod children;
 pub mod events;
 pub mod manager;
 pub mod pipeline;
+pub mod remote;
 pub mod secretstore;
 pub mod status;

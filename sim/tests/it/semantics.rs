@@ -792,6 +792,16 @@ async fn a_cluster_can_require_bearer_tokens() {
         401
     );
     assert!(namespaces(client_with(Some("good-token"))).await.is_ok());
+    assert_eq!(
+        api_error(namespaces(cluster.client_as("fakes")).await).0,
+        401,
+        "in-process clients too"
+    );
+    assert!(
+        namespaces(cluster.client_with_token("fakes", "good-token"))
+            .await
+            .is_ok()
+    );
     cluster.allow_anonymous();
     assert!(namespaces(client_with(None)).await.is_ok());
 }

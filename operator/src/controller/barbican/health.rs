@@ -194,6 +194,60 @@ pub async fn probe(host: &str, resolver: &dyn Resolve, timeout: Duration) -> Pro
         .unwrap_or(Probe::Timeout)
 }
 
+/// The path of `GET /healthcheck` on a Barbican's Service through the API server's
+/// `services/proxy` (how a Barbican on a target cluster is probed).
+pub fn proxy_path(name: &str, namespace: &str) -> String {
+    format!("/api/v1/namespaces/{namespace}/services/http:{name}:{API_PORT}/proxy/healthcheck")
+}
+
+/// Classifies an answer that came through `services/proxy`: the backend's own answer is
+/// healthy or not by its status; a 503 carrying the API server's `Status` (no endpoint, or the
+/// backend could not be reached) is a failed connection.
+pub fn proxied(status: u16, body: &[u8]) -> Probe {
+    if (200..300).contains(&status) {
+        return Probe::Healthy;
+    }
+    let api_status = serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .filter(|v| v["kind"] == "Status");
+    match api_status {
+        Some(v) if status == 503 => {
+            Probe::ConnectionFailed(v["message"].as_str().unwrap_or_default().to_string())
+        }
+        _ => Probe::Unhealthy(status, quote(body)),
+    }
+}
+
+/// Probes a Barbican's `/healthcheck` through the `services/proxy` of the cluster `client`
+/// talks to.
+pub async fn probe_through_proxy(
+    client: &kube::Client,
+    name: &str,
+    namespace: &str,
+    timeout: Duration,
+) -> Probe {
+    let attempt = async {
+        let request = match hyper::Request::get(proxy_path(name, namespace))
+            .body(kube::client::Body::empty())
+        {
+            Ok(request) => request,
+            Err(e) => return Probe::Failed(e.to_string()),
+        };
+        let response = match client.send(request).await {
+            Ok(response) => response,
+            Err(e) => return Probe::ConnectionFailed(e.to_string()),
+        };
+        let status = response.status().as_u16();
+        match response.into_body().collect().await {
+            Ok(body) => proxied(status, &body.to_bytes()),
+            Err(e) => Probe::Failed(e.to_string()),
+        }
+    };
+    tokio::time::timeout(timeout, attempt)
+        .await
+        .unwrap_or(Probe::Timeout)
+}
+
 /// The cluster-local host of a Barbican's Service.
 pub fn service_host(name: &str, namespace: &str) -> String {
     format!("{name}.{namespace}.svc.cluster.local")
@@ -226,8 +280,21 @@ pub fn health_check(state: &mut State) -> StepFuture<'_> {
             return Ok(Outcome::Done);
         }
         let host = service_host(&name, &namespace);
-        let url = format!("http://{host}:{API_PORT}/healthcheck");
-        let result = probe(&host, state.env.resolver.as_ref(), state.env.probe_timeout).await;
+        let timeout = state.env.probe_timeout;
+        let (url, result) = match state.children.cluster() {
+            None => (
+                format!("http://{host}:{API_PORT}/healthcheck"),
+                probe(&host, state.env.resolver.as_ref(), timeout).await,
+            ),
+            // The operator has no route into a target cluster's network: its API server
+            // forwards the probe.
+            Some(cluster) => (
+                format!(
+                    "http://{host}:{API_PORT}/healthcheck (through the services/proxy of cluster {cluster:?})"
+                ),
+                probe_through_proxy(state.children.client(), &name, &namespace, timeout).await,
+            ),
+        };
         state.report(result.report(&url));
         if result == Probe::Healthy {
             state.env.probes.record(&key, &uid, &endpoint, now);
@@ -343,5 +410,28 @@ mod tests {
             Probe::Timeout
         );
         drop(silent);
+    }
+
+    #[test]
+    fn a_proxied_answer_is_the_backends_unless_the_api_server_could_not_reach_it() {
+        assert_eq!(proxied(200, b"ok"), Probe::Healthy);
+        assert_eq!(
+            proxied(500, b"database down"),
+            Probe::Unhealthy(500, "database down".into())
+        );
+        let no_endpoints = br#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"no endpoints available for service \"kms\"","reason":"ServiceUnavailable","code":503}"#;
+        assert_eq!(
+            proxied(503, no_endpoints),
+            Probe::ConnectionFailed("no endpoints available for service \"kms\"".into())
+        );
+        assert_eq!(
+            proxied(503, b"maintenance"),
+            Probe::Unhealthy(503, "maintenance".into()),
+            "a backend's own 503"
+        );
+        assert_eq!(
+            proxy_path("kms", "openstack"),
+            "/api/v1/namespaces/openstack/services/http:kms:9311/proxy/healthcheck"
+        );
     }
 }

@@ -148,70 +148,86 @@ async fn wait_for(
     Ok(Outcome::Requeue(SECRETS_REQUEUE))
 }
 
-/// The Secrets step.
+/// The Secrets step: the credential gate. On a target cluster it is the first to talk to that
+/// cluster's API server, so an error there (a rejected token, a namespace outside the
+/// registration's list) is recorded on SecretsReady in the API server's own words.
 pub fn secrets(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
-        let (kind, name) = selected_store(state);
-        let store = match kind {
-            SecretStoreKind::ClusterSecretStore => {
-                get_dynamic(
-                    state
-                        .children
-                        .cluster_scoped(&eso("ClusterSecretStore", "clustersecretstores")),
-                    &name,
-                )
-                .await?
-            }
-            SecretStoreKind::SecretStore => {
-                get_dynamic(
-                    state.children.dynamic(&eso("SecretStore", "secretstores")),
-                    &name,
-                )
-                .await?
-            }
-        };
-        let ready = store.is_some_and(|s| condition_true(&s.data, "Ready"));
-        if !ready {
+        let outcome = gate(state).await;
+        if let (Err(error), Some(cluster)) = (&outcome, state.children.cluster()) {
+            let message = format!("target cluster {cluster:?}: {}", error.0);
             state.report(Report::not_ready(
                 T::SecretsReady,
-                Reason::SecretStoreNotReady,
-                format!(
-                    "{} {name:?} is not ready; upstream secret backend unreachable",
-                    kind.as_str()
-                ),
+                Reason::TargetClusterUnavailable,
+                message,
             ));
-            return Ok(Outcome::Requeue(SECRETS_REQUEUE));
         }
-
-        if let Err(wait) = database_credentials(state).await? {
-            return Ok(wait);
-        }
-        let user_ref = state.barbican.spec.service_user.secret_ref.clone();
-        let key = user_ref.key.as_deref().unwrap_or("password").to_string();
-        let user = state
-            .children
-            .get::<Secret>(&user_ref.name)
-            .await
-            .map_err(|e| api_error("reading the service-user Secret", e))?;
-        let Some(password) = user.as_ref().and_then(|s| value(s, &key)) else {
-            return wait_for(
-                state,
-                Reason::WaitingForServiceUserCredentials,
-                &user_ref.name,
-                "service-user credentials",
-                user.as_ref(),
-                &[key.as_str()],
-            )
-            .await;
-        };
-        state.digests.authtoken = digest(password);
-        state.report(Report::ready(
-            T::SecretsReady,
-            Reason::SecretsAvailable,
-            "the database and service-user credentials are available",
-        ));
-        Ok(Outcome::Done)
+        outcome
     })
+}
+
+/// What the gate finds: the ESO store, then the two credential Secrets.
+async fn gate(state: &mut State) -> Result<Outcome, StepError> {
+    let (kind, name) = selected_store(state);
+    let store = match kind {
+        SecretStoreKind::ClusterSecretStore => {
+            get_dynamic(
+                state
+                    .children
+                    .cluster_scoped(&eso("ClusterSecretStore", "clustersecretstores")),
+                &name,
+            )
+            .await?
+        }
+        SecretStoreKind::SecretStore => {
+            get_dynamic(
+                state.children.dynamic(&eso("SecretStore", "secretstores")),
+                &name,
+            )
+            .await?
+        }
+    };
+    let ready = store.is_some_and(|s| condition_true(&s.data, "Ready"));
+    if !ready {
+        state.report(Report::not_ready(
+            T::SecretsReady,
+            Reason::SecretStoreNotReady,
+            format!(
+                "{} {name:?} is not ready; upstream secret backend unreachable",
+                kind.as_str()
+            ),
+        ));
+        return Ok(Outcome::Requeue(SECRETS_REQUEUE));
+    }
+
+    if let Err(wait) = database_credentials(state).await? {
+        return Ok(wait);
+    }
+    let user_ref = state.barbican.spec.service_user.secret_ref.clone();
+    let key = user_ref.key.as_deref().unwrap_or("password").to_string();
+    let user = state
+        .children
+        .get::<Secret>(&user_ref.name)
+        .await
+        .map_err(|e| api_error("reading the service-user Secret", e))?;
+    let Some(password) = user.as_ref().and_then(|s| value(s, &key)) else {
+        return wait_for(
+            state,
+            Reason::WaitingForServiceUserCredentials,
+            &user_ref.name,
+            "service-user credentials",
+            user.as_ref(),
+            &[key.as_str()],
+        )
+        .await;
+    };
+    state.digests.authtoken = digest(password);
+    state.report(Report::ready(
+        T::SecretsReady,
+        Reason::SecretsAvailable,
+        "the database and service-user credentials are available",
+    ));
+    Ok(Outcome::Done)
 }
 
 /// The DSN for `state`'s Barbican from the database Secret's values.

@@ -5,10 +5,12 @@
 
 use std::{collections::BTreeSet, sync::Arc};
 
-use kube::{Resource, ResourceExt, runtime::reflector::ObjectRef};
+use kube::{Resource, ResourceExt, api::DynamicObject, runtime::reflector::ObjectRef};
 
 use crate::api::{
-    barbican::Barbican, names::DEFAULT_ESO_STORE, refs::SecretStoreKind,
+    barbican::Barbican,
+    names::{DEFAULT_ESO_STORE, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL},
+    refs::SecretStoreKind,
     secret_store::BarbicanSecretStore,
 };
 
@@ -139,6 +141,110 @@ pub fn for_mariadb(
         .collect()
 }
 
+/// The target cluster a Barbican's children live on; `None` for the management cluster.
+pub fn cluster_of(barbican: &Barbican) -> Option<&str> {
+    barbican
+        .spec
+        .target_cluster_ref
+        .as_ref()
+        .map(|t| t.name.as_str())
+}
+
+/// The Barbicans whose children live on `cluster` (`None`: the management cluster). An event
+/// from a cluster reaches only these: which cluster a CR names is read from the CR, never from
+/// the object that raised the event.
+pub fn placed_on(barbicans: &[Arc<Barbican>], cluster: Option<&str>) -> Vec<Arc<Barbican>> {
+    barbicans
+        .iter()
+        .filter(|b| cluster_of(b) == cluster)
+        .cloned()
+        .collect()
+}
+
+/// The stores whose parent's children live on `cluster`. A store without a parent counts as
+/// the management cluster's: it only waits for its parent there.
+pub fn stores_placed_on(
+    stores: &[Arc<BarbicanSecretStore>],
+    barbicans: &[Arc<Barbican>],
+    cluster: Option<&str>,
+) -> Vec<Arc<BarbicanSecretStore>> {
+    stores
+        .iter()
+        .filter(|s| {
+            let parent = barbicans.iter().find(|b| {
+                b.namespace() == s.namespace() && b.name_any() == s.spec.barbican_ref.name
+            });
+            parent.and_then(|p| cluster_of(p)) == cluster
+        })
+        .cloned()
+        .collect()
+}
+
+/// What a change to `object` (of `kind`) on the target cluster `cluster` wakes: the owner its
+/// labels name, and the CRs and stores that read it, among those placed on that cluster.
+pub fn remote_wakes(
+    cluster: &str,
+    kind: &str,
+    object: &DynamicObject,
+    barbicans: &[Arc<Barbican>],
+    stores: &[Arc<BarbicanSecretStore>],
+) -> (
+    Vec<ObjectRef<Barbican>>,
+    Vec<ObjectRef<BarbicanSecretStore>>,
+) {
+    let placed = placed_on(barbicans, Some(cluster));
+    let placed_stores = stores_placed_on(stores, barbicans, Some(cluster));
+    let namespace = object.namespace();
+    let name = object.name_any();
+    let labels = object.labels();
+    let (mut wake, mut wake_stores) = (Vec::new(), Vec::new());
+    if let (Some(owner), Some(owner_namespace)) = (
+        labels.get(OWNER_NAME_LABEL),
+        labels.get(OWNER_NAMESPACE_LABEL),
+    ) && namespace.as_ref() == Some(owner_namespace)
+    {
+        let named =
+            |n: &str, ns: Option<String>| n == owner && ns.as_ref() == Some(owner_namespace);
+        match labels.get(OWNER_KIND_LABEL).map(String::as_str) {
+            Some("Barbican") => wake.extend(
+                placed
+                    .iter()
+                    .filter(|b| named(&b.name_any(), b.namespace()))
+                    .map(|b| ObjectRef::from_obj(b.as_ref())),
+            ),
+            Some("BarbicanSecretStore") => wake_stores.extend(
+                placed_stores
+                    .iter()
+                    .filter(|s| named(&s.name_any(), s.namespace()))
+                    .map(|s| ObjectRef::from_obj(s.as_ref())),
+            ),
+            _ => {}
+        }
+    }
+    let namespace = namespace.unwrap_or_default();
+    match kind {
+        "Secret" => wake.extend(for_secret(&namespace, &name, None, &placed, &placed_stores)),
+        "MariaDB" => wake.extend(for_mariadb(&namespace, &name, &placed)),
+        "ClusterSecretStore" => wake.extend(for_eso_store(
+            SecretStoreKind::ClusterSecretStore,
+            None,
+            &name,
+            &placed,
+        )),
+        "SecretStore" => wake.extend(for_eso_store(
+            SecretStoreKind::SecretStore,
+            Some(&namespace),
+            &name,
+            &placed,
+        )),
+        "OpenBaoCluster" => {
+            wake_stores.extend(stores_of_instance(&namespace, &name, &placed_stores))
+        }
+        _ => {}
+    }
+    (wake, wake_stores)
+}
+
 /// The Barbican controlling `object`, if any.
 pub fn controlling_barbican<K: Resource>(object: &K) -> Option<String> {
     object
@@ -250,6 +356,107 @@ mod tests {
         );
         assert!(
             for_eso_store(SecretStoreKind::SecretStore, Some("x"), "local", &barbicans).is_empty()
+        );
+    }
+
+    fn placed(name: &str, cluster: Option<&str>) -> Arc<Barbican> {
+        let mut b = (*barbican(name, "openstack")).clone();
+        b.spec.target_cluster_ref =
+            cluster.map(|c| crate::api::refs::TargetClusterRefSpec { name: c.into() });
+        Arc::new(b)
+    }
+
+    fn object(kind: &str, name: &str, labels: &[(&str, &str)]) -> DynamicObject {
+        let mut o = DynamicObject::new(
+            name,
+            &kube::api::ApiResource {
+                group: String::new(),
+                version: "v1".into(),
+                api_version: "v1".into(),
+                kind: kind.into(),
+                plural: String::new(),
+            },
+        )
+        .within("openstack");
+        o.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        o
+    }
+
+    #[test]
+    fn an_event_on_a_target_cluster_wakes_only_the_crs_naming_that_cluster() {
+        let barbicans = [
+            placed("edge", Some("edge-1")),
+            placed("other-edge", Some("edge-2")),
+            placed("local", None),
+        ];
+        let stores = [store("primary", "edge"), store("spare", "local")];
+        let names =
+            |refs: Vec<ObjectRef<Barbican>>| refs.into_iter().map(|r| r.name).collect::<Vec<_>>();
+        // A credential Secret every CR reads by the same name.
+        let secret = object("Secret", "barbican-db", &[]);
+        let (woken, _) = remote_wakes("edge-1", "Secret", &secret, &barbicans, &stores);
+        assert_eq!(names(woken), ["edge"]);
+        let (woken, _) = remote_wakes("edge-3", "Secret", &secret, &barbicans, &stores);
+        assert!(woken.is_empty(), "a cluster no CR names");
+        // A child labelled for a CR that names another cluster does not wake it.
+        let child = object(
+            "Deployment",
+            "other-edge",
+            &[
+                (OWNER_KIND_LABEL, "Barbican"),
+                (OWNER_NAME_LABEL, "other-edge"),
+                (OWNER_NAMESPACE_LABEL, "openstack"),
+            ],
+        );
+        assert!(
+            remote_wakes("edge-1", "Deployment", &child, &barbicans, &stores)
+                .0
+                .is_empty()
+        );
+        assert_eq!(
+            names(remote_wakes("edge-2", "Deployment", &child, &barbicans, &stores).0),
+            ["other-edge"]
+        );
+        // The store's credentials Secret wakes the store and its parent; an instance its stores.
+        let approle = object(
+            "Secret",
+            "primary-approle",
+            &[
+                (OWNER_KIND_LABEL, "BarbicanSecretStore"),
+                (OWNER_NAME_LABEL, "primary"),
+                (OWNER_NAMESPACE_LABEL, "openstack"),
+            ],
+        );
+        let (woken, stores_woken) = remote_wakes("edge-1", "Secret", &approle, &barbicans, &stores);
+        assert_eq!(names(woken), ["edge"]);
+        assert_eq!(stores_woken[0].name, "primary");
+        let instance = object("OpenBaoCluster", "openbao-instance", &[]);
+        let (_, stores_woken) =
+            remote_wakes("edge-1", "OpenBaoCluster", &instance, &barbicans, &stores);
+        assert_eq!(
+            stores_woken.into_iter().map(|r| r.name).collect::<Vec<_>>(),
+            ["primary"],
+            "not the local parent's store"
+        );
+        // On the management cluster, only the CRs without a target.
+        assert_eq!(
+            names(for_secret(
+                "openstack",
+                "barbican-db",
+                None,
+                &placed_on(&barbicans, None),
+                &[]
+            )),
+            ["local"]
+        );
+        assert_eq!(
+            stores_placed_on(&stores, &barbicans, None)[0].name_any(),
+            "spare"
         );
     }
 }

@@ -1,0 +1,225 @@
+//! The watches on the registered target clusters: for every engaged cluster, the kinds the
+//! operator projects there and the inputs it reads there, each event routed only to the CRs
+//! (and stores) whose Barbican names that cluster. The set of watches follows the registry: a
+//! newly engaged cluster gets its watches, a re-engaged one (changed kubeconfig or namespaces)
+//! gets fresh ones, a deregistered one loses them.
+
+use std::{collections::BTreeMap, future::Future};
+
+use futures::{StreamExt, channel::mpsc, stream::BoxStream};
+use k8s_openapi::api::{
+    apps::v1::Deployment,
+    autoscaling::v2::HorizontalPodAutoscaler,
+    batch::v1::{CronJob, Job},
+    core::v1::{Secret, Service},
+    networking::v1::NetworkPolicy,
+    policy::v1::PodDisruptionBudget,
+};
+use kube::{
+    Api,
+    api::{ApiResource, DynamicObject},
+    runtime::{WatchStreamExt, reflector::ObjectRef, reflector::Store, watcher},
+};
+
+use super::{
+    barbican::{
+        database::mariadb_resource,
+        http_route,
+        secrets::eso,
+        watches::{placed_on, remote_wakes, stores_placed_on},
+    },
+    manager::serves,
+    secretstore::managed::openbao_cluster_resource,
+};
+use crate::{
+    api::{barbican::Barbican, secret_store::BarbicanSecretStore},
+    clusters::{Engaged, Registry},
+};
+
+/// Where the wake-ups of the remote watches go: the two controllers' trigger streams.
+#[derive(Clone)]
+pub struct Wakes {
+    /// The Barbican controller's.
+    pub barbicans: mpsc::UnboundedSender<ObjectRef<Barbican>>,
+    /// The BarbicanSecretStore controller's.
+    pub stores: mpsc::UnboundedSender<ObjectRef<BarbicanSecretStore>>,
+}
+
+/// The kinds watched on a target cluster: the built-in ones always, the CRD-backed ones
+/// (mariadb-operator, ESO, OpenBao, Gateway API) when the cluster serves them.
+fn built_in() -> Vec<ApiResource> {
+    vec![
+        ApiResource::erase::<Deployment>(&()),
+        ApiResource::erase::<Service>(&()),
+        ApiResource::erase::<PodDisruptionBudget>(&()),
+        ApiResource::erase::<HorizontalPodAutoscaler>(&()),
+        ApiResource::erase::<NetworkPolicy>(&()),
+        ApiResource::erase::<Job>(&()),
+        ApiResource::erase::<CronJob>(&()),
+        ApiResource::erase::<Secret>(&()),
+    ]
+}
+
+fn custom() -> Vec<(ApiResource, bool)> {
+    vec![
+        (mariadb_resource("MariaDB", "mariadbs"), true),
+        (mariadb_resource("Database", "databases"), true),
+        (mariadb_resource("User", "users"), true),
+        (mariadb_resource("Grant", "grants"), true),
+        (eso("SecretStore", "secretstores"), true),
+        (eso("ClusterSecretStore", "clustersecretstores"), false),
+        (openbao_cluster_resource(), true),
+        (http_route::resource(), true),
+    ]
+}
+
+/// The watch streams of one engaged cluster: per kind, cluster-wide, or one per declared
+/// namespace (a cluster-scoped kind is then not watched at all).
+async fn streams(engaged: &Engaged) -> Vec<BoxStream<'static, (String, DynamicObject)>> {
+    let mut kinds: Vec<(ApiResource, bool)> = built_in().into_iter().map(|r| (r, true)).collect();
+    for (resource, namespaced) in custom() {
+        if serves(&engaged.client, &resource).await.unwrap_or(false) {
+            kinds.push((resource, namespaced));
+        }
+    }
+    let mut streams = Vec::new();
+    for (resource, namespaced) in kinds {
+        let apis: Vec<Api<DynamicObject>> = match (&engaged.namespaces, namespaced) {
+            (None, _) => vec![Api::all_with(engaged.client.clone(), &resource)],
+            (Some(namespaces), true) => namespaces
+                .iter()
+                .map(|ns| Api::namespaced_with(engaged.client.clone(), ns, &resource))
+                .collect(),
+            (Some(_), false) => Vec::new(),
+        };
+        for api in apis {
+            let kind = resource.kind.clone();
+            streams.push(
+                watcher(api, watcher::Config::default())
+                    .default_backoff()
+                    .touched_objects()
+                    .filter_map(move |event| {
+                        let kind = kind.clone();
+                        async move { event.ok().map(|object| (kind, object)) }
+                    })
+                    .boxed(),
+            );
+        }
+    }
+    streams
+}
+
+/// Watches one engaged cluster until aborted, routing each event.
+async fn watch_cluster(
+    engaged: Engaged,
+    barbicans: Store<Barbican>,
+    stores: Store<BarbicanSecretStore>,
+    wakes: Wakes,
+) {
+    let mut events = futures::stream::select_all(streams(&engaged).await);
+    while let Some((kind, object)) = events.next().await {
+        let (woken, stores_woken) = remote_wakes(
+            &engaged.name,
+            &kind,
+            &object,
+            &barbicans.state(),
+            &stores.state(),
+        );
+        for reference in woken {
+            let _ = wakes.barbicans.unbounded_send(reference);
+        }
+        for reference in stores_woken {
+            let _ = wakes.stores.unbounded_send(reference);
+        }
+    }
+}
+
+/// A spawned watch that ends when its handle is dropped (with the supervisor, or when its
+/// cluster is re-engaged or deregistered).
+struct Watching {
+    hash: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Wakes every CR whose Barbican names `cluster`, and their stores: an engagement or a
+/// deregistration changes what their next pass finds, so it should not wait for a requeue.
+fn wake_placed(
+    cluster: &str,
+    barbicans: &Store<Barbican>,
+    stores: &Store<BarbicanSecretStore>,
+    wakes: &Wakes,
+) {
+    let all = barbicans.state();
+    for barbican in placed_on(&all, Some(cluster)) {
+        let _ = wakes
+            .barbicans
+            .unbounded_send(ObjectRef::from_obj(barbican.as_ref()));
+    }
+    for store in stores_placed_on(&stores.state(), &all, Some(cluster)) {
+        let _ = wakes
+            .stores
+            .unbounded_send(ObjectRef::from_obj(store.as_ref()));
+    }
+}
+
+/// Keeps one set of watches per engaged cluster, following `registry`, until `shutdown`.
+pub async fn run_remote_watches(
+    registry: Registry,
+    barbicans: Store<Barbican>,
+    stores: Store<BarbicanSecretStore>,
+    wakes: Wakes,
+    shutdown: impl Future<Output = ()>,
+) {
+    let mut changes = registry.changes();
+    let mut running: BTreeMap<String, Watching> = BTreeMap::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let engaged: BTreeMap<String, Engaged> = registry
+            .engaged()
+            .into_iter()
+            .map(|e| (e.name.clone(), e))
+            .collect();
+        let mut changed: Vec<String> = Vec::new();
+        running.retain(|name, watching| {
+            let current = engaged.get(name).is_some_and(|e| e.hash == watching.hash);
+            if !current {
+                changed.push(name.clone());
+            }
+            current
+        });
+        for (name, cluster) in engaged {
+            if running.contains_key(&name) {
+                continue;
+            }
+            tracing::info!(cluster = %name, "watching a target cluster");
+            let task = tokio::spawn(watch_cluster(
+                cluster.clone(),
+                barbicans.clone(),
+                stores.clone(),
+                wakes.clone(),
+            ));
+            running.insert(
+                name.clone(),
+                Watching {
+                    hash: cluster.hash,
+                    task,
+                },
+            );
+            changed.push(name);
+        }
+        changed.dedup();
+        for name in &changed {
+            wake_placed(name, &barbicans, &stores, &wakes);
+        }
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() { break },
+            () = &mut shutdown => break,
+        }
+    }
+}
