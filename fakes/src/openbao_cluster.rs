@@ -100,6 +100,7 @@ async fn provide(
             fake.self_init(&name, &namespace, SelfInit::COMPLETE);
             fake.review_tokens_with(KubeTokenReviewer(client.clone()));
             services.register(&namespace, &name, 8200, fake.addr());
+            services.register_pod(&namespace, &format!("{name}-0"), 8200, fake.addr());
             instances
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -121,6 +122,54 @@ async fn provide(
         )
         .await
         .map_err(|e| e.to_string())?;
+    // What a port-forward finds behind the instance's Service: one ready Pod.
+    let pod = format!("{name}-0");
+    let selector = json!({"app.kubernetes.io/instance": name});
+    for (api_version, kind, object) in [
+        (
+            "v1",
+            "Service",
+            json!({"metadata": {"name": name, "ownerReferences": owner},
+            "spec": {"selector": selector, "ports": [{"name": "https", "port": 8200, "targetPort": 8200}]}}),
+        ),
+        (
+            "v1",
+            "Pod",
+            json!({"metadata": {"name": pod, "labels": selector, "ownerReferences": owner},
+            "spec": {"containers": [{"name": "openbao", "image": "openbao/openbao"}]}}),
+        ),
+        (
+            "discovery.k8s.io/v1",
+            "EndpointSlice",
+            json!({
+            "metadata": {"name": format!("{name}-sim"), "ownerReferences": owner,
+                "labels": {"kubernetes.io/service-name": name}},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.0.0.10"], "conditions": {"ready": true},
+                "targetRef": {"kind": "Pod", "name": pod, "namespace": namespace}}],
+            "ports": [{"name": "https", "port": 8200, "protocol": "TCP"}]}),
+        ),
+    ] {
+        let mut object = object;
+        object["apiVersion"] = json!(api_version);
+        object["kind"] = json!(kind);
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let resource = kube::api::ApiResource {
+            group: group.into(),
+            version: version.into(),
+            api_version: api_version.into(),
+            kind: kind.into(),
+            plural: format!("{}s", kind.to_lowercase()),
+        };
+        Api::<kube::api::DynamicObject>::namespaced_with(client.clone(), &namespace, &resource)
+            .patch(
+                object["metadata"]["name"].as_str().unwrap_or_default(),
+                &apply,
+                &Patch::Apply(object.clone()),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+    }
     let accounts: Api<ServiceAccount> = Api::namespaced(client, &namespace);
     accounts
         .patch(

@@ -530,12 +530,13 @@ async fn stuck_rollouts(world: &mut BarbicanWorld, rule: String) {
 }
 
 #[then(
-    expr = "within {int} minute(s) the {word} condition of the Barbican {string} in {string} mentions {string}"
+    expr = "within {int} minute(s) the {word} condition of the {word} {string} in {string} mentions {string}"
 )]
 async fn condition_mentions(
     world: &mut BarbicanWorld,
     minutes: u64,
     type_: String,
+    kind: String,
     name: String,
     namespace: String,
     text: String,
@@ -543,11 +544,15 @@ async fn condition_mentions(
     let env = world.env();
     ok(env
         .eventually(Duration::from_secs(minutes * 60), || {
-            let (type_, name, namespace, text) =
-                (type_.clone(), name.clone(), namespace.clone(), text.clone());
+            let (type_, kind, name, namespace, text) = (
+                type_.clone(),
+                kind.clone(),
+                name.clone(),
+                namespace.clone(),
+                text.clone(),
+            );
             async move {
-                let barbican = env.barbican(&namespace, &name).await?;
-                let conditions = barbican.status.unwrap_or_default().conditions;
+                let conditions = env.conditions(&kind, &namespace, &name).await?;
                 match conditions.iter().find(|c| c.type_ == type_) {
                     Some(c) if c.message.contains(&text) => Ok(()),
                     Some(c) => Err(format!(

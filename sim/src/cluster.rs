@@ -232,7 +232,13 @@ impl Cluster {
 
     /// The HTTP API as a router (a tower `Service`).
     pub fn router(&self) -> Router {
-        Router::new().fallback(handle).with_state(self.clone())
+        Router::new()
+            .route(
+                "/api/v1/namespaces/{namespace}/pods/{name}/portforward",
+                axum::routing::any(portforward),
+            )
+            .fallback(handle)
+            .with_state(self.clone())
     }
 
     /// A client that talks to this cluster in-process, with `default` as its namespace.
@@ -802,6 +808,66 @@ async fn handle(
     if method != Method::GET {
         cluster.after_request();
     }
+    audit(&cluster, &method, &uri, &headers, &response, request_body);
+    response
+}
+
+/// `pods/<name>/portforward` over WebSocket (see [`crate::portforward`]). The Pod must exist;
+/// a client that cannot upgrade (an in-process one) gets kube-apiserver's 400.
+async fn portforward(
+    State(cluster): State<Cluster>,
+    axum::extract::Path((namespace, name)): axum::extract::Path<(String, String)>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    upgrade: Result<
+        axum::extract::ws::WebSocketUpgrade,
+        axum::extract::ws::rejection::WebSocketUpgradeRejection,
+    >,
+) -> Response {
+    if !cluster.authenticated(&headers) {
+        return error_response(&ApiError::unauthorized());
+    }
+    let session = (|| {
+        let ports = crate::portforward::ports(uri.query())?;
+        let state = cluster.lock();
+        let pods = state
+            .registry
+            .get("", "v1", "pods")
+            .cloned()
+            .ok_or_else(|| ApiError::not_found("resource", "pods"))?;
+        state.store.get(&pods, &namespace, &name)?;
+        let backends: Vec<_> = ports
+            .iter()
+            .map(|p| state.services.pod(&namespace, &name, *p))
+            .collect();
+        Ok::<_, ApiError>((ports, backends))
+    })();
+    let response = match (session, upgrade) {
+        (Err(error), _) => error_response(&error),
+        (Ok(_), Err(_)) => error_response(&ApiError::bad_request(
+            "Upgrade request required: port-forwarding speaks WebSocket",
+        )),
+        (Ok((ports, backends)), Ok(upgrade)) => {
+            let pod = format!("{namespace}/{name}");
+            upgrade
+                .protocols(crate::portforward::PROTOCOLS)
+                .on_upgrade(move |socket| crate::portforward::serve(socket, pod, ports, backends))
+        }
+    };
+    audit(&cluster, &method, &uri, &headers, &response, String::new());
+    response
+}
+
+/// Records a request in the audit log.
+fn audit(
+    cluster: &Cluster,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    response: &Response,
+    body: String,
+) {
     let user_agent = headers
         .get(axum::http::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
@@ -814,9 +880,8 @@ async fn handle(
             .path_and_query()
             .map_or_else(|| uri.path().to_string(), |p| p.to_string()),
         code: response.status().as_u16(),
-        body: request_body,
+        body,
     });
-    response
 }
 
 async fn route(

@@ -27,6 +27,7 @@ pub mod durations;
 pub mod errors;
 pub mod faults;
 pub mod listener;
+pub mod portforward;
 pub mod proxy;
 pub mod resources;
 pub mod schema;

@@ -53,7 +53,8 @@ where
     }
 }
 
-/// Serves `router` over HTTP/1 and HTTP/2 on `listener`, following `down`.
+/// Serves `router` over HTTP/1 (with upgrades: port-forwarding speaks WebSocket) and HTTP/2 on
+/// `listener`, following `down`.
 pub async fn serve_router_with_outages(
     listener: TcpListener,
     down: watch::Receiver<bool>,
@@ -64,7 +65,7 @@ pub async fn serve_router_with_outages(
         async move {
             let _ =
                 hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
-                    .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
+                    .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(tcp), service)
                     .await;
         }
     })

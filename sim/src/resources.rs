@@ -117,6 +117,15 @@ pub fn builtins() -> Vec<ResourceType> {
         builtin("", "v1", "Event", "events", true, false, &["ev"]),
         builtin("", "v1", "Pod", "pods", true, true, &["po"]),
         builtin(
+            "discovery.k8s.io",
+            "v1",
+            "EndpointSlice",
+            "endpointslices",
+            true,
+            false,
+            &[],
+        ),
+        builtin(
             "apps",
             "v1",
             "Deployment",

@@ -12,13 +12,15 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-/// A Service port, by namespace, name and port number.
+/// A Service port (or a Pod port), by namespace, name and port number.
 type Key = (String, String, u16);
 
 /// The registry. Cheap to clone; clones share the entries.
 #[derive(Clone, Debug, Default)]
 pub struct ServiceRegistry {
     entries: Arc<Mutex<BTreeMap<Key, SocketAddr>>>,
+    /// What `pods/<name>/portforward` reaches, by namespace, Pod and container port.
+    pods: Arc<Mutex<BTreeMap<Key, SocketAddr>>>,
 }
 
 /// An in-cluster host name split into its Service and namespace.
@@ -57,6 +59,23 @@ impl ServiceRegistry {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&(namespace.to_string(), name.to_string(), port))
+            .copied()
+    }
+
+    /// Routes the port-forwards to `<namespace>/<pod>:<port>` to `addr`.
+    pub fn register_pod(&self, namespace: &str, pod: &str, port: u16, addr: SocketAddr) {
+        self.pods
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((namespace.into(), pod.into(), port), addr);
+    }
+
+    /// Where a port-forward to `<namespace>/<pod>:<port>` goes, when anything stands in for it.
+    pub fn pod(&self, namespace: &str, pod: &str, port: u16) -> Option<SocketAddr> {
+        self.pods
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(namespace.to_string(), pod.to_string(), port))
             .copied()
     }
 

@@ -8,6 +8,7 @@
 //!   deleted Secret deregisters the cluster.
 
 pub mod registration;
+pub mod tunnel;
 
 use std::{
     collections::BTreeMap,

@@ -7,5 +7,6 @@ mod clusters_registry;
 mod examples;
 mod leader_election;
 mod openbao_client;
+mod port_forward;
 mod schema_constraints;
 mod seams;

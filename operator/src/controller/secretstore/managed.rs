@@ -36,6 +36,7 @@ use crate::{
         names::approle_secret_name,
         secret_store::{BarbicanSecretStore, CA_KEY, ROLE_ID_KEY, SECRET_ID_KEY},
     },
+    clusters::tunnel::Tunnel,
     controller::{
         barbican::{secrets::value, state::Env},
         children::Children,
@@ -58,9 +59,12 @@ pub fn openbao_cluster_resource() -> ApiResource {
 /// The lifetime of the provisioner token the operator asks for.
 pub const PROVISIONER_TOKEN_SECONDS: i64 = 600;
 
+/// The port a managed instance's Service serves OpenBao on.
+pub const INSTANCE_PORT: u16 = 8200;
+
 /// The in-cluster URL of a managed instance (its certificate's name).
 pub fn url(instance: &str, namespace: &str) -> String {
-    format!("https://{instance}.{namespace}.svc:8200")
+    format!("https://{instance}.{namespace}.svc:{INSTANCE_PORT}")
 }
 
 /// The Secret holding a managed instance's CA bundle.
@@ -198,7 +202,32 @@ pub async fn pass(
         ca_pem: Some(ca.into_bytes()),
         namespace: None,
     };
-    let server = match OpenBao::connect(&target, env.resolver.as_ref(), openbao::TIMEOUT) {
+    // On a target cluster the instance is reached through a port-forward tunnel: the URL, and
+    // so the certificate check, stay the in-cluster ones.
+    let tunnel = match children.cluster() {
+        None => None,
+        Some(_) => match Tunnel::open(children.client(), &namespace, instance, INSTANCE_PORT).await
+        {
+            Ok(tunnel) => Some(tunnel),
+            Err(e) => {
+                return Ok(Findings {
+                    provisioning: None,
+                    ..Findings::credentials_failed(
+                        true,
+                        Reason::OpenBaoUnreachable,
+                        e.to_string(),
+                        RETRY,
+                    )
+                });
+            }
+        },
+    };
+    let tunnel_resolver = tunnel.as_ref().map(Tunnel::resolver);
+    let resolver: &dyn crate::resolve::Resolve = match &tunnel_resolver {
+        Some(through_tunnel) => through_tunnel,
+        None => env.resolver.as_ref(),
+    };
+    let server = match OpenBao::connect(&target, resolver, openbao::TIMEOUT) {
         Ok(server) => server,
         Err(e) => return Ok(provisioner_failure("building the client", &e)),
     };
