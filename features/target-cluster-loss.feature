@@ -184,3 +184,13 @@ Feature: A Barbican placed on a target cluster, and what happens when that clust
     Then the change does not wake the Barbican "barbican" in "openstack"
     When the Secret "barbican-db" in "openstack" on the target cluster "edge-1" changes
     Then the change wakes the Barbican "barbican" in "openstack"
+
+  Scenario: a registration limited to other namespaces refuses the Barbican's namespace before anything is written
+    Given the target cluster "edge-1" is registered for the namespaces "tenant-a,tenant-b"
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                   |
+      | SecretsReady | False  | TargetClusterUnavailable |
+    And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "outside the namespaces cluster"
+    And within 1 minute the CredentialsReady condition of the BarbicanSecretStore "vault-legacy" in "openstack" mentions "outside the namespaces cluster"
+    And the Deployment "barbican" in "openstack" does not exist
+    And the Secret "barbican-db-connection" in "openstack" does not exist

@@ -95,3 +95,34 @@ Feature: A managed secret store follows its Barbican onto the target cluster
       | CredentialsReady | False  | OpenBaoUnreachable |
     And within 1 minute the CredentialsReady condition of the BarbicanSecretStore "openbao-primary" in "openstack" mentions "no ready endpoints for service openstack/openbao-instance"
     And the Secret "openbao-primary-approle" in "openstack" does not exist
+
+  Scenario: deleting a store whose cluster is gone holds for five minutes, then abandons its Secret with a warning
+    When the example "barbicansecretstore-managed.yaml" is applied
+    And the following is applied:
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: Barbican
+      metadata: {name: barbican, namespace: openstack}
+      spec:
+        openStackRelease: "2025.2"
+        targetClusterRef: {name: edge-1}
+        image: {repository: ghcr.io/c5c3/barbican, tag: "2025.2"}
+        database:
+          clusterRef: {name: openstack-mariadb}
+          database: barbican
+          secretRef: {name: barbican-db}
+        cache:
+          clusterRef: {name: openstack-memcached}
+        keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3
+        serviceUser:
+          secretRef: {name: barbican-keystone}
+      """
+    And the BarbicanSecretStore "openbao-primary" in "openstack" is credential-ready
+    And the target cluster "edge-1" is deregistered
+    And the BarbicanSecretStore "openbao-primary" in "openstack" is deleted
+    Then within 1 minute the CredentialsReady condition of the BarbicanSecretStore "openbao-primary" in "openstack" mentions "waiting for target cluster"
+    When 4 minutes pass
+    Then the BarbicanSecretStore "openbao-primary" in "openstack" has "/metadata/name" set to "openbao-primary"
+    And within 2 minutes the BarbicanSecretStore "openbao-primary" in "openstack" is gone
+    And within 1 minute a Warning event "RemoteChildrenAbandoned" about "openbao-primary" in "openstack" mentions "openbao-primary-approle"
+    And the Secret "openbao-primary-approle" in "openstack" has "/metadata/name" set to "openbao-primary-approle"

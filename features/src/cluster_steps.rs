@@ -41,6 +41,16 @@ async fn target_registered(world: &mut BarbicanWorld, name: String) {
         .expect("registering the target cluster");
 }
 
+#[given(expr = "the target cluster {string} is registered for the namespaces {string}")]
+#[when(expr = "the target cluster {string} is registered for the namespaces {string}")]
+async fn target_registered_for(world: &mut BarbicanWorld, name: String, namespaces: String) {
+    world
+        .env()
+        .register_target_for(&name, Some(&namespaces))
+        .await
+        .expect("registering the target cluster");
+}
+
 #[when(expr = "the target cluster {string} is deregistered")]
 async fn target_deregistered(world: &mut BarbicanWorld, name: String) {
     Api::<Secret>::namespaced(world.env().client.clone(), CLUSTERS_NAMESPACE)

@@ -315,6 +315,15 @@ impl SimEnv {
     /// Registers the target cluster `name` (started first if it is not running) with a
     /// kubeconfig carrying its current operator token.
     pub async fn register_target(&self, name: &str) -> Result<Arc<TargetCluster>, Error> {
+        self.register_target_for(name, None).await
+    }
+
+    /// [`SimEnv::register_target`] with the registration's `namespaces` list.
+    pub async fn register_target_for(
+        &self,
+        name: &str,
+        namespaces: Option<&str>,
+    ) -> Result<Arc<TargetCluster>, Error> {
         let target = match self.target(name) {
             Ok(target) => target,
             Err(_) => self.start_target(name, &format!("{name}-operator")).await?,
@@ -324,12 +333,22 @@ impl SimEnv {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        self.register(name, &target.kubeconfig(&token)).await?;
+        self.register(name, &target.kubeconfig(&token), namespaces)
+            .await?;
         Ok(target)
     }
 
-    /// Writes the registration Secret of `name` with `kubeconfig`.
-    pub async fn register(&self, name: &str, kubeconfig: &str) -> Result<(), Error> {
+    /// Writes the registration Secret of `name` with `kubeconfig` (and a `namespaces` list).
+    pub async fn register(
+        &self,
+        name: &str,
+        kubeconfig: &str,
+        namespaces: Option<&str>,
+    ) -> Result<(), Error> {
+        let mut data = serde_json::json!({"kubeconfig": kubeconfig});
+        if let Some(namespaces) = namespaces {
+            data["namespaces"] = serde_json::json!(namespaces);
+        }
         // On the management cluster, wherever the scenario works.
         let management = self.client.clone();
         self.apply_with(
@@ -343,7 +362,7 @@ impl SimEnv {
             serde_json::json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": name, "namespace": CLUSTERS_NAMESPACE,
                 "labels": {REGISTRATION_LABEL: "true"}},
-            "stringData": {"kubeconfig": kubeconfig}}),
+            "stringData": data}),
         )
         .await
         .map(|_| ())

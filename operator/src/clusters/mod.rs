@@ -145,7 +145,12 @@ pub fn place(
     match registry.resolve(target) {
         Ok(engaged) => {
             failures.remove(target);
-            Ok(Children::remote(engaged.client, namespace, target))
+            Ok(Children::remote(
+                engaged.client,
+                namespace,
+                target,
+                engaged.namespaces,
+            ))
         }
         Err(unresolved) => {
             failures.entry(target.to_string()).or_insert(now);
@@ -413,5 +418,22 @@ mod tests {
             "cleared once it resolves"
         );
         assert_eq!(registry.engaged().len(), 1);
+        assert_eq!(placed.namespace_refusal(), None, "cluster-wide");
+
+        let mut limited = registration("edge-2");
+        limited.data.as_mut().unwrap().insert(
+            "namespaces".into(),
+            ByteString(b"tenant-a,tenant-b".to_vec()),
+        );
+        registry.apply(&limited).await;
+        let placed = place(&registry, &management, "openstack", Some("edge-2"), at(40)).unwrap();
+        assert!(
+            placed
+                .namespace_refusal()
+                .unwrap()
+                .contains("(tenant-a, tenant-b)")
+        );
+        let inside = place(&registry, &management, "tenant-b", Some("edge-2"), at(40)).unwrap();
+        assert_eq!(inside.namespace_refusal(), None);
     }
 }

@@ -46,6 +46,8 @@ pub struct Children {
     client: Client,
     namespace: String,
     cluster: Option<String>,
+    /// The namespaces the target cluster's registration limits the operator to, if any.
+    allowed: Option<Vec<String>>,
 }
 
 /// The longest value a label may carry: a CR whose name is longer cannot own remote children.
@@ -130,16 +132,38 @@ impl Children {
             client,
             namespace: namespace.to_string(),
             cluster: None,
+            allowed: None,
         }
     }
 
-    /// Children on the target cluster `cluster` (`client`), in `namespace`.
-    pub fn remote(client: Client, namespace: &str, cluster: &str) -> Self {
+    /// Children on the target cluster `cluster` (`client`), in `namespace`; `allowed` is the
+    /// registration's namespace list (`None`: cluster-wide).
+    pub fn remote(
+        client: Client,
+        namespace: &str,
+        cluster: &str,
+        allowed: Option<Vec<String>>,
+    ) -> Self {
         Self {
             client,
             namespace: namespace.to_string(),
             cluster: Some(cluster.to_string()),
+            allowed,
         }
+    }
+
+    /// Why nothing may be read or written here: the namespace is outside the ones the target
+    /// cluster is registered for.
+    pub fn namespace_refusal(&self) -> Option<String> {
+        let allowed = self.allowed.as_ref()?;
+        (!allowed.contains(&self.namespace)).then(|| {
+            format!(
+                "namespace {:?} is outside the namespaces cluster {:?} is registered for ({})",
+                self.namespace,
+                self.cluster.as_deref().unwrap_or_default(),
+                allowed.join(", ")
+            )
+        })
     }
 
     /// The target cluster's name; `None` on the management cluster.
@@ -322,7 +346,16 @@ mod tests {
     #[tokio::test]
     async fn remote_children_carry_the_owner_labels_and_no_owner_reference() {
         let owner = barbican("kms");
-        let remote = Children::remote(client(), "openstack", "edge-1");
+        let remote = Children::remote(client(), "openstack", "edge-1", None);
+        assert_eq!(remote.namespace_refusal(), None, "cluster-wide");
+        let limited =
+            Children::remote(client(), "openstack", "edge-1", Some(vec!["tenant".into()]));
+        assert!(
+            limited
+                .namespace_refusal()
+                .unwrap()
+                .contains("outside the namespaces cluster \"edge-1\" is registered for (tenant)")
+        );
         let mut meta = ObjectMeta {
             name: Some("kms".into()),
             namespace: Some("openstack".into()),

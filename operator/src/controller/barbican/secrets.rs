@@ -168,6 +168,10 @@ pub fn secrets(state: &mut State) -> StepFuture<'_> {
 
 /// What the gate finds: the ESO store, then the two credential Secrets.
 async fn gate(state: &mut State) -> Result<Outcome, StepError> {
+    // The first read on a target cluster outside its registered namespaces fails there.
+    if let Some(refusal) = state.children.namespace_refusal() {
+        return Err(StepError(refusal));
+    }
     let (kind, name) = selected_store(state);
     let store = match kind {
         SecretStoreKind::ClusterSecretStore => {

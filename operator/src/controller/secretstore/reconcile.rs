@@ -296,7 +296,13 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         &namespace,
         target,
         env.clock.now(),
-    );
+    )
+    .map_err(|e| e.to_string())
+    .and_then(|children| match children.namespace_refusal() {
+        // Nothing is read or written outside the registered namespaces.
+        Some(refusal) => Err(refusal),
+        None => Ok(children),
+    });
     if let Ok(children) = &placed
         && let Some(cluster) = children.cluster()
         && record_cluster(&api, &store, cluster).await?
@@ -329,7 +335,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
                 credentials: Some(Report::not_ready(
                     T::CredentialsReady,
                     Reason::TargetClusterUnavailable,
-                    unresolved.to_string(),
+                    unresolved,
                 )),
                 provisioning: None,
                 managed: instance.is_some(),
