@@ -352,13 +352,7 @@ mod tests {
         assert!(may_abandon(at(600), at(0), at(900)));
     }
 
-    fn client() -> Client {
-        let (service, _handle) = tower_test::mock::pair::<
-            http::Request<kube::client::Body>,
-            http::Response<kube::client::Body>,
-        >();
-        Client::new(service, "default")
-    }
+    use crate::controller::children::unanswered_client as client;
 
     fn registration(name: &str) -> Secret {
         let mut secret = Secret::default();

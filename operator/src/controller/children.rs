@@ -304,6 +304,17 @@ where
     }
 }
 
+/// A client whose requests are never answered, for tests of what is decided before any
+/// request is sent.
+#[cfg(test)]
+pub(crate) fn unanswered_client() -> Client {
+    let (service, _handle) = tower_test::mock::pair::<
+        http::Request<kube::client::Body>,
+        http::Response<kube::client::Body>,
+    >();
+    Client::new(service, "default")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,13 +338,7 @@ mod tests {
         assert!(covers(&live, &json!({"spec": {"missing": null}})));
     }
 
-    fn client() -> Client {
-        let (service, _handle) = tower_test::mock::pair::<
-            http::Request<kube::client::Body>,
-            http::Response<kube::client::Body>,
-        >();
-        Client::new(service, "default")
-    }
+    use crate::controller::children::unanswered_client as client;
 
     fn barbican(name: &str) -> crate::api::barbican::Barbican {
         let mut barbican = crate::api::fixtures::barbican();

@@ -7,14 +7,6 @@
 use std::{collections::BTreeMap, future::Future};
 
 use futures::{StreamExt, channel::mpsc, stream::BoxStream};
-use k8s_openapi::api::{
-    apps::v1::Deployment,
-    autoscaling::v2::HorizontalPodAutoscaler,
-    batch::v1::{CronJob, Job},
-    core::v1::{Secret, Service},
-    networking::v1::NetworkPolicy,
-    policy::v1::PodDisruptionBudget,
-};
 use kube::{
     Api,
     api::{ApiResource, DynamicObject},
@@ -24,7 +16,7 @@ use kube::{
 use super::{
     barbican::{
         database::mariadb_resource,
-        http_route,
+        http_route, projected_kinds,
         secrets::eso,
         watches::{placed_on, remote_wakes, stores_placed_on},
     },
@@ -45,21 +37,9 @@ pub struct Wakes {
     pub stores: mpsc::UnboundedSender<ObjectRef<BarbicanSecretStore>>,
 }
 
-/// The kinds watched on a target cluster: the built-in ones always, the CRD-backed ones
-/// (mariadb-operator, ESO, OpenBao, Gateway API) when the cluster serves them.
-fn built_in() -> Vec<ApiResource> {
-    vec![
-        ApiResource::erase::<Deployment>(&()),
-        ApiResource::erase::<Service>(&()),
-        ApiResource::erase::<PodDisruptionBudget>(&()),
-        ApiResource::erase::<HorizontalPodAutoscaler>(&()),
-        ApiResource::erase::<NetworkPolicy>(&()),
-        ApiResource::erase::<Job>(&()),
-        ApiResource::erase::<CronJob>(&()),
-        ApiResource::erase::<Secret>(&()),
-    ]
-}
-
+/// The CRD-backed kinds watched on a target cluster when it serves them (mariadb-operator,
+/// ESO, OpenBao, Gateway API), each with whether it is namespaced; the built-in projected kinds
+/// are watched always.
 fn custom() -> Vec<(ApiResource, bool)> {
     vec![
         (mariadb_resource("MariaDB", "mariadbs"), true),
@@ -76,7 +56,10 @@ fn custom() -> Vec<(ApiResource, bool)> {
 /// The watch streams of one engaged cluster: per kind, cluster-wide, or one per declared
 /// namespace (a cluster-scoped kind is then not watched at all).
 async fn streams(engaged: &Engaged) -> Vec<BoxStream<'static, (String, DynamicObject)>> {
-    let mut kinds: Vec<(ApiResource, bool)> = built_in().into_iter().map(|r| (r, true)).collect();
+    let mut kinds: Vec<(ApiResource, bool)> = projected_kinds(false)
+        .into_iter()
+        .map(|r| (r, true))
+        .collect();
     for (resource, namespaced) in custom() {
         if serves(&engaged.client, &resource).await.unwrap_or(false) {
             kinds.push((resource, namespaced));

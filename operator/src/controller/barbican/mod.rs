@@ -29,6 +29,35 @@ use crate::{
 };
 use state::State;
 
+/// The kinds a Barbican projects (onto its own cluster or a target) besides the MariaDB CRs,
+/// with the Gateway API's HTTPRoute when `with_http_route`: what the deletion sweep looks
+/// through and what the watches on a target cluster follow.
+pub fn projected_kinds(with_http_route: bool) -> Vec<kube::api::ApiResource> {
+    use k8s_openapi::api::{
+        apps::v1::Deployment,
+        autoscaling::v2::HorizontalPodAutoscaler,
+        batch::v1::{CronJob, Job},
+        core::v1::{Secret, Service},
+        networking::v1::NetworkPolicy,
+        policy::v1::PodDisruptionBudget,
+    };
+    use kube::api::ApiResource;
+    let mut kinds = vec![
+        ApiResource::erase::<Deployment>(&()),
+        ApiResource::erase::<Service>(&()),
+        ApiResource::erase::<PodDisruptionBudget>(&()),
+        ApiResource::erase::<HorizontalPodAutoscaler>(&()),
+        ApiResource::erase::<NetworkPolicy>(&()),
+        ApiResource::erase::<CronJob>(&()),
+        ApiResource::erase::<Job>(&()),
+        ApiResource::erase::<Secret>(&()),
+    ];
+    if with_http_route {
+        kinds.push(http_route::resource());
+    }
+    kinds
+}
+
 /// The step table, in the spec's order. DBClean runs ahead of Database so the clean-up
 /// CronJob is suspended for the whole of a migration, during which the pass stops at Database.
 pub fn pipeline() -> Pipeline<State> {

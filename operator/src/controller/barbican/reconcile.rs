@@ -5,7 +5,7 @@ use std::{sync::Arc, time::Duration};
 
 use kube::{
     Api, ResourceExt,
-    api::{ApiResource, ListParams, Patch, PatchParams},
+    api::{ListParams, Patch, PatchParams},
 };
 use serde_json::{Value, json};
 
@@ -140,37 +140,13 @@ async fn drop_finalizers(env: &Env, barbican: &Barbican) -> Result<bool, Error> 
     Ok(true)
 }
 
-/// The kinds a Barbican projects onto a target cluster besides the MariaDB CRs (cleaned up by
-/// name first): what the deletion sweep looks through.
-fn projected_kinds() -> Vec<ApiResource> {
-    use k8s_openapi::api::{
-        apps::v1::Deployment,
-        autoscaling::v2::HorizontalPodAutoscaler,
-        batch::v1::{CronJob, Job},
-        core::v1::{Secret, Service},
-        networking::v1::NetworkPolicy,
-        policy::v1::PodDisruptionBudget,
-    };
-    vec![
-        ApiResource::erase::<Deployment>(&()),
-        ApiResource::erase::<Service>(&()),
-        ApiResource::erase::<PodDisruptionBudget>(&()),
-        ApiResource::erase::<HorizontalPodAutoscaler>(&()),
-        ApiResource::erase::<NetworkPolicy>(&()),
-        ApiResource::erase::<CronJob>(&()),
-        ApiResource::erase::<Job>(&()),
-        ApiResource::erase::<Secret>(&()),
-        // A target without the Gateway API answers 404, and the sweep moves on.
-        super::http_route::resource(),
-    ]
-}
-
 /// Deletes every object of the projected kinds `barbican` owns in its namespace on the target
 /// (by the owner labels, or a controller ownerReference an older operator left). It does not
 /// wait for children with finalizers of their own. Returns how many deletes it issued.
 async fn sweep(children: &Children, barbican: &Barbican) -> Result<usize, kube::Error> {
     let mut deleted = 0;
-    for kind in projected_kinds() {
+    // A target without the Gateway API answers 404 for HTTPRoutes, and the sweep moves on.
+    for kind in super::projected_kinds(true) {
         let api = children.dynamic(&kind);
         let objects = match api.list(&ListParams::default()).await {
             Ok(list) => list.items,
