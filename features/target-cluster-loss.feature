@@ -194,3 +194,32 @@ Feature: A Barbican placed on a target cluster, and what happens when that clust
     And within 1 minute the CredentialsReady condition of the BarbicanSecretStore "vault-legacy" in "openstack" mentions "outside the namespaces cluster"
     And the Deployment "barbican" in "openstack" does not exist
     And the Secret "barbican-db-connection" in "openstack" does not exist
+
+  Scenario: a Barbican whose name cannot be a label value is refused before anything is created on the target
+    Given the target cluster "edge-1" is registered
+    When the following is applied:
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: Barbican
+      metadata: {name: bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, namespace: openstack}
+      spec:
+        openStackRelease: "2025.2"
+        targetClusterRef: {name: edge-1}
+        image: {repository: ghcr.io/c5c3/barbican, tag: "2025.2"}
+        database:
+          clusterRef: {name: openstack-mariadb}
+          database: barbican
+          secretRef: {name: barbican-db}
+        cache:
+          clusterRef: {name: openstack-memcached}
+        keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3
+        serviceUser:
+          secretRef: {name: barbican-keystone}
+      """
+    Then within 1 minute the Barbican "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" in "openstack" reports:
+      | condition    | status | reason                   |
+      | SecretsReady | False  | TargetClusterUnavailable |
+    And within 1 minute the SecretsReady condition of the Barbican "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" in "openstack" mentions "is 64 characters"
+    And the Barbican "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" in "openstack" has no "/metadata/finalizers"
+    And the Deployment "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" in "openstack" does not exist
+    And the Secret "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-db-connection" in "openstack" does not exist
