@@ -42,7 +42,10 @@ echo "== tests (cargo nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
   # nextest does not run doctests; run them first so nextest's summary closes the log.
   cargo test --workspace --locked --doc
-  cargo nextest run --workspace --locked --no-fail-fast
+  # Each feature file leaves a JUnit report here for the CI system to pick up.
+  # (An absolute path: nextest runs each test binary in its package's directory.)
+  FEATURES_JUNIT_DIR="${CARGO_TARGET_DIR:-$PWD/target}/features-junit" \
+    cargo nextest run --workspace --locked --no-fail-fast
 else
   cargo test --workspace --locked --no-fail-fast
 fi

@@ -6,6 +6,8 @@
 
 pub mod cluster_steps;
 pub mod log_capture;
+pub mod report;
+pub mod runner;
 pub mod seams;
 pub mod sim_env;
 pub mod store_steps;

@@ -14,9 +14,16 @@ use crate::sim_env::{Error, SimEnv};
 #[derive(Debug, Default, World)]
 pub struct BarbicanWorld {
     env: Option<SimEnv>,
+    /// When the scenario started (set by [`crate::runner::before`]).
+    pub started: Option<std::time::Instant>,
 }
 
 impl BarbicanWorld {
+    /// The environment, once the first step started it.
+    pub fn env_opt(&self) -> Option<&SimEnv> {
+        self.env.as_ref()
+    }
+
     pub(crate) fn env(&self) -> &SimEnv {
         self.env
             .as_ref()
@@ -193,10 +200,35 @@ fn check_conditions(conditions: &[Condition], rows: &[Vec<String>]) -> Result<()
         }
     }
     if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(wrong.join("; "))
+        return Ok(());
     }
+    let expected: Vec<[String; 3]> = rows
+        .iter()
+        .map(|r| [r[0].clone(), r[1].clone(), r[2].clone()])
+        .collect();
+    let actual: Vec<[String; 4]> = rows
+        .iter()
+        .map(|r| match conditions.iter().find(|c| c.type_ == r[0]) {
+            Some(c) => [
+                c.type_.clone(),
+                c.status.clone(),
+                c.reason.clone(),
+                c.message.clone(),
+            ],
+            None => [
+                r[0].clone(),
+                "(not set)".into(),
+                String::new(),
+                String::new(),
+            ],
+        })
+        .collect();
+    Err(format!(
+        "{}\n    expected:\n{}    actual:\n{}",
+        wrong.join("; "),
+        crate::report::table(&["condition", "status", "reason"], &expected),
+        crate::report::table(&["condition", "status", "reason", "message"], &actual)
+    ))
 }
 
 #[given(expr = "within {int} minute(s) the {word} {string} in {string} reports:")]

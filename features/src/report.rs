@@ -1,0 +1,213 @@
+//! What a failed scenario prints after cucumber's own failure line, so the failure explains
+//! itself without a rerun: every Barbican and BarbicanSecretStore of the scenario as a condition
+//! table and as YAML (status and spec, without managedFields), the newest events, and the
+//! operator's last log lines about each of them.
+
+use std::fmt::Write;
+
+use k8s_openapi::api::events::v1::Event;
+use kube::{
+    Api, ResourceExt,
+    api::{DynamicObject, ListParams},
+};
+use serde_json::Value;
+
+use crate::sim_env::SimEnv;
+
+/// How many events the report shows.
+pub const EVENTS: usize = 12;
+/// How many log lines the report shows per object.
+pub const LOG_LINES: usize = 8;
+
+/// The conditions of `object` as an aligned table: type, status, reason, message.
+pub fn condition_table(object: &Value) -> String {
+    let rows: Vec<[String; 4]> = object["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let field = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+            [
+                field("type"),
+                field("status"),
+                field("reason"),
+                field("message"),
+            ]
+        })
+        .collect();
+    table(&["condition", "status", "reason", "message"], &rows)
+}
+
+/// Rows under a header, each column as wide as its widest cell, `|`-separated as Gherkin
+/// tables are.
+pub fn table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        format!("      | {} |\n", padded.join(" | "))
+    };
+    let mut out = line(header.to_vec());
+    for row in rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    out
+}
+
+/// `object` as YAML, without the server's bookkeeping.
+fn yaml(object: &DynamicObject) -> String {
+    let mut value = serde_json::to_value(object).unwrap_or_default();
+    if let Some(meta) = value["metadata"].as_object_mut() {
+        meta.remove("managedFields");
+    }
+    serde_saphyr::to_string(&value).unwrap_or_else(|e| format!("(not YAML: {e})"))
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("      {l}\n")).collect()
+}
+
+/// The explanation of a failure in `env`: see the module's documentation.
+pub async fn explain(env: &SimEnv) -> String {
+    let mut out = String::from("\n    ── what the cluster says ──\n");
+    for kind in ["Barbican", "BarbicanSecretStore"] {
+        let Ok(resource) = env
+            .resource("barbican.openstack.c5c3.io/v1alpha1", kind)
+            .await
+        else {
+            continue;
+        };
+        let objects = Api::<DynamicObject>::all_with(env.client.clone(), &resource)
+            .list(&ListParams::default())
+            .await
+            .map(|l| l.items)
+            .unwrap_or_default();
+        for object in objects {
+            let name = object.name_any();
+            let value = serde_json::to_value(&object).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    {kind} {}/{name}:",
+                object.namespace().unwrap_or_default()
+            );
+            out.push_str(&condition_table(&value));
+            out.push_str(&indent(&yaml(&object)));
+            let namespace = object.namespace().unwrap_or_default();
+            // How the operator's log names an object: `ns/name` in its own lines, the
+            // controller's `<Kind…>/name.ns` in kube-runtime's.
+            let (own, runtime) = (
+                format!("{namespace}/{name}"),
+                format!("/{name}.{namespace}"),
+            );
+            let lines: Vec<String> = crate::log_capture::contents()
+                .lines()
+                .filter(|l| (l.contains(&own) || l.contains(&runtime)) && !l.contains(" TRACE "))
+                .map(String::from)
+                .collect();
+            if lines.is_empty() {
+                let _ = writeln!(out, "    the operator logged nothing about {own}");
+            } else {
+                let _ = writeln!(out, "    the operator's last log lines about {own}:");
+            }
+            for line in lines.iter().skip(lines.len().saturating_sub(LOG_LINES)) {
+                let _ = writeln!(out, "      {line}");
+            }
+        }
+    }
+    let mut events = Api::<Event>::all(env.client.clone())
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default();
+    events.sort_by_key(|e| e.event_time.clone().map(|t| t.0));
+    let rows: Vec<[String; 4]> = events
+        .iter()
+        .rev()
+        .take(EVENTS)
+        .rev()
+        .map(|e| {
+            [
+                e.type_.clone().unwrap_or_default(),
+                e.reason.clone().unwrap_or_default(),
+                e.regarding
+                    .as_ref()
+                    .and_then(|r| r.name.clone())
+                    .unwrap_or_default(),
+                e.note.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        let _ = writeln!(out, "    no events yet");
+    } else {
+        let _ = writeln!(out, "    the newest events:");
+        out.push_str(&table(&["type", "reason", "about", "note"], &rows));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failure_shows_the_conditions_the_object_and_the_events() {
+        let env = SimEnv::start(false).await.unwrap();
+        env.apply_yaml(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: openstack}\n---\n\
+             apiVersion: barbican.openstack.c5c3.io/v1alpha1\nkind: Barbican\n\
+             metadata: {name: kms, namespace: openstack}\n\
+             spec:\n  openStackRelease: \"2025.2\"\n  image: {repository: r, tag: \"2025.2\"}\n\
+             \x20 database: {clusterRef: {name: db}, database: barbican, secretRef: {name: kms-db}}\n\
+             \x20 cache: {clusterRef: {name: mc}}\n  keystoneEndpoint: http://keystone:5000/v3\n\
+             \x20 serviceUser: {secretRef: {name: kms-keystone}}\n",
+        )
+        .await
+        .unwrap();
+        env.eventually(Duration::from_secs(60), || async {
+            let conditions = env.conditions("Barbican", "openstack", "kms").await?;
+            if conditions.iter().any(|c| c.type_ == "SecretsReady") {
+                Ok(())
+            } else {
+                Err("no SecretsReady yet".to_string())
+            }
+        })
+        .await
+        .unwrap();
+        let report = explain(&env).await;
+        assert!(report.contains("Barbican openstack/kms:"), "{report}");
+        assert!(
+            report.contains("| condition    | status | reason"),
+            "a condition table: {report}"
+        );
+        assert!(report.contains("SecretsReady | False"), "{report}");
+        assert!(
+            report.contains("kind: Barbican"),
+            "the object as YAML: {report}"
+        );
+        assert!(!report.contains("managedFields"), "{report}");
+        assert!(
+            report.contains("no events yet") || report.contains("the newest events:"),
+            "{report}"
+        );
+        assert!(report.contains("about openstack/kms"), "{report}");
+    }
+
+    #[test]
+    fn a_table_aligns_its_columns() {
+        let rows = [["Ready".to_string(), "True".to_string()]];
+        assert_eq!(
+            table(&["condition", "status"], &rows),
+            "      | condition | status |\n      | Ready     | True   |\n"
+        );
+    }
+}

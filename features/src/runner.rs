@@ -1,0 +1,295 @@
+//! What the scenario runner decides around cucumber: which scenarios run (tags, a name
+//! fragment), what a failed one prints (see [`crate::report`]), and what each one leaves behind
+//! for CI (a JUnit file per feature) and for the timings benchmark.
+//!
+//! Scenarios tagged `@explained-failure` fail on purpose, to show the failure output: they run
+//! only when a tag expression asks for them.
+
+use std::{
+    sync::{Mutex, OnceLock},
+    time::{Duration, Instant},
+};
+
+use cucumber::{
+    event::ScenarioFinished,
+    gherkin::{self, tagexpr::TagOperation},
+    tag::Ext as _,
+};
+use futures::future::LocalBoxFuture;
+
+use crate::world::BarbicanWorld;
+
+/// The tag of the scenarios that fail on purpose.
+pub const EXPLAINED_FAILURE: &str = "explained-failure";
+
+/// Which scenarios run.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// A cucumber tag expression (`@secretstore and not @slow`).
+    pub tags: Option<TagOperation>,
+    /// A fragment of the scenario's name.
+    pub name: Option<String>,
+}
+
+impl Selection {
+    /// From `--tags <expr>` / `--name <text>`, else the `FEATURES_TAGS` / `FEATURES_SCENARIO`
+    /// environment variables.
+    pub fn from(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let value = |flag: &str, var: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .and_then(|i| args.get(i + 1).cloned())
+                .or_else(|| env(var))
+                .filter(|v| !v.is_empty())
+        };
+        let tags = value("--tags", "FEATURES_TAGS")
+            .map(|t| {
+                t.parse::<TagOperation>()
+                    .map_err(|e| format!("--tags {t:?} is not a tag expression: {e}"))
+            })
+            .transpose()?;
+        Ok(Self {
+            tags,
+            name: value("--name", "FEATURES_SCENARIO"),
+        })
+    }
+
+    /// Whether `scenario` runs: its tags (with its feature's and rule's) satisfy the
+    /// expression, or, without one, it is not an explained failure; and its name contains
+    /// the fragment.
+    pub fn selects(
+        &self,
+        feature: &gherkin::Feature,
+        rule: Option<&gherkin::Rule>,
+        scenario: &gherkin::Scenario,
+    ) -> bool {
+        let tags: Vec<&String> = feature
+            .tags
+            .iter()
+            .chain(rule.into_iter().flat_map(|r| &r.tags))
+            .chain(&scenario.tags)
+            .collect();
+        let tagged = match &self.tags {
+            Some(expression) => expression.eval(tags.iter().map(|t| t.as_str())),
+            None => !tags.iter().any(|t| *t == EXPLAINED_FAILURE),
+        };
+        let named = self
+            .name
+            .as_ref()
+            .is_none_or(|n| scenario.name.contains(n.as_str()));
+        tagged && named
+    }
+}
+
+/// One finished scenario.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The feature's name.
+    pub feature: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// How long it took (wall time).
+    pub took: Duration,
+    /// The failure, if it failed.
+    pub failure: Option<String>,
+}
+
+fn outcomes() -> &'static Mutex<Vec<Outcome>> {
+    static OUTCOMES: OnceLock<Mutex<Vec<Outcome>>> = OnceLock::new();
+    OUTCOMES.get_or_init(Mutex::default)
+}
+
+/// The outcomes recorded so far, and forgets them.
+pub fn take_outcomes() -> Vec<Outcome> {
+    std::mem::take(&mut *outcomes().lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// cucumber's `before` hook: the scenario's clock starts.
+pub fn before<'a>(
+    _: &'a gherkin::Feature,
+    _: Option<&'a gherkin::Rule>,
+    _: &'a gherkin::Scenario,
+    world: &'a mut BarbicanWorld,
+) -> LocalBoxFuture<'a, ()> {
+    world.started = Some(Instant::now());
+    Box::pin(async {})
+}
+
+/// cucumber's `after` hook: records the outcome and, for a failure, prints what the cluster
+/// says ([`crate::report::explain`]).
+pub fn after<'a>(
+    feature: &'a gherkin::Feature,
+    _: Option<&'a gherkin::Rule>,
+    scenario: &'a gherkin::Scenario,
+    finished: &'a ScenarioFinished,
+    world: Option<&'a mut BarbicanWorld>,
+) -> LocalBoxFuture<'a, ()> {
+    Box::pin(async move {
+        let failure = match finished {
+            ScenarioFinished::StepFailed(_, _, error) => Some(error.to_string()),
+            ScenarioFinished::BeforeHookFailed(_) => Some("the before hook failed".into()),
+            ScenarioFinished::StepPassed | ScenarioFinished::StepSkipped => None,
+        };
+        let took = world
+            .as_ref()
+            .and_then(|w| w.started)
+            .map(|s| s.elapsed())
+            .unwrap_or_default();
+        if failure.is_some()
+            && let Some(env) = world.as_ref().and_then(|w| w.env_opt())
+        {
+            println!(
+                "\n  Scenario {:?} failed.{}",
+                scenario.name,
+                crate::report::explain(env).await
+            );
+        }
+        outcomes()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Outcome {
+                feature: feature.name.clone(),
+                scenario: scenario.name.clone(),
+                took,
+                failure,
+            });
+    })
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The outcomes of one feature file as a JUnit `<testsuite>` document.
+pub fn junit(suite: &str, outcomes: &[Outcome]) -> String {
+    let failures = outcomes.iter().filter(|o| o.failure.is_some()).count();
+    let total: f64 = outcomes.iter().map(|o| o.took.as_secs_f64()).sum();
+    let mut xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" time=\"{total:.3}\">\n",
+        escape(suite),
+        outcomes.len()
+    );
+    for outcome in outcomes {
+        xml.push_str(&format!(
+            "  <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
+            escape(&outcome.feature),
+            escape(&outcome.scenario),
+            outcome.took.as_secs_f64()
+        ));
+        match &outcome.failure {
+            None => xml.push_str("/>\n"),
+            Some(failure) => xml.push_str(&format!(
+                "><failure message=\"{}\"/></testcase>\n",
+                escape(failure)
+            )),
+        }
+    }
+    xml.push_str("</testsuite>\n");
+    xml
+}
+
+/// The distribution of scenario wall times: count, total, median, 90th percentile, slowest.
+pub fn timings(outcomes: &[Outcome]) -> String {
+    if outcomes.is_empty() {
+        return "no scenario ran".into();
+    }
+    let mut sorted: Vec<&Outcome> = outcomes.iter().collect();
+    sorted.sort_by_key(|o| o.took);
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize].took;
+    let slowest = sorted[sorted.len() - 1];
+    format!(
+        "{} scenarios, {:.1}s of scenario time: median {:.2}s, p90 {:.2}s, slowest {:.2}s ({})",
+        sorted.len(),
+        outcomes.iter().map(|o| o.took.as_secs_f64()).sum::<f64>(),
+        at(0.5).as_secs_f64(),
+        at(0.9).as_secs_f64(),
+        slowest.took.as_secs_f64(),
+        slowest.scenario
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(text: &str) -> gherkin::Feature {
+        gherkin::Feature::parse(text, gherkin::GherkinEnv::default()).unwrap()
+    }
+
+    const FEATURE: &str = "@secretstore\nFeature: f\n\n  Scenario: plain one\n    Given x\n\n  @slow\n  Scenario: slow one\n    Given x\n\n  @explained-failure\n  Scenario: broken one\n    Given x\n";
+
+    fn chosen(selection: &Selection) -> Vec<String> {
+        let feature = parsed(FEATURE);
+        feature
+            .scenarios
+            .iter()
+            .filter(|s| selection.selects(&feature, None, s))
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn tags_names_and_the_explained_failure_choose_the_scenarios() {
+        let none = |_: &str| None;
+        let all = Selection::from(&[], none).unwrap();
+        assert_eq!(
+            chosen(&all),
+            ["plain one", "slow one"],
+            "the broken one stays out"
+        );
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let fast = Selection::from(&args(&["--tags", "not @slow"]), none).unwrap();
+        assert_eq!(chosen(&fast), ["plain one", "broken one"]);
+        let broken = Selection::from(&[], |v: &str| {
+            (v == "FEATURES_TAGS").then(|| "@explained-failure".to_string())
+        })
+        .unwrap();
+        assert_eq!(chosen(&broken), ["broken one"]);
+        let inherited = Selection::from(&args(&["--tags", "@secretstore"]), none).unwrap();
+        assert_eq!(chosen(&inherited).len(), 3, "the feature's tag counts");
+        let named = Selection::from(&args(&["--name", "slow"]), none).unwrap();
+        assert_eq!(chosen(&named), ["slow one"]);
+        assert!(
+            Selection::from(&args(&["--tags", "@a and"]), none)
+                .unwrap_err()
+                .contains("is not a tag expression")
+        );
+    }
+
+    #[test]
+    fn junit_and_timings_report_each_scenario() {
+        let outcomes = [
+            Outcome {
+                feature: "F".into(),
+                scenario: "fast <one>".into(),
+                took: Duration::from_millis(500),
+                failure: None,
+            },
+            Outcome {
+                feature: "F".into(),
+                scenario: "slow".into(),
+                took: Duration::from_secs(3),
+                failure: Some("step \"x\" failed".into()),
+            },
+        ];
+        let xml = junit("f", &outcomes);
+        assert!(
+            xml.contains("tests=\"2\" failures=\"1\" time=\"3.500\""),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("name=\"fast &lt;one&gt;\" time=\"0.500\"/>"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<failure message=\"step &quot;x&quot; failed\"/>"),
+            "{xml}"
+        );
+        let figures = timings(&outcomes);
+        assert!(figures.starts_with("2 scenarios, 3.5s"), "{figures}");
+        assert!(figures.ends_with("slowest 3.00s (slow)"), "{figures}");
+    }
+}
