@@ -45,4 +45,72 @@ mod tests {
         assert!(found > 20, "only {found} steps found");
         assert!(missing.is_empty(), "undocumented steps: {missing:#?}");
     }
+
+    /// A cucumber expression as a regex over a step's text.
+    fn expression_regex(expression: &str) -> regex::Regex {
+        let mut pattern = String::from("^");
+        let mut rest = expression;
+        while !rest.is_empty() {
+            let (token, regex) = [
+                ("{string}", r#""[^"]*""#),
+                ("{int}", r"-?\d+"),
+                ("{word}", r"[^\s]+"),
+                ("(s)", "(?:s)?"),
+                ("(es)", "(?:es)?"),
+            ]
+            .into_iter()
+            .find(|(t, _)| rest.starts_with(t))
+            .unwrap_or(("", ""));
+            if token.is_empty() {
+                let c = rest.chars().next().expect("not empty");
+                pattern.push_str(&regex::escape(&c.to_string()));
+                rest = &rest[c.len_utf8()..];
+            } else {
+                pattern.push_str(regex);
+                rest = &rest[token.len()..];
+            }
+        }
+        pattern.push('$');
+        regex::Regex::new(&pattern).expect("a valid pattern")
+    }
+
+    /// Every step the README documents is used by at least one scenario.
+    #[test]
+    fn every_documented_step_is_used() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let steps: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "feature"))
+            .flat_map(|p| {
+                std::fs::read_to_string(p)
+                    .unwrap()
+                    .lines()
+                    .map(str::trim)
+                    .filter_map(|l| {
+                        ["Given ", "When ", "Then ", "And ", "But "]
+                            .iter()
+                            .find_map(|k| l.strip_prefix(k))
+                            .map(String::from)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let readme = include_str!("../README.md");
+        let documented: Vec<&str> = readme
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .filter_map(|l| l[3..].split_once("` |").map(|(step, _)| step))
+            .filter(|s| !s.starts_with("cargo ") && !s.contains("FEATURES_"))
+            .collect();
+        assert!(documented.len() > 40, "only {} documented steps", documented.len());
+        let unused: Vec<&&str> = documented
+            .iter()
+            .filter(|d| {
+                let regex = expression_regex(d);
+                !steps.iter().any(|s| regex.is_match(s))
+            })
+            .collect();
+        assert!(unused.is_empty(), "documented steps no scenario uses: {unused:#?}");
+    }
 }
