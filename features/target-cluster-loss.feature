@@ -223,3 +223,19 @@ Feature: A Barbican placed on a target cluster, and what happens when that clust
     And the Barbican "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" in "openstack" has no "/metadata/finalizers"
     And the Deployment "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" in "openstack" does not exist
     And the Secret "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-db-connection" in "openstack" does not exist
+
+  Scenario: a target whose API server goes down reports its error, and the Barbican is Ready again when it comes back
+    Given the target cluster "edge-1" is registered
+    And within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the target cluster "edge-1" goes down
+    Then within 2 minutes the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                   |
+      | SecretsReady | False  | TargetClusterUnavailable |
+    And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "edge-1"
+    When the target cluster "edge-1" comes back
+    Then within 6 minutes the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason           |
+      | SecretsReady | True   | SecretsAvailable |
+      | Ready        | True   | AllReady         |

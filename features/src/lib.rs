@@ -4,7 +4,9 @@
 //! clock; [`world`] holds the steps, [`store_steps`] those about secret stores and OpenBao; [`cluster_steps`] those about target
 //! clusters; [`seams`] hands the operator the sim's clock and names.
 
+pub mod check_steps;
 pub mod cluster_steps;
+pub mod control_steps;
 pub mod log_capture;
 pub mod report;
 pub mod runner;
@@ -24,6 +26,8 @@ mod tests {
             include_str!("world.rs"),
             include_str!("store_steps.rs"),
             include_str!("cluster_steps.rs"),
+            include_str!("control_steps.rs"),
+            include_str!("check_steps.rs"),
         ]
         .concat();
         let readme = include_str!("../README.md");
@@ -103,7 +107,11 @@ mod tests {
             .filter_map(|l| l[3..].split_once("` |").map(|(step, _)| step))
             .filter(|s| !s.starts_with("cargo ") && !s.contains("FEATURES_"))
             .collect();
-        assert!(documented.len() > 40, "only {} documented steps", documented.len());
+        assert!(
+            documented.len() > 40,
+            "only {} documented steps",
+            documented.len()
+        );
         let unused: Vec<&&str> = documented
             .iter()
             .filter(|d| {
@@ -111,6 +119,9 @@ mod tests {
                 !steps.iter().any(|s| regex.is_match(s))
             })
             .collect();
-        assert!(unused.is_empty(), "documented steps no scenario uses: {unused:#?}");
+        assert!(
+            unused.is_empty(),
+            "documented steps no scenario uses: {unused:#?}"
+        );
     }
 }

@@ -569,20 +569,7 @@ impl SimEnv {
 impl SimEnv {
     /// The API of `kind` (as `apiVersion/kind`, or a bare built-in kind) in `namespace`.
     pub async fn api_of(&self, kind: &str, namespace: &str) -> Result<Api<DynamicObject>, Error> {
-        let (api_version, kind) = match kind {
-            "Deployment" => ("apps/v1", "Deployment"),
-            "Service" | "Secret" | "ConfigMap" => ("v1", kind),
-            "PodDisruptionBudget" => ("policy/v1", kind),
-            "HorizontalPodAutoscaler" => ("autoscaling/v2", kind),
-            "NetworkPolicy" => ("networking.k8s.io/v1", kind),
-            "HTTPRoute" => ("gateway.networking.k8s.io/v1", kind),
-            "Barbican" | "BarbicanSecretStore" => ("barbican.openstack.c5c3.io/v1alpha1", kind),
-            "Job" | "CronJob" => ("batch/v1", kind),
-            "MariaDB" | "Database" | "User" | "Grant" => ("k8s.mariadb.com/v1alpha1", kind),
-            other => other
-                .rsplit_once('/')
-                .ok_or_else(|| format!("name {other} as apiVersion/Kind, e.g. batch/v1/Job"))?,
-        };
+        let (api_version, kind) = api_version_of(kind)?;
         let resource = self.resource(api_version, kind).await?;
         Ok(Api::namespaced_with(
             self.client_for(kind),
@@ -590,7 +577,28 @@ impl SimEnv {
             &resource,
         ))
     }
+}
 
+/// The apiVersion and kind of `kind` as the steps name it: a bare kind the scenarios use
+/// (`Deployment`, `Barbican`, `MariaDB`, …), or `group/version/Kind`.
+pub fn api_version_of(kind: &str) -> Result<(&str, &str), Error> {
+    Ok(match kind {
+        "Deployment" => ("apps/v1", "Deployment"),
+        "Service" | "Secret" | "ConfigMap" => ("v1", kind),
+        "PodDisruptionBudget" => ("policy/v1", kind),
+        "HorizontalPodAutoscaler" => ("autoscaling/v2", kind),
+        "NetworkPolicy" => ("networking.k8s.io/v1", kind),
+        "HTTPRoute" => ("gateway.networking.k8s.io/v1", kind),
+        "Barbican" | "BarbicanSecretStore" => ("barbican.openstack.c5c3.io/v1alpha1", kind),
+        "Job" | "CronJob" => ("batch/v1", kind),
+        "MariaDB" | "Database" | "User" | "Grant" => ("k8s.mariadb.com/v1alpha1", kind),
+        other => other
+            .rsplit_once('/')
+            .ok_or_else(|| format!("name {other} as apiVersion/Kind, e.g. batch/v1/Job"))?,
+    })
+}
+
+impl SimEnv {
     /// Reads an object of `kind`, `None` when it does not exist.
     pub async fn get(
         &self,
@@ -648,6 +656,35 @@ impl SimEnv {
             .unwrap_or_else(|p| p.into_inner())
             .get(name)
             .cloned()
+    }
+
+    /// The config Secret the Deployment `namespace/name` mounts, and its barbican.conf.
+    pub async fn mounted_conf(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(String, String), Error> {
+        let deployment = self
+            .get("Deployment", namespace, name)
+            .await?
+            .ok_or_else(|| format!("Deployment {namespace}/{name} does not exist"))?;
+        let secret = deployment
+            .data
+            .pointer("/spec/template/spec/volumes/0/secret/secretName")
+            .and_then(|v| v.as_str())
+            .ok_or("the Deployment mounts no config Secret")?
+            .to_string();
+        let config = self
+            .get("Secret", namespace, &secret)
+            .await?
+            .ok_or_else(|| format!("config Secret {secret} does not exist"))?;
+        let encoded = config.data["data"]["barbican.conf"]
+            .as_str()
+            .unwrap_or_default();
+        let conf = barbican_sim::tokens::base64_decode(encoded)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        Ok((secret, conf))
     }
 
     /// Notes `value` under `key`.

@@ -186,7 +186,11 @@ async fn minutes_pass(world: &mut BarbicanWorld, minutes: u64) {
         .await;
 }
 
-fn check_conditions(conditions: &[Condition], rows: &[Vec<String>]) -> Result<(), Error> {
+/// Whether each `condition | status | reason` row holds; the error shows both tables.
+pub(crate) fn check_conditions(
+    conditions: &[Condition],
+    rows: &[Vec<String>],
+) -> Result<(), Error> {
     let mut wrong = vec![];
     for row in rows {
         let (type_, status, reason) = (&row[0], &row[1], &row[2]);
@@ -626,26 +630,7 @@ async fn mounted_config(
         .eventually(Duration::from_secs(minutes * 60), || {
             let (name, namespace, text) = (name.clone(), namespace.clone(), text.clone());
             async move {
-                let deployment = env
-                    .get("Deployment", &namespace, &name)
-                    .await?
-                    .ok_or_else(|| format!("Deployment {namespace}/{name} does not exist"))?;
-                let secret = deployment
-                    .data
-                    .pointer("/spec/template/spec/volumes/0/secret/secretName")
-                    .and_then(|v| v.as_str())
-                    .ok_or("the Deployment mounts no config Secret")?
-                    .to_string();
-                let config = env
-                    .get("Secret", &namespace, &secret)
-                    .await?
-                    .ok_or_else(|| format!("config Secret {secret} does not exist"))?;
-                let encoded = config.data["data"]["barbican.conf"]
-                    .as_str()
-                    .unwrap_or_default();
-                let conf = barbican_sim::tokens::base64_decode(encoded)
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .unwrap_or_default();
+                let (secret, conf) = env.mounted_conf(&namespace, &name).await?;
                 if conf.contains(&text) {
                     Ok(())
                 } else {
