@@ -25,8 +25,8 @@ fn example(file: &str) -> Result<String, String> {
     std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))
 }
 
-/// Runs the demo, printing as it goes.
-pub async fn run() -> Result<(), String> {
+/// Runs the demo, printing as it goes; with `kubeconfig_out`, keeps serving afterwards.
+pub async fn run(kubeconfig_out: Option<&std::path::Path>) -> Result<(), String> {
     println!("starting a simulated cluster (virtual clock) with its fakes and the operator");
     let env = SimEnv::start(true).await?;
     env.apply_yaml(MINIMAL_PREREQUISITES).await?;
@@ -115,5 +115,35 @@ pub async fn run() -> Result<(), String> {
         "\npipeline passes so far: {} (see barbican_operator_reconcile_duration_seconds)",
         env.passes()
     );
+    match kubeconfig_out {
+        Some(path) => serve(&env, path).await,
+        None => Ok(()),
+    }
+}
+
+/// Serves the demo's cluster on loopback with a kubeconfig at `path`, the operator still
+/// running and virtual time moving a second per wall-clock second, until Ctrl-C.
+async fn serve(env: &SimEnv, path: &std::path::Path) -> Result<(), String> {
+    let addr = env
+        .cluster
+        .serve_on_loopback()
+        .await
+        .map_err(|e| format!("serving the cluster: {e}"))?;
+    std::fs::write(path, crate::kubeconfig(addr))
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    println!(
+        "\nserving the cluster on http://{addr}; try\n  kubectl --kubeconfig {} get barbicans,barbicansecretstores -A\nCtrl-C stops the demo.",
+        path.display()
+    );
+    let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
+    loop {
+        tokio::select! {
+            _ = &mut ctrl_c => break,
+            () = tokio::time::sleep(Duration::from_secs(1)) => {
+                env.clock().advance(Duration::from_secs(1)).await;
+            }
+        }
+    }
+    println!("stopped");
     Ok(())
 }

@@ -73,7 +73,13 @@ enum Command {
     },
     /// The operator's main job on the embedded sim: apply the minimal example and its
     /// prerequisites, and print how the Barbican converges, on a virtual clock.
-    Demo,
+    Demo {
+        /// Once converged, serve the cluster on loopback, write a kubeconfig for it here, and
+        /// keep the operator running (virtual time then moves with the wall clock) until
+        /// Ctrl-C.
+        #[arg(long, value_name = "PATH")]
+        kubeconfig_out: Option<PathBuf>,
+    },
     /// Measure throughput, watch latency and memory on an in-process cluster; prints figures.
     Bench {
         /// Objects to create, update and delete.
@@ -161,7 +167,8 @@ impl Fakes {
     }
 }
 
-fn kubeconfig(addr: SocketAddr) -> String {
+/// A kubeconfig for a sim served at `addr`.
+pub fn kubeconfig(addr: SocketAddr) -> String {
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: barbican-sim\n  cluster:\n    server: http://{addr}\n\
          users:\n- name: barbican-sim\n  user:\n    token: barbican-sim\ncontexts:\n- name: barbican-sim\n  context:\n    \
@@ -272,7 +279,7 @@ fn main() -> ExitCode {
                     _ = tokio::signal::ctrl_c() => Ok(()),
                 }
             }
-            Command::Demo => demo::run().await,
+            Command::Demo { kubeconfig_out } => demo::run(kubeconfig_out.as_deref()).await,
             Command::Bench { objects, watchers } => {
                 println!("{}", barbican_sim::bench::run(objects, watchers).await);
                 println!("{}", barbican_sim::bench::cron_day().await);
