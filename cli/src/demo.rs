@@ -1,8 +1,10 @@
 //! `barbican-sim demo`: the operator's main job on the embedded sim. A cluster with its fakes
-//! starts on a virtual clock, the operator runs in-process, the minimal example and its
-//! prerequisites are applied (with an OpenBaoCluster the store controller mints credentials on),
-//! and the demo prints each condition of the store and the Barbican as it changes, what the
-//! operator created, and what a pass over the converged Barbican writes (nothing).
+//! starts on a virtual clock, the operator runs in-process, and every example of
+//! `deploy/examples/` is applied where it can become Ready (see [`apply_examples`]): the minimal
+//! one with its managed store, the brownfield store against an external OpenBao, and the full
+//! one placed on a second simulated cluster. The demo prints each condition of each CR as it
+//! changes, what the operator created for the minimal one, and what a pass over it once
+//! converged writes (nothing); with `--kubeconfig-out` it then keeps serving.
 
 use std::{
     collections::BTreeMap,
@@ -25,37 +27,132 @@ fn example(file: &str) -> Result<String, String> {
     std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))
 }
 
+/// `yaml` with its `openstack` namespace replaced by `namespace`.
+fn in_namespace(yaml: &str, namespace: &str) -> String {
+    yaml.replace("namespace: openstack", &format!("namespace: {namespace}"))
+        .replace("{name: openstack}", &format!("{{name: {namespace}}}"))
+}
+
+/// The brownfield example's namespace, and the full example's (on the target cluster).
+const LEGACY: &str = "legacy";
+const FULL: &str = "full";
+/// The target cluster `barbican-full.yaml` names.
+const REGION: &str = "region-one";
+
+/// What the full example reads on its target cluster besides the minimal prerequisites.
+const FULL_PREREQUISITES: &str = "\
+apiVersion: external-secrets.io/v1
+kind: SecretStore
+metadata: {name: openstack-tenant-store, namespace: full}
+spec: {provider: {vault: {server: 'https://openbao.openbao.svc:8200'}}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: mariadb-ca, namespace: full}
+stringData: {ca.crt: demo-ca}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: barbican-db-client-tls, namespace: full}
+stringData: {tls.crt: demo-cert, tls.key: demo-key}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: barbican-policy, namespace: full}
+data: {policy.yaml: '\"secrets:list\": \"role:reader\"'}
+";
+
+/// Applies every example of `deploy/examples/`, each where it can become Ready: the minimal
+/// one with the managed store in `openstack`; the brownfield store (with its own Barbican) in
+/// `legacy`, against an external OpenBao served as `vault.example.com`; the full one in
+/// `full`, placed on the target cluster `region-one` with a managed store there.
+async fn apply_examples(env: &SimEnv) -> Result<(), String> {
+    env.apply_yaml(MINIMAL_PREREQUISITES).await?;
+    env.apply_yaml(&example("barbicansecretstore-managed.yaml")?)
+        .await?;
+    env.apply_yaml(&example("barbican.yaml")?).await?;
+    println!(
+        "applied into {NAMESPACE}: barbican.yaml, barbicansecretstore-managed.yaml and their prerequisites"
+    );
+
+    env.apply_yaml(&in_namespace(MINIMAL_PREREQUISITES, LEGACY))
+        .await?;
+    env.start_external_openbao("vault", LEGACY, "vault").await?;
+    env.expose_external_openbao("vault", "vault.example.com", 8200)?;
+    env.provision_external_openbao("vault", "secret-barbican", "tenant-a")?;
+    env.issue_external_credentials("vault", "tenant-a", "vault-barbican-approle", LEGACY)
+        .await?;
+    env.publish_external_ca("vault", "vault-ca", LEGACY).await?;
+    env.apply_yaml(&in_namespace(
+        &example("barbicansecretstore-brownfield.yaml")?,
+        LEGACY,
+    ))
+    .await?;
+    env.apply_yaml(&in_namespace(&example("barbican.yaml")?, LEGACY))
+        .await?;
+    println!(
+        "applied into {LEGACY}: barbicansecretstore-brownfield.yaml (an external OpenBao as vault.example.com) and barbican.yaml"
+    );
+
+    env.register_target(REGION).await?;
+    env.focus_on(Some(REGION))?;
+    env.apply_yaml(&in_namespace(MINIMAL_PREREQUISITES, FULL))
+        .await?;
+    env.apply_yaml(FULL_PREREQUISITES).await?;
+    env.focus_on(None)?;
+    env.apply_yaml(&format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {FULL}}}\n"
+    ))
+    .await?;
+    env.apply_yaml(&in_namespace(
+        &example("barbicansecretstore-managed.yaml")?,
+        FULL,
+    ))
+    .await?;
+    env.apply_yaml(&in_namespace(&example("barbican-full.yaml")?, FULL))
+        .await?;
+    println!(
+        "applied into {FULL}: barbican-full.yaml, placed on the target cluster {REGION} (a second simulated cluster), with a managed store there\n"
+    );
+    Ok(())
+}
+
+/// The CRs the demo waits on, in the order it prints them.
+fn watched() -> Vec<(&'static str, &'static str, &'static str)> {
+    vec![
+        ("BarbicanSecretStore", NAMESPACE, STORE),
+        ("Barbican", NAMESPACE, NAME),
+        ("BarbicanSecretStore", LEGACY, "vault-legacy"),
+        ("Barbican", LEGACY, NAME),
+        ("BarbicanSecretStore", FULL, STORE),
+        ("Barbican", FULL, NAME),
+    ]
+}
+
 /// Runs the demo, printing as it goes; with `kubeconfig_out`, keeps serving afterwards.
 pub async fn run(kubeconfig_out: Option<&std::path::Path>) -> Result<(), String> {
     println!("starting a simulated cluster (virtual clock) with its fakes and the operator");
     let env = SimEnv::start(true).await?;
-    env.apply_yaml(MINIMAL_PREREQUISITES).await?;
-    env.apply_yaml(&example("barbicansecretstore-managed.yaml")?)
-        .await?;
-    println!(
-        "applied: namespaces, MariaDB, ClusterSecretStore, credential Secrets, OpenBaoCluster, BarbicanSecretStore (managed)"
-    );
-    env.apply_yaml(&example("barbican.yaml")?).await?;
-    println!("applied: deploy/examples/barbican.yaml\n");
+    apply_examples(&env).await?;
 
     let start = env.clock().now();
     let seen: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
     let converged = env
-        .eventually(Duration::from_secs(120), || {
+        .eventually(Duration::from_secs(300), || {
             let (env, seen) = (&env, seen.clone());
             async move {
                 let mut all_ready = true;
-                for (kind, name) in [("BarbicanSecretStore", STORE), ("Barbican", NAME)] {
-                    let conditions = env.conditions(kind, NAMESPACE, name).await?;
+                for (kind, namespace, name) in watched() {
+                    let conditions = env.conditions(kind, namespace, name).await?;
                     let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
                     for c in &conditions {
-                        let key = format!("{kind}/{}", c.type_);
+                        let key = format!("{kind}/{namespace}/{name}/{}", c.type_);
                         let now = format!("{} {}", c.status, c.reason);
                         if seen.get(&key) != Some(&now) {
                             let at = env.clock().now().duration_since(start).as_secs();
                             println!(
-                                "  +{at:>3}s  {:<35} {:<19} {:<5} {:<26} {}",
-                                format!("{kind}/{name}"),
+                                "  +{at:>3}s  {:<42} {:<19} {:<5} {:<26} {}",
+                                format!("{kind}/{namespace}/{name}"),
                                 c.type_,
                                 c.status,
                                 c.reason,

@@ -2,18 +2,13 @@
 //! managed instance, an external (brownfield) server, their faults, the re-mint metric, and the
 //! invariant that no secret ID leaks.
 
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
-use barbican_fakes::openbao::{
-    FakeOpenBao, Outage,
-    policy::Policy,
-    state::{AppRole, SecretId},
-};
+use barbican_fakes::openbao::{FakeOpenBao, Outage};
 use barbican_operator::metrics::Trigger;
 use cucumber::{given, then, when};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
-use serde_json::json;
 
 use crate::{sim_env::SimEnv, world::BarbicanWorld};
 
@@ -102,29 +97,11 @@ async fn external_server(
     namespace: String,
 ) {
     let env = world.env();
-    let fake = env
-        .start_external_openbao(&name, &service_namespace, &service)
+    env.start_external_openbao(&name, &service_namespace, &service)
         .await
         .expect("starting the external OpenBao");
-    let rules = [(
-        format!("{mount}/data/*"),
-        ["create", "read", "update", "delete", "list"],
-    )];
-    fake.with_state(|state| {
-        let space = state.space(&namespace);
-        space.mounts.insert(
-            mount.clone(),
-            (
-                "kv".into(),
-                BTreeMap::from([("version".into(), "2".into())]),
-            ),
-        );
-        space.policies.insert(
-            "barbican".into(),
-            Policy::new(&[(rules[0].0.as_str(), &rules[0].1[..])]),
-        );
-        space.approle_enabled = true;
-    });
+    env.provision_external_openbao(&name, &mount, &namespace)
+        .expect("provisioning the external OpenBao");
 }
 
 #[given(
@@ -137,43 +114,18 @@ async fn external_credentials(
     secret: String,
     secret_namespace: String,
 ) {
-    let env = world.env();
-    let fake = external(env, &name);
-    let (role_id, secret_id) = fake.with_state(|state| {
-        let (role_id, secret_id, accessor) = (state.mint(""), state.mint(""), state.mint(""));
-        state.space(&namespace).approles.insert(
-            "barbican".into(),
-            AppRole {
-                role_id: role_id.clone(),
-                token_policies: vec!["barbican".into()],
-                secret_id_ttl: 0,
-                token_ttl: 3600,
-                secret_ids: BTreeMap::from([(
-                    secret_id.clone(),
-                    SecretId {
-                        accessor,
-                        expires: None,
-                        revoked: false,
-                    },
-                )]),
-            },
-        );
-        (role_id, secret_id)
-    });
-    env.apply(json!({"apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": secret, "namespace": secret_namespace},
-        "stringData": {"role-id": role_id, "secret-id": secret_id}}))
+    world
+        .env()
+        .issue_external_credentials(&name, &namespace, &secret, &secret_namespace)
         .await
         .expect("writing the credentials Secret");
 }
 
 #[given(expr = "the CA of the external OpenBao {string} is in the Secret {string} in {string}")]
 async fn external_ca(world: &mut BarbicanWorld, name: String, secret: String, namespace: String) {
-    let env = world.env();
-    let pem = external(env, &name).ca_pem();
-    env.apply(json!({"apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": secret, "namespace": namespace},
-        "stringData": {"ca.crt": pem}}))
+    world
+        .env()
+        .publish_external_ca(&name, &secret, &namespace)
         .await
         .expect("writing the CA Secret");
 }

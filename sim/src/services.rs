@@ -21,6 +21,8 @@ pub struct ServiceRegistry {
     entries: Arc<Mutex<BTreeMap<Key, SocketAddr>>>,
     /// What `pods/<name>/portforward` reaches, by namespace, Pod and container port.
     pods: Arc<Mutex<BTreeMap<Key, SocketAddr>>>,
+    /// Names outside the cluster, by host and port.
+    hosts: Arc<Mutex<BTreeMap<(String, u16), SocketAddr>>>,
 }
 
 /// An in-cluster host name split into its Service and namespace.
@@ -51,15 +53,33 @@ impl ServiceRegistry {
             .remove(&(namespace.into(), name.into(), port));
     }
 
-    /// The listener standing in for `host:port`, when `host` is an in-cluster Service name
-    /// (`<svc>.<ns>.svc` or `<svc>.<ns>.svc.cluster.local`) that has been registered.
+    /// The listener standing in for `host:port`: a registered name outside the cluster, or an
+    /// in-cluster Service name (`<svc>.<ns>.svc` or `<svc>.<ns>.svc.cluster.local`) that has
+    /// been registered.
     pub fn resolve(&self, host: &str, port: u16) -> Option<SocketAddr> {
+        let outside = self
+            .hosts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(host.trim_end_matches('.').to_string(), port))
+            .copied();
+        if outside.is_some() {
+            return outside;
+        }
         let (name, namespace) = service_of(host)?;
         self.entries
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&(namespace.to_string(), name.to_string(), port))
             .copied()
+    }
+
+    /// Routes a name outside the cluster (`vault.example.com:8200`) to `addr`.
+    pub fn register_host(&self, host: &str, port: u16, addr: SocketAddr) {
+        self.hosts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((host.to_string(), port), addr);
     }
 
     /// Routes the port-forwards to `<namespace>/<pod>:<port>` to `addr`.

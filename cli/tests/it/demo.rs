@@ -1,10 +1,11 @@
-//! `barbican-sim demo`, the README's first command: it converges the minimal example and shows
-//! that a pass over the converged Barbican writes nothing.
+//! `barbican-sim demo`, the README's first command: every example reaches Ready (the full one
+//! on a second simulated cluster), a pass over the converged minimal Barbican writes nothing,
+//! and with `--kubeconfig-out` kubectl sees the printer columns until Ctrl-C.
 
 use std::process::Command;
 
 #[test]
-fn the_demo_converges_the_minimal_example_and_its_idle_pass_writes_nothing() {
+fn the_demo_brings_every_example_to_ready_and_its_idle_pass_writes_nothing() {
     let output = Command::new(env!("CARGO_BIN_EXE_barbican-sim"))
         .arg("demo")
         .output()
@@ -16,17 +17,72 @@ fn the_demo_converges_the_minimal_example_and_its_idle_pass_writes_nothing() {
         String::from_utf8_lossy(&output.stderr)
     );
     for expected in [
-        "DeploymentReady     True  DeploymentReady",
-        "BarbicanSecretStore/openbao-primary CredentialsReady    True  CredentialsAvailable",
-        "BarbicanSecretStore/openbao-primary ConfigProjected     True  ConfigProjected",
-        "BarbicanAPIReady    True  APIHealthy",
+        "applied into legacy: barbicansecretstore-brownfield.yaml",
+        "applied into full: barbican-full.yaml, placed on the target cluster region-one",
         "Deployment/barbican",
         "endpoint: http://barbican.openstack.svc.cluster.local:9311",
         "Ready: True AllReady",
-        "DatabaseReady       True  DatabaseSynced",
         "sent 0 write(s) to the API server",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    // Every example's CR reaches each of these.
+    let reached = |object: &str, condition: &str, status_reason: &str| {
+        text.lines().any(|l| {
+            l.contains(&format!("{object} "))
+                && l.contains(&format!(" {condition} "))
+                && l.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .contains(status_reason)
+        })
+    };
+    for (object, condition, status_reason) in [
+        (
+            "BarbicanSecretStore/openstack/openbao-primary",
+            "CredentialsReady",
+            "True CredentialsAvailable",
+        ),
+        (
+            "BarbicanSecretStore/openstack/openbao-primary",
+            "ConfigProjected",
+            "True ConfigProjected",
+        ),
+        (
+            "Barbican/openstack/barbican",
+            "DeploymentReady",
+            "True DeploymentReady",
+        ),
+        (
+            "Barbican/openstack/barbican",
+            "BarbicanAPIReady",
+            "True APIHealthy",
+        ),
+        (
+            "Barbican/openstack/barbican",
+            "DatabaseReady",
+            "True DatabaseSynced",
+        ),
+        (
+            "BarbicanSecretStore/legacy/vault-legacy",
+            "Ready",
+            "True AllReady",
+        ),
+        ("Barbican/legacy/barbican", "Ready", "True AllReady"),
+        (
+            "BarbicanSecretStore/full/openbao-primary",
+            "Ready",
+            "True AllReady",
+        ),
+        ("Barbican/full/barbican", "HTTPRouteReady", "True"),
+        ("Barbican/full/barbican", "HPAReady", "True"),
+        ("Barbican/full/barbican", "NetworkPolicyReady", "True"),
+        ("Barbican/full/barbican", "Ready", "True AllReady"),
+    ] {
+        assert!(
+            reached(object, condition, status_reason),
+            "{object} never showed {condition} {status_reason} in:\n{text}"
+        );
     }
 }
 
