@@ -78,9 +78,10 @@ mod tests {
         regex::Regex::new(&pattern).expect("a valid pattern")
     }
 
-    /// Every step the README documents is used by at least one scenario.
+    /// Every step the README documents is used by at least one scenario, and its examples
+    /// block shows one use of each.
     #[test]
-    fn every_documented_step_is_used() {
+    fn every_documented_step_is_used_and_has_an_example() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let steps: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
@@ -122,6 +123,25 @@ mod tests {
         assert!(
             unused.is_empty(),
             "documented steps no scenario uses: {unused:#?}"
+        );
+        let examples: Vec<&str> = readme
+            .split("```gherkin\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("the README's examples block")
+            .lines()
+            .filter_map(|l| l.split_once(' ').map(|(_, step)| step))
+            .collect();
+        let without: Vec<&&str> = documented
+            .iter()
+            .filter(|d| {
+                let regex = expression_regex(d);
+                !examples.iter().any(|e| regex.is_match(e))
+            })
+            .collect();
+        assert!(
+            without.is_empty(),
+            "documented steps without an example: {without:#?}"
         );
     }
 }
