@@ -92,6 +92,8 @@ pub struct Outcome {
     pub took: Duration,
     /// The failure, if it failed.
     pub failure: Option<String>,
+    /// What the cluster said when it failed (printed too; see [`crate::report::explain`]).
+    pub report: Option<String>,
 }
 
 fn outcomes() -> &'static Mutex<Vec<Outcome>> {
@@ -135,14 +137,13 @@ pub fn after<'a>(
             .and_then(|w| w.started)
             .map(|s| s.elapsed())
             .unwrap_or_default();
+        let mut report = None;
         if failure.is_some()
             && let Some(env) = world.as_ref().and_then(|w| w.env_opt())
         {
-            println!(
-                "\n  Scenario {:?} failed.{}",
-                scenario.name,
-                crate::report::explain(env).await
-            );
+            let explained = crate::report::explain(env).await;
+            println!("\n  Scenario {:?} failed.{explained}", scenario.name);
+            report = Some(explained);
         }
         outcomes()
             .lock()
@@ -152,6 +153,7 @@ pub fn after<'a>(
                 scenario: scenario.name.clone(),
                 took,
                 failure,
+                report,
             });
     })
 }
@@ -267,12 +269,14 @@ mod tests {
                 scenario: "fast <one>".into(),
                 took: Duration::from_millis(500),
                 failure: None,
+                report: None,
             },
             Outcome {
                 feature: "F".into(),
                 scenario: "slow".into(),
                 took: Duration::from_secs(3),
                 failure: Some("step \"x\" failed".into()),
+                report: None,
             },
         ];
         let xml = junit("f", &outcomes);
@@ -291,5 +295,44 @@ mod tests {
         let figures = timings(&outcomes);
         assert!(figures.starts_with("2 scenarios, 3.5s"), "{figures}");
         assert!(figures.ends_with("slowest 3.00s (slow)"), "{figures}");
+    }
+
+    /// The scenario that fails on purpose fails, and its failure explains itself: the expected
+    /// and actual tables in the step's message, the CR as a table and as YAML in the report.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_explained_failure_explains_itself() {
+        use cucumber::World as _;
+        let file =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("explained-failure.feature");
+        let selection = Selection::from(&[], |v: &str| {
+            (v == "FEATURES_TAGS").then(|| format!("@{EXPLAINED_FAILURE}"))
+        })
+        .unwrap();
+        BarbicanWorld::cucumber()
+            .with_default_cli()
+            .before(before)
+            .after(after)
+            .filter_run(file, move |f, r, s| selection.selects(f, r, s))
+            .await;
+        let outcomes: Vec<Outcome> = take_outcomes()
+            .into_iter()
+            .filter(|o| o.feature.contains("fails on purpose"))
+            .collect();
+        assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+        let failure = outcomes[0].failure.clone().expect("it fails");
+        assert!(
+            failure.contains("expected:") && failure.contains("actual:"),
+            "{failure}"
+        );
+        assert!(failure.contains("WaitingForDBCredentials"), "{failure}");
+        let report = outcomes[0].report.clone().expect("a report");
+        for part in [
+            "Barbican openstack/barbican:",
+            "| condition    | status | reason",
+            "kind: Barbican",
+            "the operator",
+        ] {
+            assert!(report.contains(part), "{part:?} missing from:\n{report}");
+        }
     }
 }
