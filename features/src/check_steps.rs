@@ -7,15 +7,9 @@ use std::time::Duration;
 use cucumber::{gherkin::Step, then};
 
 use crate::{
-    sim_env::{Error, SimEnv, TICK},
-    world::BarbicanWorld,
+    sim_env::{SimEnv, TICK},
+    world::{BarbicanWorld, ok},
 };
-
-fn ok(result: Result<(), Error>) {
-    if let Err(e) = result {
-        panic!("{e}");
-    }
-}
 
 /// The value of `key` in `[section]` of an INI text; `None` when it is not set.
 pub fn ini_value(conf: &str, section: &str, key: &str) -> Option<String> {

@@ -661,9 +661,7 @@ impl SimEnv {
     /// Also serves the external OpenBao `name` as `host:port` (a name outside the cluster,
     /// such as `vault.example.com`); its certificate is issued for whatever name is asked.
     pub fn expose_external_openbao(&self, name: &str, host: &str, port: u16) -> Result<(), Error> {
-        let fake = self
-            .external_openbao(name)
-            .ok_or_else(|| format!("no external OpenBao {name:?} was started"))?;
+        let fake = self.started_external(name)?;
         self.cluster
             .services()
             .register_host(host, port, fake.addr());
@@ -678,9 +676,7 @@ impl SimEnv {
         mount: &str,
         namespace: &str,
     ) -> Result<(), Error> {
-        let fake = self
-            .external_openbao(name)
-            .ok_or_else(|| format!("no external OpenBao {name:?} was started"))?;
+        let fake = self.started_external(name)?;
         let path = format!("{mount}/data/*");
         let capabilities = ["create", "read", "update", "delete", "list"];
         fake.with_state(|state| {
@@ -711,9 +707,7 @@ impl SimEnv {
         secret: &str,
         secret_namespace: &str,
     ) -> Result<(), Error> {
-        let fake = self
-            .external_openbao(name)
-            .ok_or_else(|| format!("no external OpenBao {name:?} was started"))?;
+        let fake = self.started_external(name)?;
         let (role_id, secret_id) = fake.with_state(|state| {
             let (role_id, secret_id, accessor) = (state.mint(""), state.mint(""), state.mint(""));
             state.space(namespace).approles.insert(
@@ -749,14 +743,18 @@ impl SimEnv {
         secret: &str,
         namespace: &str,
     ) -> Result<(), Error> {
-        let fake = self
-            .external_openbao(name)
-            .ok_or_else(|| format!("no external OpenBao {name:?} was started"))?;
+        let fake = self.started_external(name)?;
         self.apply(serde_json::json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": secret, "namespace": namespace},
             "stringData": {"ca.crt": fake.ca_pem()}}))
             .await
             .map(|_| ())
+    }
+
+    /// The external OpenBao called `name`, or the error of a scenario that never started it.
+    pub fn started_external(&self, name: &str) -> Result<Arc<FakeOpenBao>, Error> {
+        self.external_openbao(name)
+            .ok_or_else(|| format!("no external OpenBao {name:?} was started"))
     }
 
     /// The external OpenBao called `name`.

@@ -10,13 +10,10 @@ use cucumber::{given, then, when};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
-use crate::{sim_env::SimEnv, world::BarbicanWorld};
-
-fn fail(result: Result<(), String>) {
-    if let Err(e) = result {
-        panic!("{e}");
-    }
-}
+use crate::{
+    sim_env::SimEnv,
+    world::{BarbicanWorld, ok},
+};
 
 /// The OpenBao behind the managed instance `namespace/name`.
 fn instance(env: &SimEnv, namespace: &str, name: &str) -> Arc<FakeOpenBao> {
@@ -28,8 +25,7 @@ fn instance(env: &SimEnv, namespace: &str, name: &str) -> Arc<FakeOpenBao> {
 
 /// The external server `name`.
 fn external(env: &SimEnv, name: &str) -> Arc<FakeOpenBao> {
-    env.external_openbao(name)
-        .unwrap_or_else(|| panic!("no external OpenBao {name:?} was started"))
+    env.started_external(name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 async fn current_value(
@@ -241,16 +237,14 @@ async fn changed(world: &mut BarbicanWorld, store: String, namespace: String) {
 async fn changed_within(world: &mut BarbicanWorld, minutes: u64, store: String, namespace: String) {
     let env = world.env();
     let name = format!("{store}-approle");
-    fail(
-        changes_from(
-            env,
-            minutes,
-            env.remembered(&name),
-            &format!("the secret ID in {name}"),
-            || current_value(env, &namespace, &name, "secret-id"),
-        )
-        .await,
-    );
+    ok(changes_from(
+        env,
+        minutes,
+        env.remembered(&name),
+        &format!("the secret ID in {name}"),
+        || current_value(env, &namespace, &name, "secret-id"),
+    )
+    .await);
 }
 
 #[given(expr = "the secret ID of the store {string} in {string} is noted")]
@@ -264,22 +258,20 @@ async fn note(world: &mut BarbicanWorld, store: String, namespace: String) {
 
 #[then(expr = "no secret ID issued by any OpenBao appears in {string}")]
 async fn no_leak(world: &mut BarbicanWorld, namespace: String) {
-    fail(world.env().secret_ids_stay_put(&namespace).await);
+    ok(world.env().secret_ids_stay_put(&namespace).await);
 }
 
 #[then(expr = "within {int} minute(s) the pods of the Deployment {string} in {string} roll")]
 async fn rolled(world: &mut BarbicanWorld, minutes: u64, name: String, namespace: String) {
     let env = world.env();
-    fail(
-        changes_from(
-            env,
-            minutes,
-            env.remembered(&format!("hash:{namespace}/{name}")),
-            "the credentials hash",
-            || env.read_pointer("Deployment", &namespace, &name, CREDENTIALS_HASH),
-        )
-        .await,
-    );
+    ok(changes_from(
+        env,
+        minutes,
+        env.remembered(&format!("hash:{namespace}/{name}")),
+        "the credentials hash",
+        || env.read_pointer("Deployment", &namespace, &name, CREDENTIALS_HASH),
+    )
+    .await);
 }
 
 #[given(expr = "the pod template of the Deployment {string} in {string} is noted")]
@@ -350,8 +342,8 @@ async fn remint_series(
     };
     let env = world.env();
     let label = format!("namespace=\"{namespace}\",store=\"{store}\"");
-    fail(
-        env.eventually(Duration::from_secs(minutes * 60), || {
+    ok(env
+        .eventually(Duration::from_secs(minutes * 60), || {
             let label = label.clone();
             async move {
                 let text = env.metrics.render();
@@ -368,6 +360,5 @@ async fn remint_series(
                 }
             }
         })
-        .await,
-    );
+        .await);
 }

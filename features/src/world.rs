@@ -46,7 +46,8 @@ fn table_rows(step: &Step) -> Vec<Vec<String>> {
         .unwrap_or_default()
 }
 
-fn ok(result: Result<(), Error>) {
+/// Panics with the error: how a step fails.
+pub(crate) fn ok(result: Result<(), Error>) {
     if let Err(e) = result {
         panic!("{e}");
     }
