@@ -101,3 +101,23 @@ Feature: The parallel group exposes, scales and fences the API
     And within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition          | status | reason                   |
       | NetworkPolicyReady | True   | NetworkPolicyNotRequired |
+
+  Scenario: the egress to OpenBao stays on the last-good projection when the store goes away
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec:
+        networkPolicy:
+          ingress:
+            - namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ingress}}
+      """
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition          | status | reason             |
+      | NetworkPolicyReady | True   | NetworkPolicyReady |
+    And the NetworkPolicy "barbican" in "openstack" has "/spec/egress/4/ports/0/port" set to "8200"
+    When the BarbicanSecretStore "openbao-primary" in "openstack" is deleted
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason               |
+      | SecretStoresReady | False  | NoDefaultSecretStore |
+    And for 2 minutes the NetworkPolicyReady condition of the Barbican "barbican" in "openstack" never reads False
+    And the NetworkPolicy "barbican" in "openstack" has "/spec/egress/4/ports/0/port" set to "8200"
+    And within 1 minute the barbican.conf mounted by the Deployment "barbican" in "openstack" sets [secretstore:openbao-primary] secret_store_plugin to "vault_plugin"
