@@ -31,6 +31,17 @@ async fn target_running(world: &mut BarbicanWorld, name: String) {
         .expect("starting the target cluster");
 }
 
+#[given(expr = "the target cluster {string} without the Gateway API is registered")]
+async fn target_without_gateway(world: &mut BarbicanWorld, name: String) {
+    let env = world.env();
+    env.start_target_with(&name, &format!("{name}-operator"), false)
+        .await
+        .expect("starting the target cluster");
+    env.register_target(&name)
+        .await
+        .expect("registering the target cluster");
+}
+
 #[given(expr = "the target cluster {string} is registered")]
 #[when(expr = "the target cluster {string} is registered")]
 async fn target_registered(world: &mut BarbicanWorld, name: String) {

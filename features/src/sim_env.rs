@@ -303,8 +303,18 @@ impl SimEnv {
     /// Starts the target cluster `name` (with the Gateway API), accepting `token` from the
     /// operator, without registering it.
     pub async fn start_target(&self, name: &str, token: &str) -> Result<Arc<TargetCluster>, Error> {
+        self.start_target_with(name, token, true).await
+    }
+
+    /// [`SimEnv::start_target`], with or without the Gateway API's CRDs.
+    pub async fn start_target_with(
+        &self,
+        name: &str,
+        token: &str,
+        gateway_api: bool,
+    ) -> Result<Arc<TargetCluster>, Error> {
         let local_token = format!("{name}-local");
-        let site = Site::start(self.clock(), true, &local_token)?;
+        let site = Site::start(self.clock(), gateway_api, &local_token)?;
         let addr = site.cluster.serve_on_loopback().await.map_err(text)?;
         let target = Arc::new(TargetCluster {
             client: site.cluster.client_with_token(SCENARIO_AGENT, &local_token),

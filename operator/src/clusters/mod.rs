@@ -28,7 +28,9 @@ use kube::{
 
 pub use registration::{REGISTRATION_LABEL, Registration, RegistrationError};
 
-use crate::controller::children::Children;
+use crate::controller::{
+    barbican::http_route::GatewayApi, children::Children, manager::probe_gateway_api,
+};
 
 /// The namespace registration Secrets live in unless `--clusters-namespace` says otherwise.
 pub const DEFAULT_CLUSTERS_NAMESPACE: &str = "c5c3-clusters";
@@ -44,6 +46,8 @@ pub struct Engaged {
     pub namespaces: Option<Vec<String>>,
     /// The hash of the registration it was engaged from.
     pub hash: String,
+    /// Whether the cluster serves the Gateway API's HTTPRoute (probed at engagement).
+    pub gateway_api: GatewayApi,
 }
 
 impl std::fmt::Debug for Engaged {
@@ -145,12 +149,10 @@ pub fn place(
     match registry.resolve(target) {
         Ok(engaged) => {
             failures.remove(target);
-            Ok(Children::remote(
-                engaged.client,
-                namespace,
-                target,
-                engaged.namespaces,
-            ))
+            Ok(
+                Children::remote(engaged.client, namespace, target, engaged.namespaces)
+                    .with_gateway_api(engaged.gateway_api),
+            )
         }
         Err(unresolved) => {
             failures.entry(target.to_string()).or_insert(now);
@@ -264,12 +266,20 @@ impl Registry {
         }
         let entry = match connect(registration.kubeconfig).await {
             Ok(client) => {
-                tracing::info!(cluster = %name, namespaces = ?registration.namespaces, "engaged a target cluster");
+                // Each cluster serves the Gateway API or not: the HTTPRoute step asks its own.
+                let gateway_api =
+                    tokio::time::timeout(crate::openbao::TIMEOUT, probe_gateway_api(&client))
+                        .await
+                        .unwrap_or_else(|_| {
+                            GatewayApi::ProbeFailed("the discovery request timed out".into())
+                        });
+                tracing::info!(cluster = %name, namespaces = ?registration.namespaces, ?gateway_api, "engaged a target cluster");
                 Entry::Engaged(Engaged {
                     name: name.clone(),
                     client,
                     namespaces: registration.namespaces,
                     hash: registration.hash,
+                    gateway_api,
                 })
             }
             Err(reason) => {

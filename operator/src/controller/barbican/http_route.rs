@@ -124,7 +124,14 @@ pub fn http_route(state: &mut State) -> StepFuture<'_> {
         let name = state.name();
         let t = T::HTTPRouteReady;
         let gateway = match (
-            plan(&state.env.gateway_api, state.barbican.spec.gateway.as_ref()),
+            plan(
+                // A target cluster's own probe; the management cluster's otherwise.
+                state
+                    .children
+                    .gateway_api()
+                    .unwrap_or(&state.env.gateway_api),
+                state.barbican.spec.gateway.as_ref(),
+            ),
             &state.barbican.spec.gateway,
         ) {
             (Plan::Remove(report), _) => {
