@@ -168,7 +168,8 @@ fn escape(text: &str) -> String {
 /// The outcomes of one feature file as a JUnit `<testsuite>` document.
 pub fn junit(suite: &str, outcomes: &[Outcome]) -> String {
     let failures = outcomes.iter().filter(|o| o.failure.is_some()).count();
-    let total: f64 = outcomes.iter().map(|o| o.took.as_secs_f64()).sum();
+    // An empty sum of f64 is -0.0; a report says 0.000.
+    let total: f64 = outcomes.iter().map(|o| o.took.as_secs_f64()).sum::<f64>() + 0.0;
     let mut xml = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" time=\"{total:.3}\">\n",
         escape(suite),
@@ -291,6 +292,11 @@ mod tests {
         assert!(
             xml.contains("<failure message=\"step &quot;x&quot; failed\"/>"),
             "{xml}"
+        );
+        assert!(
+            junit("none", &[]).contains("tests=\"0\" failures=\"0\" time=\"0.000\""),
+            "{}",
+            junit("none", &[])
         );
         let figures = timings(&outcomes);
         assert!(figures.starts_with("2 scenarios, 3.5s"), "{figures}");
