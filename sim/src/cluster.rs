@@ -73,6 +73,17 @@ impl Default for Cluster {
     }
 }
 
+impl State_ {
+    /// The stored core (`v1`) object `plural` `namespace/name`; 404 when it does not exist.
+    fn core_object(&self, plural: &str, namespace: &str, name: &str) -> Result<Value, ApiError> {
+        let t = self
+            .registry
+            .get("", "v1", plural)
+            .ok_or_else(|| ApiError::not_found("resource", plural))?;
+        self.store.get(t, namespace, name)
+    }
+}
+
 impl Cluster {
     /// A cluster with the namespaces kube-apiserver creates (`default`, `kube-system`,
     /// `kube-public`).
@@ -583,12 +594,7 @@ impl Cluster {
         request: Value,
     ) -> Result<Value, ApiError> {
         let state = self.lock();
-        let t = state
-            .registry
-            .get("", "v1", "serviceaccounts")
-            .cloned()
-            .unwrap();
-        let account = state.store.get(&t, namespace, name)?;
+        let account = state.core_object("serviceaccounts", namespace, name)?;
         let audiences: Vec<String> = request["spec"]["audiences"]
             .as_array()
             .into_iter()
@@ -648,12 +654,7 @@ impl Cluster {
                 account["namespace"].as_str().unwrap_or(""),
                 account["serviceaccount"]["name"].as_str().unwrap_or(""),
             );
-            let t = state
-                .registry
-                .get("", "v1", "serviceaccounts")
-                .cloned()
-                .unwrap();
-            match state.store.get(&t, ns, name) {
+            match state.core_object("serviceaccounts", ns, name) {
                 Ok(live) if live["metadata"]["uid"] == account["serviceaccount"]["uid"] => {
                     Ok(claims)
                 }
@@ -831,12 +832,7 @@ async fn portforward(
     let session = (|| {
         let ports = crate::portforward::ports(uri.query())?;
         let state = cluster.lock();
-        let pods = state
-            .registry
-            .get("", "v1", "pods")
-            .cloned()
-            .ok_or_else(|| ApiError::not_found("resource", "pods"))?;
-        state.store.get(&pods, &namespace, &name)?;
+        state.core_object("pods", &namespace, &name)?;
         let backends: Vec<_> = ports
             .iter()
             .map(|p| state.services.pod(&namespace, &name, *p))
@@ -951,13 +947,8 @@ impl Cluster {
         let spec = crate::proxy::parse(service);
         let (object, services) = {
             let state = self.lock();
-            let t = state
-                .registry
-                .get("", "v1", "services")
-                .cloned()
-                .ok_or_else(|| ApiError::not_found("resource", "services"))?;
             (
-                state.store.get(&t, namespace, &spec.name)?,
+                state.core_object("services", namespace, &spec.name)?,
                 state.services.clone(),
             )
         };

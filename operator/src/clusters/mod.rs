@@ -208,6 +208,20 @@ impl Registry {
         failures.get(name).copied()
     }
 
+    /// Whether the deletion of the object `meta` may give up on its children on `cluster`
+    /// ([`may_abandon`] over its deletion timestamp and this process's first failure to
+    /// resolve the cluster; either unknown counts as `now`).
+    pub fn gives_up_on(
+        &self,
+        cluster: &str,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        now: Timestamp,
+    ) -> bool {
+        let deleted_at = meta.deletion_timestamp.as_ref().map_or(now, |t| t.0);
+        let first = self.first_failure(cluster).unwrap_or(now);
+        may_abandon(deleted_at, first, now)
+    }
+
     /// The engaged clusters.
     pub fn engaged(&self) -> Vec<Engaged> {
         self.read()

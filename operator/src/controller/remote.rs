@@ -4,7 +4,10 @@
 //! newly engaged cluster gets its watches, a re-engaged one (changed kubeconfig or namespaces)
 //! gets fresh ones, a deregistered one loses them.
 
-use std::{collections::BTreeMap, future::Future};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    future::Future,
+};
 
 use futures::{StreamExt, channel::mpsc, stream::BoxStream};
 use kube::{
@@ -168,11 +171,12 @@ pub async fn run_remote_watches(
             .into_iter()
             .map(|e| (e.name.clone(), e))
             .collect();
-        let mut changed: Vec<String> = Vec::new();
+        // A re-engaged cluster is both dropped and added: one wake-up each.
+        let mut changed: BTreeSet<String> = BTreeSet::new();
         running.retain(|name, watching| {
             let current = engaged.get(name).is_some_and(|e| e.hash == watching.hash);
             if !current {
-                changed.push(name.clone());
+                changed.insert(name.clone());
             }
             current
         });
@@ -194,9 +198,8 @@ pub async fn run_remote_watches(
                     task,
                 },
             );
-            changed.push(name);
+            changed.insert(name);
         }
-        changed.dedup();
         for name in &changed {
             wake_placed(name, &barbicans, &stores, &wakes);
         }

@@ -20,10 +20,10 @@ use crate::{
         barbican::Barbican,
         names::{BARBICAN_FINALIZER, REMOTE_CHILDREN_FINALIZER},
     },
-    clusters::{UNRESOLVED_REQUEUE, may_abandon, place},
+    clusters::{UNRESOLVED_REQUEUE, place},
     controller::{
         children::{Children, label_owner_refusal, owned_by, owner_selector},
-        events::Severity,
+        events::{Severity, reference},
         status::{Report, conclude, set},
     },
 };
@@ -95,6 +95,29 @@ where
     .map(|_| ())
 }
 
+/// Writes `finalizers` as the whole list on `name`, guarded by the `resource_version` the
+/// list was derived from; `false` when the object is already gone.
+pub async fn write_finalizers<K>(
+    api: &Api<K>,
+    name: &str,
+    resource_version: Option<String>,
+    finalizers: Vec<String>,
+) -> Result<bool, kube::Error>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let patch =
+        json!({"metadata": {"finalizers": finalizers, "resourceVersion": resource_version}});
+    match api
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// How long the finalizer holds while the MariaDB CRs tear down.
 pub const FINALIZER_HOLD: Duration = Duration::from_secs(30);
 
@@ -126,14 +149,11 @@ async fn drop_finalizers(env: &Env, barbican: &Barbican) -> Result<bool, Error> 
         .cloned()
         .collect();
     let api: Api<Barbican> = Api::namespaced(env.client.clone(), &namespace);
-    let patch = json!({"metadata": {"finalizers": remaining, "resourceVersion": barbican.resource_version()}});
-    match api
-        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    if !write_finalizers(&api, &name, barbican.resource_version(), remaining)
         .await
+        .map_err(api_failed("releasing the finalizer"))?
     {
-        Ok(_) => {}
-        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(false),
-        Err(e) => return Err(api_failed("releasing the finalizer")(e)),
+        return Ok(false);
     }
     env.probes.evict(&cache_key(&namespace, &name));
     env.metrics.forget_barbican(&name, &namespace);
@@ -196,21 +216,11 @@ async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error>
         Ok(children) => children,
         Err(unresolved) => {
             let cluster = target.unwrap_or_default();
-            let deleted_at = barbican
-                .metadata
-                .deletion_timestamp
-                .as_ref()
-                .map_or(now, |t| t.0);
-            let first = env.clusters.first_failure(&cluster).unwrap_or(now);
-            if may_abandon(deleted_at, first, now) {
-                let state = State::new(
-                    env.clone(),
-                    barbican.clone(),
-                    Children::local(env.client.clone(), &namespace),
-                );
+            if env.clusters.gives_up_on(&cluster, &barbican.metadata, now) {
                 if drop_finalizers(env, &barbican).await? {
-                    state
-                        .event(
+                    env.events
+                        .publish(
+                            &reference(barbican.as_ref()),
                             Severity::Warning,
                             "RemoteChildrenAbandoned",
                             &abandoned_note(&cluster, &barbican, &unresolved.to_string()),

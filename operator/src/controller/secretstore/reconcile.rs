@@ -23,11 +23,11 @@ use crate::{
         names::{CHILDREN_CLUSTER_ANNOTATION, REMOTE_CHILDREN_FINALIZER, approle_secret_name},
         secret_store::BarbicanSecretStore,
     },
-    clusters::{UNRESOLVED_REQUEUE, may_abandon, place},
+    clusters::{UNRESOLVED_REQUEUE, place},
     controller::{
         barbican::{
             config::mounted_config,
-            reconcile::{Error, Next, write_status},
+            reconcile::{Error, Next, write_finalizers, write_status},
             state::Env,
         },
         children::{Children, owned_by},
@@ -127,15 +127,9 @@ async fn release(
             Err(why) => unresolved.push((cluster, why)),
         }
     }
-    let deleted_at = store
-        .metadata
-        .deletion_timestamp
-        .as_ref()
-        .map_or(now, |t| t.0);
-    let waiting = unresolved.iter().find(|(cluster, _)| {
-        let first = env.clusters.first_failure(cluster).unwrap_or(now);
-        !may_abandon(deleted_at, first, now)
-    });
+    let waiting = unresolved
+        .iter()
+        .find(|(cluster, _)| !env.clusters.gives_up_on(cluster, &store.metadata, now));
     if let Some((cluster, why)) = waiting {
         let findings = Findings {
             credentials: Some(Report::not_ready(
@@ -181,19 +175,11 @@ async fn release(
         .filter(|f| *f != REMOTE_CHILDREN_FINALIZER)
         .cloned()
         .collect();
-    let patch =
-        json!({"metadata": {"finalizers": remaining, "resourceVersion": store.resource_version()}});
-    match api
-        .patch(
-            &store.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
+    if !write_finalizers(api, &store.name_any(), store.resource_version(), remaining)
         .await
+        .map_err(api_failed("releasing the finalizer"))?
     {
-        Ok(_) => {}
-        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Next::AwaitChange),
-        Err(e) => return Err(api_failed("releasing the finalizer")(e)),
+        return Ok(Next::AwaitChange);
     }
     forget(env, store);
     if !unresolved.is_empty() {
