@@ -50,6 +50,9 @@ struct State_ {
     faults: Faults,
     /// Every request is answered 401 while set.
     rejecting_credentials: bool,
+    /// When set, requests carrying a service-account token this cluster minted are authorized
+    /// by the stored RBAC objects (see [`Cluster::enforce_rbac`]).
+    rbac_enforced: bool,
     /// True while the cluster is down: the listener refuses connections.
     outage: watch::Sender<bool>,
     /// Bumped to end every open watch stream.
@@ -120,6 +123,7 @@ impl Cluster {
                 control: ControlPlane::default(),
                 faults: Faults::seeded(0),
                 rejecting_credentials: false,
+                rbac_enforced: false,
                 outage: watch::Sender::new(false),
                 watch_drops: watch::Sender::new(0),
                 services: ServiceRegistry::default(),
@@ -565,6 +569,77 @@ impl Cluster {
         self.lock().accepted_tokens = None;
     }
 
+    /// From now on, a request carrying a service-account token this cluster minted is allowed
+    /// only when the stored ClusterRoles, Roles and their bindings grant it to that account
+    /// (see [`crate::rbac`]); it is answered 403 `Forbidden` otherwise. Requests without such a
+    /// token keep acting as the cluster's administrator, as the tests' own clients do.
+    pub fn enforce_rbac(&self) {
+        self.lock().rbac_enforced = true;
+    }
+
+    /// The service account a request's bearer token belongs to, when RBAC is enforced and the
+    /// token is one this cluster minted.
+    fn service_account(&self, headers: &HeaderMap) -> Option<crate::rbac::ServiceAccount> {
+        let state = self.lock();
+        if !state.rbac_enforced {
+            return None;
+        }
+        let token = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))?;
+        let claims =
+            crate::tokens::verify(&state.signing_key, token, &[], self.clock.now().as_second())
+                .ok()?;
+        let account = &claims["kubernetes.io"];
+        Some(crate::rbac::ServiceAccount {
+            namespace: account["namespace"].as_str()?.to_string(),
+            name: account["serviceaccount"]["name"].as_str()?.to_string(),
+        })
+    }
+
+    /// Refuses, with kube-apiserver's 403, a request RBAC does not allow its service account.
+    fn authorize(&self, method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<(), ApiError> {
+        let Some(account) = self.service_account(headers) else {
+            return Ok(());
+        };
+        let watch = query(uri)
+            .get("watch")
+            .is_some_and(|w| w == "true" || w == "1");
+        let Some(request) = crate::rbac::attributes(method.as_str(), uri.path(), watch) else {
+            return Ok(());
+        };
+        let policy = {
+            let state = self.lock();
+            let list = |plural: &str| {
+                state
+                    .registry
+                    .get("rbac.authorization.k8s.io", "v1", plural)
+                    .map(|t| state.store.list(t, None))
+                    .unwrap_or_default()
+            };
+            crate::rbac::Policy {
+                cluster_roles: list("clusterroles"),
+                cluster_role_bindings: list("clusterrolebindings"),
+                roles: list("roles"),
+                role_bindings: list("rolebindings"),
+            }
+        };
+        if policy.authorizes(&account, &request) {
+            Ok(())
+        } else {
+            let mut error = ApiError::new(
+                403,
+                "Forbidden",
+                crate::rbac::forbidden_message(&account, &request),
+            );
+            error.details = Some(json!({
+                "name": request.name, "group": request.group, "kind": request.resource
+            }));
+            Err(error)
+        }
+    }
+
     fn authenticated(&self, headers: &HeaderMap) -> bool {
         let state = self.lock();
         if state.rejecting_credentials {
@@ -802,7 +877,11 @@ async fn handle(
     } else {
         String::from_utf8_lossy(&body[..body.len().min(crate::audit::BODY_LIMIT)]).into_owned()
     };
-    let response = match route(&cluster, &method, &uri, &headers, body).await {
+    let routed = match cluster.authorize(&method, &uri, &headers) {
+        Ok(()) => route(&cluster, &method, &uri, &headers, body).await,
+        Err(refused) => Err(refused),
+    };
+    let response = match routed {
         Ok(response) => response,
         Err(error) => error_response(&error),
     };
@@ -830,6 +909,7 @@ async fn portforward(
         return error_response(&ApiError::unauthorized());
     }
     let session = (|| {
+        cluster.authorize(&method, &uri, &headers)?;
         let ports = crate::portforward::ports(uri.query())?;
         let state = cluster.lock();
         state.core_object("pods", &namespace, &name)?;

@@ -9,7 +9,7 @@
 //! with selectors and paging, watch with history, bookmarks and initial events, finalizers,
 //! owner-reference garbage collection, namespace deletion, discovery, structural schema
 //! validation and defaulting ([`schema`]) and CEL ([`validation`]), admission webhooks called
-//! over HTTPS ([`webhooks`]) through a service registry ([`services`]), simulated workload
+//! over HTTPS ([`webhooks`]), RBAC for service accounts ([`rbac`]) through a service registry ([`services`]), simulated workload
 //! controllers ([`controllers`]) on a virtual or wall [`clock`], seeded fault injection
 //! ([`faults`]) with an HTTP control surface ([`control`]), and a benchmark ([`bench`](mod@bench)).
 //!
@@ -29,6 +29,7 @@ pub mod faults;
 pub mod listener;
 pub mod portforward;
 pub mod proxy;
+pub mod rbac;
 pub mod resources;
 pub mod schema;
 pub mod selectors;

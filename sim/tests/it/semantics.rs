@@ -1227,3 +1227,94 @@ async fn concurrent_patches_without_a_precondition_all_land_and_stale_ones_with_
     );
     assert_eq!(code, 409);
 }
+
+#[tokio::test]
+async fn with_rbac_enforced_a_service_account_may_do_only_what_its_roles_grant() {
+    use k8s_openapi::api::{authentication::v1::TokenRequest, core::v1::ServiceAccount};
+    let cluster = Cluster::new();
+    let admin = cluster.client();
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "default");
+    accounts
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "reader"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let request: TokenRequest = serde_json::from_value(json!({"spec": {}})).unwrap();
+    let token = accounts
+        .create_token_request("reader", &PostParams::default(), &request)
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token;
+    let reader = cluster.client_with_token("reader", &token.unwrap_or_default());
+    let maps = |client: Client| async move {
+        Api::<ConfigMap>::namespaced(client, "default")
+            .list(&ListParams::default())
+            .await
+    };
+    assert!(maps(reader.clone()).await.is_ok(), "not enforced yet");
+
+    cluster.enforce_rbac();
+    let refused = maps(reader.clone()).await.unwrap_err();
+    let kube::Error::Api(status) = refused else {
+        panic!("expected a 403, got {refused:?}")
+    };
+    assert_eq!((status.code, status.reason.as_str()), (403, "Forbidden"));
+    assert_eq!(
+        status.message,
+        "configmaps is forbidden: User \"system:serviceaccount:default:reader\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""
+    );
+    assert!(
+        maps(admin.clone()).await.is_ok(),
+        "the admin client is not restricted"
+    );
+
+    for (kind, object) in [
+        (
+            "clusterroles",
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                   "metadata": {"name": "read-maps"},
+                   "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}]}),
+        ),
+        (
+            "rolebindings",
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                   "metadata": {"name": "read-maps", "namespace": "default"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "read-maps"},
+                   "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": "default"}]}),
+        ),
+    ] {
+        let resource = kube::api::ApiResource {
+            group: "rbac.authorization.k8s.io".into(),
+            version: "v1".into(),
+            api_version: "rbac.authorization.k8s.io/v1".into(),
+            kind: object["kind"].as_str().unwrap().into(),
+            plural: kind.into(),
+        };
+        let api: Api<kube::api::DynamicObject> = match object["metadata"]["namespace"].as_str() {
+            Some(ns) => Api::namespaced_with(admin.clone(), ns, &resource),
+            None => Api::all_with(admin.clone(), &resource),
+        };
+        api.create(
+            &PostParams::default(),
+            &serde_json::from_value(object).unwrap(),
+        )
+        .await
+        .unwrap();
+    }
+    assert!(
+        maps(reader.clone()).await.is_ok(),
+        "granted in its namespace"
+    );
+    let elsewhere = Api::<ConfigMap>::namespaced(reader, "kube-system")
+        .list(&ListParams::default())
+        .await;
+    assert_eq!(
+        api_error(elsewhere).0,
+        403,
+        "a RoleBinding grants only its namespace"
+    );
+}
