@@ -53,6 +53,8 @@ struct State_ {
     /// When set, requests carrying a service-account token this cluster minted are authorized
     /// by the stored RBAC objects (see [`Cluster::enforce_rbac`]).
     rbac_enforced: bool,
+    /// Every distinct authorization decision RBAC made (see [`Cluster::rbac_checks`]).
+    rbac_checks: std::collections::BTreeSet<crate::rbac::Check>,
     /// True while the cluster is down: the listener refuses connections.
     outage: watch::Sender<bool>,
     /// Bumped to end every open watch stream.
@@ -124,6 +126,7 @@ impl Cluster {
                 faults: Faults::seeded(0),
                 rejecting_credentials: false,
                 rbac_enforced: false,
+                rbac_checks: Default::default(),
                 outage: watch::Sender::new(false),
                 watch_drops: watch::Sender::new(0),
                 services: ServiceRegistry::default(),
@@ -625,19 +628,55 @@ impl Cluster {
                 role_bindings: list("rolebindings"),
             }
         };
-        if policy.authorizes(&account, &request) {
+        let mut allowed = policy.authorizes(&account, &request);
+        // An apply patch that creates its object also needs `create`, as kube-apiserver
+        // authorizes it (the PATCH handler's create validation).
+        let applies = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("application/apply-patch"));
+        if allowed && applies && !self.stores(&request) {
+            let create = crate::rbac::Attributes {
+                verb: "create".into(),
+                ..request.clone()
+            };
+            allowed = policy.authorizes(&account, &create);
+            self.lock()
+                .rbac_checks
+                .insert(crate::rbac::Check::of(&account, &create, allowed));
+            if !allowed {
+                return Err(forbidden(&account, &create));
+            }
+        }
+        self.lock()
+            .rbac_checks
+            .insert(crate::rbac::Check::of(&account, &request, allowed));
+        if allowed {
             Ok(())
         } else {
-            let mut error = ApiError::new(
-                403,
-                "Forbidden",
-                crate::rbac::forbidden_message(&account, &request),
-            );
-            error.details = Some(json!({
-                "name": request.name, "group": request.group, "kind": request.resource
-            }));
-            Err(error)
+            Err(forbidden(&account, &request))
         }
+    }
+
+    /// Whether the object a request names is stored.
+    fn stores(&self, request: &crate::rbac::Attributes) -> bool {
+        let state = self.lock();
+        state
+            .registry
+            .get(&request.group, &request.version, &request.resource)
+            .is_some_and(|t| {
+                state
+                    .store
+                    .get(t, &request.namespace, &request.name)
+                    .is_ok()
+            })
+    }
+
+    /// Every distinct authorization decision RBAC made since it was enforced: which account
+    /// asked for which verb on which resource, and whether it was allowed. Tests compare it
+    /// with the roles granted, to find both a missing and an unused grant.
+    pub fn rbac_checks(&self) -> Vec<crate::rbac::Check> {
+        self.lock().rbac_checks.iter().cloned().collect()
     }
 
     fn authenticated(&self, headers: &HeaderMap) -> bool {
@@ -933,6 +972,19 @@ async fn portforward(
     };
     audit(&cluster, &method, &uri, &headers, &response, String::new());
     response
+}
+
+/// kube-apiserver's 403 for a request RBAC refuses.
+fn forbidden(account: &crate::rbac::ServiceAccount, request: &crate::rbac::Attributes) -> ApiError {
+    let mut error = ApiError::new(
+        403,
+        "Forbidden",
+        crate::rbac::forbidden_message(account, request),
+    );
+    error.details = Some(json!({
+        "name": request.name, "group": request.group, "kind": request.resource
+    }));
+    error
 }
 
 /// Records a request in the audit log.

@@ -16,6 +16,8 @@ pub struct Attributes {
     pub verb: String,
     /// The API group (`""` for the core group).
     pub group: String,
+    /// The API version the request names.
+    pub version: String,
     /// The resource's plural name.
     pub resource: String,
     /// The subresource (`status`, `token`, `proxy`, `portforward`), empty when none.
@@ -41,12 +43,15 @@ impl Attributes {
 /// asks for a watch. `None` for a non-resource path (discovery, `/version`, OpenAPI).
 pub fn attributes(method: &str, path: &str, watch: bool) -> Option<Attributes> {
     let parts: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let rest = match parts.as_slice() {
-        ["api", _version, rest @ ..] if !rest.is_empty() => (String::new(), rest),
-        ["apis", group, _version, rest @ ..] if !rest.is_empty() => (group.to_string(), rest),
+    let (group, version, mut rest) = match parts.as_slice() {
+        ["api", version, rest @ ..] if !rest.is_empty() => {
+            (String::new(), version.to_string(), rest)
+        }
+        ["apis", group, version, rest @ ..] if !rest.is_empty() => {
+            (group.to_string(), version.to_string(), rest)
+        }
         _ => return None,
     };
-    let (group, mut rest) = rest;
     let mut namespace = "";
     // `namespaces/<ns>/<resource>...` is namespaced; `namespaces/<ns>` alone is the Namespace.
     if rest.len() >= 3 && rest[0] == "namespaces" {
@@ -73,11 +78,12 @@ pub fn attributes(method: &str, path: &str, watch: bool) -> Option<Attributes> {
         ("PATCH", _) => "patch",
         ("DELETE", false) => "delete",
         ("DELETE", true) => "deletecollection",
-        (other, _) => return Some(Attributes::unknown(other, group, resource)),
+        (other, _) => return Some(Attributes::unknown(other, group, version, resource)),
     };
     Some(Attributes {
         verb: verb.to_string(),
         group,
+        version,
         resource,
         subresource,
         namespace: namespace.to_string(),
@@ -86,10 +92,11 @@ pub fn attributes(method: &str, path: &str, watch: bool) -> Option<Attributes> {
 }
 
 impl Attributes {
-    fn unknown(method: &str, group: String, resource: String) -> Self {
+    fn unknown(method: &str, group: String, version: String, resource: String) -> Self {
         Self {
             verb: method.to_ascii_lowercase(),
             group,
+            version,
             resource,
             subresource: String::new(),
             namespace: String::new(),
@@ -221,6 +228,35 @@ impl Policy {
                     .filter(|b| b["metadata"]["namespace"] == request.namespace.as_str())
                     .filter(|b| binds(b))
                     .any(|b| allows(&self.role_rules(&b["roleRef"], &request.namespace), request)))
+    }
+}
+
+/// One authorization decision, as [`crate::Cluster::rbac_checks`] reports it: who asked for
+/// which verb on which resource, and whether RBAC allowed it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Check {
+    /// The caller's user name (`system:serviceaccount:<namespace>:<name>`).
+    pub user: String,
+    /// The API group.
+    pub group: String,
+    /// The resource as a rule names it (`pods/portforward`).
+    pub resource: String,
+    /// The verb.
+    pub verb: String,
+    /// Whether a rule allowed it.
+    pub allowed: bool,
+}
+
+impl Check {
+    /// The decision `allowed` for `account` making `request`.
+    pub fn of(account: &ServiceAccount, request: &Attributes, allowed: bool) -> Self {
+        Self {
+            user: account.user(),
+            group: request.group.clone(),
+            resource: request.rule_resource(),
+            verb: request.verb.clone(),
+            allowed,
+        }
     }
 }
 

@@ -1309,7 +1309,7 @@ async fn with_rbac_enforced_a_service_account_may_do_only_what_its_roles_grant()
         maps(reader.clone()).await.is_ok(),
         "granted in its namespace"
     );
-    let elsewhere = Api::<ConfigMap>::namespaced(reader, "kube-system")
+    let elsewhere = Api::<ConfigMap>::namespaced(reader.clone(), "kube-system")
         .list(&ListParams::default())
         .await;
     assert_eq!(
@@ -1317,4 +1317,62 @@ async fn with_rbac_enforced_a_service_account_may_do_only_what_its_roles_grant()
         403,
         "a RoleBinding grants only its namespace"
     );
+
+    // An apply patch that creates its object needs `create` besides `patch`.
+    let rbac = kube::api::ApiResource {
+        group: "rbac.authorization.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "rbac.authorization.k8s.io/v1".into(),
+        kind: "ClusterRole".into(),
+        plural: "clusterroles".into(),
+    };
+    let grant = |verbs: Value| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+               "metadata": {"name": "read-maps"},
+               "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": verbs}]})
+    };
+    let roles: Api<kube::api::DynamicObject> = Api::all_with(admin.clone(), &rbac);
+    let apply = PatchParams::apply("reader").force();
+    roles
+        .patch(
+            "read-maps",
+            &apply,
+            &Patch::Apply(grant(json!(["list", "patch"]))),
+        )
+        .await
+        .unwrap();
+    let reader_maps = Api::<ConfigMap>::namespaced(reader.clone(), "default");
+    let map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"}});
+    let refused = reader_maps.patch("m", &apply, &Patch::Apply(&map)).await;
+    assert_eq!(api_error(refused).0, 403, "creating takes create");
+    roles
+        .patch(
+            "read-maps",
+            &apply,
+            &Patch::Apply(grant(json!(["list", "patch", "create"]))),
+        )
+        .await
+        .unwrap();
+    reader_maps
+        .patch("m", &apply, &Patch::Apply(&map))
+        .await
+        .unwrap();
+    let checks: Vec<(String, bool)> = cluster
+        .rbac_checks()
+        .into_iter()
+        .filter(|c| c.resource == "configmaps" && c.user == "system:serviceaccount:default:reader")
+        .map(|c| (c.verb, c.allowed))
+        .collect();
+    for expected in [
+        ("create", false),
+        ("create", true),
+        ("list", false),
+        ("list", true),
+        ("patch", true),
+    ] {
+        assert!(
+            checks.contains(&(expected.0.to_string(), expected.1)),
+            "{expected:?} in {checks:?}"
+        );
+    }
 }
