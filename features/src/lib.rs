@@ -7,6 +7,7 @@
 pub mod check_steps;
 pub mod cluster_steps;
 pub mod control_steps;
+pub mod examples;
 pub mod log_capture;
 pub mod report;
 pub mod runner;

@@ -115,6 +115,8 @@ pub struct SimEnv {
     /// Values a scenario noted to compare against later.
     notes: Mutex<BTreeMap<String, String>>,
     operator: tokio::task::JoinHandle<()>,
+    /// The client the operator talks to the management cluster with.
+    operator_client: Client,
     clock_seam: Arc<SimClock>,
 }
 
@@ -131,12 +133,12 @@ impl std::fmt::Debug for SimEnv {
 /// [`CLUSTERS_NAMESPACE`] (a fresh registry per start, as in a new process).
 fn start_operator(
     cluster: &Cluster,
+    client: Client,
     clock: Arc<SimClock>,
     metrics: Arc<Metrics>,
 ) -> tokio::task::JoinHandle<()> {
     let mut settings = Settings::new(clock, Arc::new(SimResolver(cluster.services())), metrics);
     settings.probe_timeout = Duration::from_secs(2);
-    let client = cluster.client_as(OPERATOR_AGENT);
     let registry = run_registry(
         client.clone(),
         CLUSTERS_NAMESPACE.to_string(),
@@ -234,6 +236,25 @@ impl Drop for SimEnv {
     }
 }
 
+/// A bound token of the ServiceAccount `namespace/name`, valid for 30 days, from the cluster
+/// `client` talks to.
+async fn service_account_token(
+    client: Client,
+    namespace: &str,
+    name: &str,
+) -> Result<String, Error> {
+    let request: k8s_openapi::api::authentication::v1::TokenRequest =
+        serde_json::from_value(serde_json::json!({"spec": {"expirationSeconds": 30 * 24 * 3600}}))
+            .map_err(text)?;
+    Api::<k8s_openapi::api::core::v1::ServiceAccount>::namespaced(client, namespace)
+        .create_token_request(name, &Default::default(), &request)
+        .await
+        .map_err(|e| format!("a token for ServiceAccount {namespace}/{name}: {e}"))?
+        .status
+        .and_then(|s| s.token)
+        .ok_or_else(|| "the TokenRequest returned no token".to_string())
+}
+
 /// What a setup step can fail with.
 pub type Error = String;
 
@@ -251,8 +272,15 @@ impl SimEnv {
         let cluster = site.cluster.clone();
         let metrics = Arc::new(Metrics::new());
         let clock_seam = Arc::new(SimClock(clock));
-        let operator = start_operator(&cluster, clock_seam.clone(), metrics.clone());
+        let operator_client = cluster.client_as(OPERATOR_AGENT);
+        let operator = start_operator(
+            &cluster,
+            operator_client.clone(),
+            clock_seam.clone(),
+            metrics.clone(),
+        );
         Ok(Self {
+            operator_client,
             client: cluster.client_as(SCENARIO_AGENT),
             cluster,
             metrics,
@@ -387,6 +415,28 @@ impl SimEnv {
         .map(|_| ())
     }
 
+    /// Makes the operator reach the target cluster `name` (started if need be) as the
+    /// ServiceAccount `namespace/account` there, which must exist, with that cluster enforcing
+    /// RBAC from now on: a registration written afterwards carries the account's token.
+    pub async fn run_target_operator_as(
+        &self,
+        name: &str,
+        namespace: &str,
+        account: &str,
+    ) -> Result<Arc<TargetCluster>, Error> {
+        let target = match self.target(name) {
+            Ok(target) => target,
+            Err(_) => self.start_target(name, &format!("{name}-operator")).await?,
+        };
+        let token = service_account_token(target.client.clone(), namespace, account).await?;
+        target.site.cluster.enforce_rbac();
+        *target
+            .operator_token
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = token;
+        Ok(target)
+    }
+
     /// The target cluster `name`.
     pub fn target(&self, name: &str) -> Result<Arc<TargetCluster>, Error> {
         self.targets
@@ -402,8 +452,24 @@ impl SimEnv {
     pub fn restart_operator(&mut self) {
         self.operator.abort();
         self.metrics = Arc::new(Metrics::new());
-        self.operator =
-            start_operator(&self.cluster, self.clock_seam.clone(), self.metrics.clone());
+        self.operator = start_operator(
+            &self.cluster,
+            self.operator_client.clone(),
+            self.clock_seam.clone(),
+            self.metrics.clone(),
+        );
+    }
+
+    /// Restarts the operator as the ServiceAccount `namespace/name` (which must exist), with
+    /// the cluster enforcing RBAC from now on: the operator may do only what the stored
+    /// ClusterRoles and Roles bound to that account grant, as in a real deployment. Returns
+    /// the account's token, which the operator presents.
+    pub async fn run_operator_as(&mut self, namespace: &str, name: &str) -> Result<String, Error> {
+        let token = service_account_token(self.client.clone(), namespace, name).await?;
+        self.cluster.enforce_rbac();
+        self.operator_client = self.cluster.client_with_token(OPERATOR_AGENT, &token);
+        self.restart_operator();
+        Ok(token)
     }
 
     /// The virtual clock.
