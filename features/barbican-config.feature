@@ -60,6 +60,7 @@ Feature: The rendered configuration is immutable, kept for rollback, and guarded
     Then within 2 minutes the config mounted by the Deployment "barbican" in "openstack" contains "driver = test"
     And within 1 minute there are 4 config Secrets for the Barbican "barbican" in "openstack"
 
+  @sim-only
   Scenario: a policy ConfigMap that is missing is a config error, written to status
     When the Barbican "barbican" in "openstack" is patched with:
       """
@@ -87,6 +88,7 @@ Feature: The rendered configuration is immutable, kept for rollback, and guarded
     When the Barbican "barbican" in "openstack" is deleted
     Then within 1 minute the Barbican "barbican" in "openstack" is gone
 
+  @sim-only
   Scenario: a projection going invalid keeps the running configuration and the last-good record
     Given the OpenBaoCluster "openbao-other" in "openstack" is running
     When the following is applied:

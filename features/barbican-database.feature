@@ -87,6 +87,7 @@ Feature: The database: managed, brownfield and dynamic credentials, outages and 
       | DatabaseReady | True   | DatabaseSynced |
       | Ready         | True   | AllReady       |
 
+  @sim-only
   Scenario: deleting a Barbican waits for the database teardown, then releases the finalizer
     Given the mariadb-operator takes 2 minutes to tear a database down
     When the example "barbican.yaml" is applied

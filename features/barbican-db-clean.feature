@@ -15,6 +15,7 @@ Feature: The db-clean CronJob hard-deletes what barbican soft-deleted
     And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
 
+  @sim-only
   Scenario: the clean-up runs on its schedule and a failed run is reported
     Given Jobs follow the rule "name=barbican-db-clean-*:fail"
     When the example "barbican.yaml" is applied

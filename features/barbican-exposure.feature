@@ -102,6 +102,7 @@ Feature: The parallel group exposes, scales and fences the API
       | condition          | status | reason                   |
       | NetworkPolicyReady | True   | NetworkPolicyNotRequired |
 
+  @sim-only
   Scenario: the egress to OpenBao stays on the last-good projection when the store goes away
     When the Barbican "barbican" in "openstack" is patched with:
       """

@@ -22,6 +22,7 @@ Feature: The health check reports what the API answers
       | condition        | status | reason     |
       | BarbicanAPIReady | True   | APIHealthy |
 
+  @sim-only
   Scenario: an unhealthy, a silent and a closed API each have their reason, and recovery is seen
     When the barbican API of "barbican" in "openstack" answers unhealthy
     # A healthy Barbican is probed again on the next pass: the periodic resync at the latest.

@@ -1,3 +1,4 @@
+@sim-only
 Feature: A cluster without the Gateway API
 
   Background:

@@ -18,6 +18,7 @@ Feature: A Barbican with a ready default store is deployed, exposed and probed
     And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
 
+  @sim-only
   Scenario: the minimal example goes to Ready and each sub-condition reads as the spec says
     When the example "barbican.yaml" is applied
     Then within 2 minutes the BarbicanSecretStore "openbao-primary" in "openstack" reports:
@@ -74,6 +75,7 @@ Feature: A Barbican with a ready default store is deployed, exposed and probed
       | condition | status | reason   |
       | Ready     | True   | AllReady |
 
+  @sim-only
   Scenario: an API server that fails the Deployment's writes holds it back until the fault clears
     Given the API server answers by the fault rule "verb=patch,resource=deployments,code=500"
     When the example "barbican.yaml" is applied

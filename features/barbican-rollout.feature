@@ -15,6 +15,7 @@ Feature: The Deployment step waits for the rollout and only then reports an endp
     And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
 
+  @sim-only
   Scenario: a rollout that never finishes keeps DeploymentReady False and sets no endpoint
     Given Deployment rollouts matching "name=barbican" never finish
     When the example "barbican.yaml" is applied

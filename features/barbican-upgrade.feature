@@ -24,6 +24,7 @@ Feature: Release upgrades go one step at a time, with the clean-up paused during
       | DatabaseReady | True   | DatabaseSynced |
       | Ready         | True   | AllReady       |
 
+  @sim-only
   Scenario: an accepted bump migrates on the new image and promotes the release afterwards
     Given Jobs follow the rule "name=*-db-sync:complete:2m"
     When the Barbican "barbican" in "openstack" is patched with:
@@ -113,6 +114,7 @@ Feature: Release upgrades go one step at a time, with the clean-up paused during
       | DatabaseReady | False  | ImageReleaseMismatch |
     And within 1 minute a Warning event "ImageReleaseMismatch" about "barbican" in "openstack" mentions "spec.image is still"
 
+  @sim-only
   Scenario: a failed migration is reported, and a fixed image runs a new Job
     Given Jobs follow the rule "name=*-db-sync:fail"
     When the Barbican "barbican" in "openstack" is patched with:
@@ -135,6 +137,7 @@ Feature: Release upgrades go one step at a time, with the clean-up paused during
     And the Barbican "barbican" in "openstack" has "/status/installedRelease" set to "2026.1"
     And the Barbican "barbican" in "openstack" has "/status/installedImage" set to "ghcr.io/c5c3/barbican:2026.1-p1"
 
+  @sim-only
   Scenario: a restart mid-migration neither promotes early nor counts the Job twice
     Given Jobs follow the rule "name=*-db-sync:complete:2m"
     When the Barbican "barbican" in "openstack" is patched with:

@@ -43,6 +43,7 @@ Feature: The default store moves, and the running configuration follows only a v
       | SecretStoresReady | True   | AllStoresProjected |
       | Ready             | True   | AllReady           |
 
+  @sim-only
   Scenario: the default moves to a new store once the old one is gone, and the pods roll onto it
     Given the pod template of the Deployment "barbican" in "openstack" is noted
     When the following is applied:

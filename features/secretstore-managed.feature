@@ -34,6 +34,7 @@ Feature: A managed store mints its AppRole credentials, re-mints them, and survi
     And the operator counted 0 proactive and 0 reactive re-mints of the store "openbao-primary" in "openstack"
     And no secret ID issued by any OpenBao appears in "openstack"
 
+  @sim-only
   Scenario: a secret ID is re-minted at two thirds of its TTL and the pods roll
     Given the OpenBao of "openbao-instance" in "openstack" issues secret IDs for 90 seconds
     When the example "barbicansecretstore-managed.yaml" is applied
@@ -48,6 +49,7 @@ Feature: A managed store mints its AppRole credentials, re-mints them, and survi
     And the operator counted 1 proactive and 0 reactive re-mints of the store "openbao-primary" in "openstack"
     And no secret ID issued by any OpenBao appears in "openstack"
 
+  @sim-only
   Scenario: a revoked secret ID is re-minted once, then reported until the ten-minute cooldown ends
     When the example "barbicansecretstore-managed.yaml" is applied
     And the example "barbican.yaml" is applied
@@ -108,6 +110,7 @@ Feature: A managed store mints its AppRole credentials, re-mints them, and survi
       | condition         | status | reason             |
       | SecretStoresReady | True   | AllStoresProjected |
 
+  @sim-only
   Scenario: a store whose Barbican does not exist waits and mints nothing
     When the following is applied:
       """

@@ -1,3 +1,4 @@
+@sim-only
 Feature: A target cluster answers for its own Gateway API
 
   Whether HTTPRoutes can be placed is a question for the cluster the children live on: the

@@ -1,3 +1,4 @@
+@sim-only
 Feature: A Barbican placed on a target cluster, and what happens when that cluster goes away
 
   A Barbican with spec.targetClusterRef places its children on the cluster a registration Secret

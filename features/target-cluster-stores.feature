@@ -1,3 +1,4 @@
+@sim-only
 Feature: A managed secret store follows its Barbican onto the target cluster
 
   A BarbicanSecretStore has no targetClusterRef: its credentials belong where its parent's

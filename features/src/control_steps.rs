@@ -130,12 +130,22 @@ async fn fault(world: &mut BarbicanWorld, rule: String) {
     let rule = rule
         .parse::<barbican_sim::faults::Fault>()
         .unwrap_or_else(|e| panic!("the fault rule {rule:?}: {e}"));
-    world.env().here().cluster.add_fault(rule);
+    world
+        .env()
+        .simulated_here("fault injection")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .cluster
+        .add_fault(rule);
 }
 
 #[when("the API server's fault rules are cleared")]
 async fn faults_cleared(world: &mut BarbicanWorld) {
-    world.env().here().cluster.clear_faults();
+    world
+        .env()
+        .simulated_here("fault injection")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .cluster
+        .clear_faults();
 }
 
 #[cfg(test)]

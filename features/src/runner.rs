@@ -6,14 +6,17 @@
 //! only when a tag expression asks for them.
 
 use std::{
+    path::{Path, PathBuf},
     sync::{Mutex, OnceLock},
     time::{Duration, Instant},
 };
 
 use cucumber::{
+    World as _,
     event::ScenarioFinished,
     gherkin::{self, tagexpr::TagOperation},
     tag::Ext as _,
+    writer::Stats as _,
 };
 use futures::future::LocalBoxFuture;
 
@@ -81,6 +84,107 @@ impl Selection {
     }
 }
 
+impl Selection {
+    /// This selection without the scenarios tagged `tag`.
+    pub fn excluding(mut self, tag: &str) -> Self {
+        let not = |t: &str| TagOperation::Not(Box::new(TagOperation::Tag(t.to_string())));
+        self.tags = Some(match self.tags.take() {
+            Some(tags) => TagOperation::And(Box::new(tags), Box::new(not(tag))),
+            None => TagOperation::And(Box::new(not(EXPLAINED_FAILURE)), Box::new(not(tag))),
+        });
+        self
+    }
+}
+
+impl Selection {
+    /// Whether any scenario of the feature file at `path` is selected (an unreadable file
+    /// counts as selected, so that cucumber reports why).
+    pub fn selects_any_of(&self, path: &Path) -> bool {
+        let Ok(feature) = gherkin::Feature::parse_path(path, gherkin::GherkinEnv::default()) else {
+            return true;
+        };
+        feature
+            .scenarios
+            .iter()
+            .any(|s| self.selects(&feature, None, s))
+            || feature.rules.iter().any(|r| {
+                r.scenarios
+                    .iter()
+                    .any(|s| self.selects(&feature, Some(r), s))
+            })
+    }
+}
+
+/// The feature files, `features/*.feature`, in name order.
+pub fn feature_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("features/ is readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "feature"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// A feature file's test name: its file stem.
+pub fn test_name(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Runs the `selection` of each file's scenarios, at most `concurrency` at a time, leaving a
+/// JUnit file per feature in `$FEATURES_JUNIT_DIR` and printing the timings line; returns
+/// whether anything failed.
+pub fn run_files(files: &[&PathBuf], selection: &Selection, concurrency: usize) -> bool {
+    // The operator's log lines, kept for the steps that check what it never says and for the
+    // failure report.
+    crate::log_capture::install();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let junit_dir = std::env::var_os("FEATURES_JUNIT_DIR").map(PathBuf::from);
+    let started = Instant::now();
+    let mut all = Vec::new();
+    let mut failed = false;
+    for file in files {
+        if !selection.selects_any_of(file) {
+            continue;
+        }
+        let selection = selection.clone();
+        let result = runtime.block_on(
+            BarbicanWorld::cucumber()
+                // The command line is the harness's (libtest's), not cucumber's.
+                .with_default_cli()
+                .fail_on_skipped()
+                .max_concurrent_scenarios(concurrency)
+                .before(before)
+                .after(after)
+                .filter_run(file, move |feature, rule, scenario| {
+                    selection.selects(feature, rule, scenario)
+                }),
+        );
+        let outcomes = take_outcomes();
+        if let Some(dir) = &junit_dir {
+            let _ = std::fs::create_dir_all(dir);
+            let path = dir.join(format!("{}.xml", test_name(file)));
+            if let Err(e) = std::fs::write(&path, junit(&test_name(file), &outcomes)) {
+                eprintln!("writing {}: {e}", path.display());
+            }
+        }
+        failed |= result.execution_has_failed() || result.parsing_errors() > 0;
+        all.extend(outcomes);
+    }
+    println!(
+        "scenario timings: {} in {:.1}s of wall time",
+        timings(&all),
+        started.elapsed().as_secs_f64()
+    );
+    failed
+}
+
 /// One finished scenario.
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -144,6 +248,13 @@ pub fn after<'a>(
             let explained = crate::report::explain(env).await;
             println!("\n  Scenario {:?} failed.{explained}", scenario.name);
             report = Some(explained);
+        }
+        // On a real API server the next scenario shares the cluster: what this one made goes.
+        if let Some(env) = world.as_ref().and_then(|w| w.env_opt())
+            && env.on_real_cluster()
+            && let Err(e) = env.clean_up().await
+        {
+            println!("  cleaning up after {:?}: {e}", scenario.name);
         }
         outcomes()
             .lock()

@@ -46,7 +46,10 @@ use kube::{
 };
 use serde_json::Value;
 
-use crate::seams::{SimClock, SimResolver};
+use crate::{
+    backend::{Backend, SIM_ONLY},
+    seams::{SimClock, SimResolver},
+};
 
 /// What `deploy/examples/barbican.yaml` needs before it can become ready: its namespace (and
 /// the operator's), the MariaDB it names, the External Secrets store, the two credential
@@ -92,6 +95,9 @@ pub const OPERATOR_AGENT: &str = "barbican-operator";
 pub const SCENARIO_AGENT: &str = "scenario";
 /// How far the virtual clock moves between checks.
 pub const TICK: Duration = Duration::from_secs(1);
+/// Makes every poke of [`SimEnv::full_pass`] a change.
+static POKES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Real time the operator gets between checks for its round trips.
 pub const REAL_PAUSE: Duration = Duration::from_millis(15);
 
@@ -118,6 +124,27 @@ pub struct SimEnv {
     /// The client the operator talks to the management cluster with.
     operator_client: Client,
     clock_seam: Arc<SimClock>,
+    /// Whether the management cluster is the sim or a real API server.
+    backend: Backend,
+    /// What the scenario applied on a real API server, for [`SimEnv::clean_up`].
+    applied: Mutex<Vec<Applied>>,
+}
+
+/// An object the scenario applied.
+#[derive(Clone, Debug)]
+struct Applied {
+    resource: ApiResource,
+    namespace: Option<String>,
+    name: String,
+}
+
+impl Applied {
+    fn api(&self, client: Client) -> Api<DynamicObject> {
+        match &self.namespace {
+            Some(ns) => Api::namespaced_with(client, ns, &self.resource),
+            None => Api::all_with(client, &self.resource),
+        }
+    }
 }
 
 impl std::fmt::Debug for SimEnv {
@@ -157,7 +184,9 @@ pub const CLUSTERS_NAMESPACE: &str = DEFAULT_CLUSTERS_NAMESPACE;
 /// A simulated API server with the Deployment, Job, CronJob and HPA controllers, the
 /// third-party CRDs and the operator's, and the fakes that play the other operators on it.
 pub struct Site {
-    /// The cluster.
+    /// The simulated cluster. On a real API server (see [`crate::backend`]) this is the host
+    /// side only: the registry of the fakes' services and the wall clock; everything the
+    /// scenario and the operator read and write goes to the real API server.
     pub cluster: Cluster,
     /// The fake External Secrets operator.
     pub external_secrets: ExternalSecrets,
@@ -187,14 +216,40 @@ impl Site {
                 .map_err(|e| format!("{e:?}"))?;
         }
         let fakes = cluster.client_with_token("fakes", token);
-        Ok(Self {
+        Ok(Self::with_fakes(cluster, fakes, clock, gateway_api))
+    }
+
+    /// A site on the real API server `client` talks to: the third-party CRDs and the
+    /// operator's are created where missing, and the fakes run here, on the host, on the wall
+    /// clock.
+    async fn on_api_server(client: Client, gateway_api: bool) -> Result<Self, Error> {
+        let clock = Clock::wall();
+        let mut definitions = [
+            crds::mariadb(),
+            crds::external_secrets(),
+            crds::openbao_cluster(),
+        ]
+        .concat();
+        if gateway_api {
+            definitions.extend(crds::gateway_api());
+        }
+        for definition in crd::definitions() {
+            definitions.push(serde_json::to_value(definition).map_err(text)?);
+        }
+        crate::backend::ensure_crds(&client, definitions).await?;
+        let host = Cluster::with_clock(clock.clone());
+        Ok(Self::with_fakes(host, client, &clock, gateway_api))
+    }
+
+    fn with_fakes(cluster: Cluster, fakes: Client, clock: &Clock, gateway_api: bool) -> Self {
+        Self {
             external_secrets: ExternalSecrets::start(fakes.clone(), clock.clone()),
             barbican_api: BarbicanApi::start(fakes.clone(), cluster.services()),
             mariadb: MariaDbOperator::start(fakes.clone(), clock.clone()),
             openbao: OpenBaoOperator::start(fakes.clone(), clock.clone(), cluster.services()),
             gateway: gateway_api.then(|| GatewayApi::start(fakes, clock.clone())),
             cluster,
-        })
+        }
     }
 }
 
@@ -266,13 +321,35 @@ impl SimEnv {
     /// A cluster on a virtual clock with the Deployment, Job, CronJob and HPA controllers, the
     /// third-party CRDs (with the Gateway API unless `gateway_api` is false), the fakes, the
     /// operator's CRDs, and the operator's Barbican controller.
+    ///
+    /// On a real API server ([`crate::backend::current`]) the operator, the fakes and the
+    /// scenario work against it instead, on the wall clock.
     pub async fn start(gateway_api: bool) -> Result<Self, Error> {
-        let clock = Clock::virtual_time();
-        let site = Arc::new(Site::start(&clock, gateway_api, "")?);
+        let backend = crate::backend::current().clone();
+        let (site, client, operator_client) = match &backend {
+            Backend::Sim => {
+                let site = Site::start(&Clock::virtual_time(), gateway_api, "")?;
+                let (client, operator) = (
+                    site.cluster.client_as(SCENARIO_AGENT),
+                    site.cluster.client_as(OPERATOR_AGENT),
+                );
+                (site, client, operator)
+            }
+            Backend::Cluster { .. } if !gateway_api => {
+                return Err(format!(
+                    "a cluster without the Gateway API needs the sim: tag the scenario @{SIM_ONLY}"
+                ));
+            }
+            Backend::Cluster { kubeconfig, .. } => {
+                let client = crate::backend::client(kubeconfig).await?;
+                let site = Site::on_api_server(client.clone(), gateway_api).await?;
+                (site, client.clone(), client)
+            }
+        };
+        let site = Arc::new(site);
         let cluster = site.cluster.clone();
         let metrics = Arc::new(Metrics::new());
-        let clock_seam = Arc::new(SimClock(clock));
-        let operator_client = cluster.client_as(OPERATOR_AGENT);
+        let clock_seam = Arc::new(SimClock(cluster.clock().clone()));
         let operator = start_operator(
             &cluster,
             operator_client.clone(),
@@ -281,7 +358,9 @@ impl SimEnv {
         );
         Ok(Self {
             operator_client,
-            client: cluster.client_as(SCENARIO_AGENT),
+            client,
+            backend,
+            applied: Mutex::default(),
             cluster,
             metrics,
             site,
@@ -292,6 +371,80 @@ impl SimEnv {
             operator,
             clock_seam,
         })
+    }
+
+    /// The simulated management cluster, for what only the sim does (the audit log, faults,
+    /// its controllers, the virtual clock); on a real API server, an error naming `what`.
+    pub fn needs_sim(&self, what: &str) -> Result<&Cluster, Error> {
+        match &self.backend {
+            Backend::Sim => Ok(&self.cluster),
+            Backend::Cluster { description, .. } => Err(format!(
+                "{what} needs the simulated cluster, and this run is on {description}: tag the scenario @{SIM_ONLY}"
+            )),
+        }
+    }
+
+    /// The simulated site the scenario works on (see [`SimEnv::here`]), for what only the sim
+    /// does; on a real API server, an error naming `what`.
+    pub fn simulated_here(&self, what: &str) -> Result<Arc<Site>, Error> {
+        if self.focused().is_none() {
+            self.needs_sim(what)?;
+        }
+        Ok(self.here())
+    }
+
+    /// On a real API server, where the next scenario shares the cluster, deletes what this one
+    /// applied: its Barbicans and stores first (the operator, still running, releases their
+    /// finalizers), then its cluster-scoped objects and namespaces (with all they hold), and
+    /// waits until they are gone. On the sim there is nothing to do: every scenario has a
+    /// cluster of its own.
+    pub async fn clean_up(&self) -> Result<(), Error> {
+        let applied = std::mem::take(&mut *self.applied.lock().unwrap_or_else(|p| p.into_inner()));
+        let is_cr = |a: &&Applied| {
+            a.resource.kind == "Barbican" || a.resource.kind == "BarbicanSecretStore"
+        };
+        let crs: Vec<&Applied> = applied.iter().filter(is_cr).collect();
+        let cluster_scoped: Vec<&Applied> = applied
+            .iter()
+            .filter(|a| a.namespace.is_none() && !is_cr(a))
+            .collect();
+        for batch in [crs, cluster_scoped] {
+            for object in &batch {
+                match object
+                    .api(self.client.clone())
+                    .delete(&object.name, &Default::default())
+                    .await
+                {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(status)) if status.code == 404 => {}
+                    Err(e) => {
+                        return Err(format!(
+                            "deleting {} {}: {e}",
+                            object.resource.kind, object.name
+                        ));
+                    }
+                }
+            }
+            let deadline = std::time::Instant::now() + Duration::from_secs(180);
+            for object in &batch {
+                let api = object.api(self.client.clone());
+                while api.get_opt(&object.name).await.map_err(text)?.is_some() {
+                    if std::time::Instant::now() > deadline {
+                        return Err(format!(
+                            "{} {} is still there 180 s after its deletion",
+                            object.resource.kind, object.name
+                        ));
+                    }
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the management cluster is a real API server.
+    pub fn on_real_cluster(&self) -> bool {
+        self.backend != Backend::Sim
     }
 
     /// The site the scenario's children and inputs steps work on (see [`SimEnv::focus_on`]).
@@ -341,6 +494,7 @@ impl SimEnv {
         token: &str,
         gateway_api: bool,
     ) -> Result<Arc<TargetCluster>, Error> {
+        self.needs_sim("a second simulated cluster")?;
         let local_token = format!("{name}-local");
         let site = Site::start(self.clock(), gateway_api, &local_token)?;
         let addr = site.cluster.serve_on_loopback().await.map_err(text)?;
@@ -502,6 +656,16 @@ impl SimEnv {
             .ok_or("the object has no apiVersion/kind")?;
         let resource = self.resource(&types.api_version, &types.kind).await?;
         let name = object.name_any();
+        if self.on_real_cluster() {
+            self.applied
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Applied {
+                    resource: resource.clone(),
+                    namespace: object.namespace(),
+                    name: name.clone(),
+                });
+        }
         let api = match object.namespace() {
             Some(ns) => Api::<DynamicObject>::namespaced_with(client, &ns, &resource),
             None => Api::<DynamicObject>::all_with(client, &resource),
@@ -583,8 +747,13 @@ impl SimEnv {
                 match check().await {
                     Ok(()) => return Ok(()),
                     Err(last) if self.clock().now() >= deadline => {
+                        let time = if self.clock().is_virtual() {
+                            "virtual time"
+                        } else {
+                            "wall time"
+                        };
                         return Err(format!(
-                            "still not so after {}s of virtual time: {last}",
+                            "still not so after {}s of {time}: {last}",
                             within.as_secs()
                         ));
                     }
@@ -599,6 +768,10 @@ impl SimEnv {
     /// with real pauses for the operator's round trips, so what the operator does within the
     /// span happens at its time, not all at the end.
     pub async fn let_time_pass(&self, span: Duration) {
+        if !self.clock().is_virtual() {
+            tokio::time::sleep(span).await;
+            return;
+        }
         let step = TICK.max(span / 100);
         let mut passed = Duration::ZERO;
         while passed < span {
@@ -621,7 +794,7 @@ impl SimEnv {
         const PARALLEL: [&str; 4] = ["HTTPRoute", "HealthCheck", "HPA", "NetworkPolicy"];
         let before: Vec<u64> = PARALLEL.iter().map(|s| self.metrics.step_runs(s)).collect();
         let poke = serde_json::json!({"metadata": {"annotations": {
-            "barbican-features.example/poke": self.cluster.audit_mark().to_string()
+            "barbican-features.example/poke": POKES.fetch_add(1, std::sync::atomic::Ordering::Relaxed).to_string()
         }}});
         self.patch_barbican(namespace, name, &poke).await?;
         self.eventually(Duration::from_secs(60), || {

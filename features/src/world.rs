@@ -304,7 +304,10 @@ async fn idle_pass(world: &mut BarbicanWorld, name: String, namespace: String) {
     // settles that, and the next one is the pass over a converged Barbican. The scenario's
     // own annotation writes are not the operator's and do not count.
     ok(env.full_pass(&namespace, &name).await);
-    let mark = env.cluster.audit_mark();
+    let mark = env
+        .needs_sim("the audit log")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .audit_mark();
     ok(env.full_pass(&namespace, &name).await);
     let writes = env.operator_writes_since(mark);
     if !writes.is_empty() {
@@ -557,13 +560,18 @@ async fn config_secrets(
 async fn stuck_rollouts(world: &mut BarbicanWorld, rule: String) {
     use barbican_sim::controllers::{Controllers, Match, Rollouts};
     let stuck: Match = rule.parse().unwrap_or_else(|e| panic!("{e}"));
-    world.env().here().cluster.set_controllers(Controllers {
-        deployments: Some(Rollouts {
-            stuck: vec![stuck],
-            ..Rollouts::default()
-        }),
-        ..Controllers::all()
-    });
+    world
+        .env()
+        .simulated_here("the simulated Deployment controller")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .cluster
+        .set_controllers(Controllers {
+            deployments: Some(Rollouts {
+                stuck: vec![stuck],
+                ..Rollouts::default()
+            }),
+            ..Controllers::all()
+        });
 }
 
 #[then(
@@ -657,13 +665,18 @@ impl BarbicanWorld {
 async fn job_rule(world: &mut BarbicanWorld, rule: String) {
     use barbican_sim::controllers::{Controllers, JobRule, JobRules};
     let rule: JobRule = rule.parse().unwrap_or_else(|e| panic!("{e}"));
-    world.env().here().cluster.set_controllers(Controllers {
-        jobs: Some(JobRules {
-            rules: vec![rule],
-            ..JobRules::default()
-        }),
-        ..Controllers::all()
-    });
+    world
+        .env()
+        .simulated_here("the simulated Job controller")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .cluster
+        .set_controllers(Controllers {
+            jobs: Some(JobRules {
+                rules: vec![rule],
+                ..JobRules::default()
+            }),
+            ..Controllers::all()
+        });
 }
 
 #[when(expr = "the status of the Barbican {string} in {string} is patched with:")]

@@ -1,0 +1,268 @@
+//! Where the scenarios run: the embedded sim (the default, one fresh simulated cluster per
+//! scenario on a virtual clock), or a real Kubernetes API server named by a kubeconfig (kwok
+//! or k3s through testcontainers, a kind cluster, any cluster you may write to).
+//!
+//! On a real API server the operator still runs in-process, and so do the fakes: the fake
+//! controllers (mariadb-operator, External Secrets, the OpenBao operator, Gateway API) work
+//! against the real API server, and the fakes that are processes (OpenBao, barbican's
+//! `/healthcheck`) listen on the host, where the operator reaches them through the same
+//! resolver seam as on the sim. Time is the wall clock.
+//!
+//! What only the sim can do is marked: scenarios tagged [`SIM_ONLY`] need the virtual clock,
+//! the audit log, fault injection, outages or a second simulated cluster, and a real-cluster
+//! run leaves them out. [`sim_only_steps`] lists the steps that make a scenario so; a test
+//! checks every scenario using one carries the tag.
+
+use std::{path::PathBuf, sync::OnceLock};
+
+/// The tag of scenarios that need the sim.
+pub const SIM_ONLY: &str = "sim-only";
+
+/// Where the scenarios of this process run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// A fresh simulated cluster per scenario, on a virtual clock.
+    Sim,
+    /// The API server a kubeconfig names; scenarios run one at a time and clean up after
+    /// themselves.
+    Cluster {
+        /// The kubeconfig file.
+        kubeconfig: PathBuf,
+        /// What it is, for messages (`kwok (testcontainers)`, `$BARBICAN_E2E_KUBECONFIG`).
+        description: String,
+    },
+}
+
+fn chosen() -> &'static OnceLock<Backend> {
+    static BACKEND: OnceLock<Backend> = OnceLock::new();
+    &BACKEND
+}
+
+/// Chooses the backend for this process, before the first scenario starts; the first choice
+/// stands.
+pub fn choose(backend: Backend) -> &'static Backend {
+    let _ = chosen().set(backend);
+    current()
+}
+
+/// The backend of this process: the sim unless [`choose`] said otherwise.
+pub fn current() -> &'static Backend {
+    chosen().get_or_init(|| Backend::Sim)
+}
+
+/// The environment variable naming a kubeconfig for the real-cluster run.
+pub const KUBECONFIG_VAR: &str = "BARBICAN_E2E_KUBECONFIG";
+
+/// The steps that need the sim, as their cucumber expressions: a scenario using one is tagged
+/// [`SIM_ONLY`] (checked by a test), and on a real cluster the step fails saying so.
+pub const SIM_ONLY_STEPS: &[&str] = &[
+    // The virtual clock.
+    "{int} minute(s) pass(es)",
+    "for {int} minute(s) the {word} condition of the {word} {string} in {string} never reads {word}",
+    "within {int} minute(s) the secret ID of the store {string} in {string} has changed",
+    "within {int} minute(s) the pods of the Deployment {string} in {string} roll",
+    "the mariadb-operator takes {int} minute(s) to tear a database down",
+    // The audit log.
+    "a full pass over the Barbican {string} in {string} writes nothing",
+    // Fault injection and the simulated controllers.
+    "the API server answers by the fault rule {string}",
+    "the API server's fault rules are cleared",
+    "Deployment rollouts matching {string} never finish",
+    "Jobs follow the rule {string}",
+    // A cluster without the Gateway API, and second simulated clusters.
+    "a simulated cluster without the Gateway API and the operator running",
+    "the target cluster {string} is running but not registered",
+    "the target cluster {string} without the Gateway API is registered",
+    "the target cluster {string} is registered",
+    "the target cluster {string} is registered for the namespaces {string}",
+];
+
+/// A regular expression matching the step texts of a cucumber `expression` (`{int}`,
+/// `{string}`, `{word}` and optional `(s)` parts).
+pub fn step_pattern(expression: &str) -> String {
+    let mut pattern = String::from("^");
+    let mut rest = expression;
+    while let Some(c) = rest.chars().next() {
+        let (piece, len) = if rest.starts_with("{int}") {
+            ("-?\\d+".to_string(), 5)
+        } else if rest.starts_with("{string}") {
+            ("\"[^\"]*\"".to_string(), 8)
+        } else if rest.starts_with("{word}") {
+            ("\\S+".to_string(), 6)
+        } else if c == '(' {
+            let end = rest.find(')').map_or(rest.len(), |e| e + 1);
+            (format!("(?:{})?", escape(&rest[1..end - 1])), end)
+        } else {
+            (escape(&c.to_string()), c.len_utf8())
+        };
+        pattern.push_str(&piece);
+        rest = &rest[len..];
+    }
+    pattern.push('$');
+    pattern
+}
+
+fn escape(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if "\\.+*?()|[]{}^$".contains(c) {
+                format!("\\{c}")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A client for the cluster `kubeconfig` names (its current context).
+pub async fn client(kubeconfig: &std::path::Path) -> Result<kube::Client, String> {
+    let config = kube::config::Kubeconfig::read_from(kubeconfig)
+        .map_err(|e| format!("reading {}: {e}", kubeconfig.display()))?;
+    let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
+        .await
+        .map_err(|e| format!("loading {}: {e}", kubeconfig.display()))?;
+    kube::Client::try_from(config)
+        .map_err(|e| format!("a client for {}: {e}", kubeconfig.display()))
+}
+
+/// Creates each CustomResourceDefinition of `definitions` the cluster does not have yet (one
+/// it has, such as the real Gateway API's, is left alone) and waits until all are
+/// established.
+pub async fn ensure_crds(
+    client: &kube::Client,
+    definitions: Vec<serde_json::Value>,
+) -> Result<(), String> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let api: kube::Api<CustomResourceDefinition> = kube::Api::all(client.clone());
+    let mut names = Vec::new();
+    for definition in definitions {
+        let crd: CustomResourceDefinition =
+            serde_json::from_value(definition).map_err(|e| e.to_string())?;
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let present = api
+            .get_opt(&name)
+            .await
+            .map_err(|e| format!("reading CRD {name}: {e}"))?;
+        if present.is_none() {
+            api.create(&Default::default(), &crd)
+                .await
+                .map_err(|e| format!("creating CRD {name}: {e}"))?;
+        }
+        names.push(name);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    for name in names {
+        loop {
+            let crd = api
+                .get(&name)
+                .await
+                .map_err(|e| format!("reading CRD {name}: {e}"))?;
+            let established = crd
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True");
+            if established {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(format!("CRD {name} is not established after 60s"));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(expression: &str, text: &str) -> bool {
+        regex::Regex::new(&step_pattern(expression))
+            .unwrap()
+            .is_match(text)
+    }
+
+    #[test]
+    fn step_patterns_match_the_texts_of_their_steps() {
+        assert!(matches("{int} minute(s) pass(es)", "5 minutes pass"));
+        assert!(matches("{int} minute(s) pass(es)", "1 minute passes"));
+        assert!(!matches("{int} minute(s) pass(es)", "many minutes pass"));
+        assert!(matches(
+            "the target cluster {string} is registered",
+            "the target cluster \"edge-1\" is registered"
+        ));
+        assert!(!matches(
+            "the target cluster {string} is registered",
+            "the target cluster \"edge-1\" is registered for the namespaces \"a\""
+        ));
+        assert!(matches(
+            "for {int} minute(s) the {word} condition of the {word} {string} in {string} never reads {word}",
+            "for 3 minutes the Ready condition of the Barbican \"b\" in \"openstack\" never reads False"
+        ));
+        assert!(matches(
+            "the API server's fault rules are cleared",
+            "the API server's fault rules are cleared"
+        ));
+    }
+
+    /// Every scenario that uses a step of [`SIM_ONLY_STEPS`] (itself or in its background) is
+    /// tagged [`SIM_ONLY`], on itself, its rule or its feature.
+    #[test]
+    fn every_scenario_that_needs_the_sim_says_so() {
+        use cucumber::gherkin::{Feature, GherkinEnv};
+        let patterns: Vec<regex::Regex> = SIM_ONLY_STEPS
+            .iter()
+            .map(|e| regex::Regex::new(&step_pattern(e)).unwrap())
+            .collect();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut untagged = Vec::new();
+        let mut files = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "feature") {
+                continue;
+            }
+            files += 1;
+            let feature = Feature::parse_path(&path, GherkinEnv::default()).unwrap();
+            let tagged = |tags: &[String]| tags.iter().any(|t| t == SIM_ONLY);
+            let background: Vec<String> = feature
+                .background
+                .iter()
+                .flat_map(|b| b.steps.iter().map(|s| s.value.clone()))
+                .collect();
+            let scenarios = feature.scenarios.iter().map(|s| (None, s)).chain(
+                feature
+                    .rules
+                    .iter()
+                    .flat_map(|r| r.scenarios.iter().map(move |s| (Some(r), s))),
+            );
+            for (rule, scenario) in scenarios {
+                let needs_sim = background
+                    .iter()
+                    .chain(scenario.steps.iter().map(|s| &s.value))
+                    .find(|text| patterns.iter().any(|p| p.is_match(text)));
+                let says_so = tagged(&feature.tags)
+                    || rule.is_some_and(|r| tagged(&r.tags))
+                    || tagged(&scenario.tags);
+                if let Some(step) = needs_sim
+                    && !says_so
+                {
+                    untagged.push(format!(
+                        "{}: \"{}\" (it says \"{step}\")",
+                        path.file_name().unwrap().to_string_lossy(),
+                        scenario.name
+                    ));
+                }
+            }
+        }
+        assert!(files > 10, "the feature files are found");
+        assert!(
+            untagged.is_empty(),
+            "these scenarios need the sim but are not tagged @{SIM_ONLY}:\n{}",
+            untagged.join("\n")
+        );
+    }
+}

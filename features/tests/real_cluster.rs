@@ -1,0 +1,111 @@
+//! The feature files on a real Kubernetes API server (see [`barbican_features::backend`]).
+//!
+//! Which server: the cluster `$BARBICAN_E2E_KUBECONFIG` names (for example one made by `kind
+//! create cluster`, or k3s), else a kwok control plane started through testcontainers when a
+//! Docker engine answers. With neither, the run prints one line saying so and passes: CI
+//! machines without Docker compile this binary and skip it.
+//!
+//! The scenarios tagged `@sim-only` (the virtual clock, the audit log, faults, second
+//! simulated clusters) are left out; the rest run one at a time, each cleaning up after
+//! itself. `--tags` and `--name` (or `FEATURES_TAGS` / `FEATURES_SCENARIO`) narrow the run as
+//! for the sim's harness. For nextest this binary is one test, `all_features`.
+
+use std::path::PathBuf;
+
+use barbican_features::{
+    backend::{self, Backend, KUBECONFIG_VAR, SIM_ONLY},
+    runner::{self, Selection},
+};
+
+/// The one test this binary lists.
+const TEST: &str = "all_features";
+
+/// A kwok control plane in a container, and the kubeconfig that names it.
+struct Kwok {
+    _container: testcontainers::ContainerAsync<testcontainers_modules::kwok::KwokCluster>,
+    kubeconfig: PathBuf,
+}
+
+/// Starts kwok through testcontainers; the error says why not (no Docker engine, no image).
+fn start_kwok() -> Result<Kwok, String> {
+    use testcontainers::runners::AsyncRunner as _;
+    use testcontainers_modules::kwok::{KWOK_CLUSTER_PORT, KwokCluster};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let container = KwokCluster::default()
+            .start()
+            .await
+            .map_err(|e| format!("starting kwok through testcontainers: {e}"))?;
+        let host = container.get_host().await.map_err(|e| e.to_string())?;
+        let port = container
+            .get_host_port_ipv4(KWOK_CLUSTER_PORT)
+            .await
+            .map_err(|e| e.to_string())?;
+        let kubeconfig = std::env::temp_dir().join(format!("barbican-kwok-{}.kubeconfig", std::process::id()));
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: kwok\n  cluster: {{server: 'http://{host}:{port}'}}\nusers:\n- name: kwok\n  user: {{}}\ncontexts:\n- name: kwok\n  context: {{cluster: kwok, user: kwok}}\ncurrent-context: kwok\n"
+            ),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(Kwok {
+            _container: container,
+            kubeconfig,
+        })
+    })
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |f: &str| args.iter().any(|a| a == f);
+    if flag("--list") {
+        if !flag("--ignored") {
+            println!("{TEST}: test");
+        }
+        return;
+    }
+    let selection = match Selection::from(&args, |v| std::env::var(v).ok()) {
+        Ok(selection) => selection.excluding(SIM_ONLY),
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let mut _kwok = None;
+    let chosen = match std::env::var_os(KUBECONFIG_VAR) {
+        Some(path) => Backend::Cluster {
+            description: format!("${KUBECONFIG_VAR} ({})", PathBuf::from(&path).display()),
+            kubeconfig: path.into(),
+        },
+        None => match start_kwok() {
+            Ok(kwok) => {
+                let kubeconfig = kwok.kubeconfig.clone();
+                _kwok = Some(kwok);
+                Backend::Cluster {
+                    kubeconfig,
+                    description: "kwok (testcontainers)".into(),
+                }
+            }
+            Err(why) => {
+                println!(
+                    "real-cluster features skipped: ${KUBECONFIG_VAR} is unset and no kwok cluster could be started ({})",
+                    why.lines().next().unwrap_or_default()
+                );
+                return;
+            }
+        },
+    };
+    if let Backend::Cluster { description, .. } = backend::choose(chosen) {
+        println!("running the features on {description}, leaving out @{SIM_ONLY}");
+    }
+    let files = runner::feature_files();
+    let files: Vec<&PathBuf> = files.iter().collect();
+    // One scenario at a time: they share the cluster and its namespaces.
+    if runner::run_files(&files, &selection, 1) {
+        std::process::exit(1);
+    }
+}
