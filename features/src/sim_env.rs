@@ -29,7 +29,10 @@ use barbican_fakes::{
 use barbican_operator::{
     api::Barbican,
     clusters::{DEFAULT_CLUSTERS_NAMESPACE, REGISTRATION_LABEL, run_registry},
-    controller::manager::{Settings, run_barbican_controller},
+    controller::{
+        manager::{Settings, run_barbican_controller},
+        scope::WatchScope,
+    },
     crd,
     metrics::Metrics,
 };
@@ -128,6 +131,8 @@ pub struct SimEnv {
     backend: Backend,
     /// What the scenario applied on a real API server, for [`SimEnv::clean_up`].
     applied: Mutex<Vec<Applied>>,
+    /// The namespaces the operator watches.
+    watch_scope: WatchScope,
 }
 
 /// An object the scenario applied.
@@ -163,9 +168,11 @@ fn start_operator(
     client: Client,
     clock: Arc<SimClock>,
     metrics: Arc<Metrics>,
+    watch_scope: WatchScope,
 ) -> tokio::task::JoinHandle<()> {
     let mut settings = Settings::new(clock, Arc::new(SimResolver(cluster.services())), metrics);
     settings.probe_timeout = Duration::from_secs(2);
+    settings.watch_scope = watch_scope;
     let registry = run_registry(
         client.clone(),
         CLUSTERS_NAMESPACE.to_string(),
@@ -355,12 +362,14 @@ impl SimEnv {
             operator_client.clone(),
             clock_seam.clone(),
             metrics.clone(),
+            WatchScope::All,
         );
         Ok(Self {
             operator_client,
             client,
             backend,
             applied: Mutex::default(),
+            watch_scope: WatchScope::All,
             cluster,
             metrics,
             site,
@@ -611,7 +620,14 @@ impl SimEnv {
             self.operator_client.clone(),
             self.clock_seam.clone(),
             self.metrics.clone(),
+            self.watch_scope.clone(),
         );
+    }
+
+    /// Restarts the operator watching only `scope` (`--watch-namespaces`).
+    pub fn set_watch_scope(&mut self, scope: WatchScope) {
+        self.watch_scope = scope;
+        self.restart_operator();
     }
 
     /// Restarts the operator as the ServiceAccount `namespace/name` (which must exist), with

@@ -9,7 +9,10 @@ use barbican_operator::{
     },
     clock::SystemClock,
     clusters,
-    controller::manager::{Settings, run_barbican_controller},
+    controller::{
+        manager::{Settings, run_barbican_controller},
+        scope::WatchScope,
+    },
     crd, leader,
     metrics::Metrics,
     probes::{Readiness, health_router, metrics_router},
@@ -97,6 +100,11 @@ struct RunArgs {
     /// `sigs.k8s.io/multicluster-runtime-kubeconfig: "true"`); empty switches them off.
     #[arg(long, default_value = barbican_operator::clusters::DEFAULT_CLUSTERS_NAMESPACE)]
     clusters_namespace: String,
+    /// The namespaces whose Barbicans and stores are reconciled, comma-separated; empty
+    /// watches every namespace. With a list, the operator needs Roles in those namespaces
+    /// only (plus read access to ClusterSecretStores and PriorityClasses).
+    #[arg(long, env = "WATCH_NAMESPACES", default_value = "", value_parser = |s: &str| WatchScope::parse(s))]
+    watch_namespaces: WatchScope,
 }
 
 /// The log filter when `RUST_LOG` is unset.
@@ -334,6 +342,7 @@ async fn operate(args: RunArgs) -> Result<(), String> {
     let mut settings = Settings::new(Arc::new(SystemClock), Arc::new(SystemResolver), metrics);
     settings.operator_namespace = args.namespace.clone();
     settings.instance = args.pod_name.clone();
+    settings.watch_scope = args.watch_namespaces.clone();
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let shutdown = {
         let stopped = stopped.clone();
@@ -389,6 +398,38 @@ mod tests {
         assert_eq!(
             namespace(&["barbican-operator", "run", "--clusters-namespace", ""]),
             ""
+        );
+    }
+
+    #[test]
+    fn watched_namespaces_default_to_all_and_refuse_a_bad_name() {
+        let scope = |args: &[&str]| match Cli::try_parse_from(args).map(|c| c.command) {
+            Ok(Command::Run(run)) => Ok(run.watch_namespaces),
+            Ok(_) => unreachable!("a run command"),
+            Err(e) => Err(e.to_string()),
+        };
+        assert_eq!(scope(&["barbican-operator", "run"]), Ok(WatchScope::All));
+        assert_eq!(
+            scope(&[
+                "barbican-operator",
+                "run",
+                "--watch-namespaces",
+                "openstack,legacy"
+            ]),
+            Ok(WatchScope::Namespaces(
+                ["legacy", "openstack"].map(String::from).into()
+            ))
+        );
+        let refused = scope(&[
+            "barbican-operator",
+            "run",
+            "--watch-namespaces",
+            "Open_Stack",
+        ])
+        .unwrap_err();
+        assert!(
+            refused.contains("\"Open_Stack\" is not a namespace name"),
+            "{refused}"
         );
     }
 

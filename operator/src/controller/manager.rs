@@ -42,6 +42,7 @@ use super::{
         watches,
     },
     events::Events,
+    scope::{WatchScope, dynamic, typed},
 };
 use crate::{
     api::{barbican::Barbican, refs::SecretStoreKind, secret_store::BarbicanSecretStore},
@@ -76,6 +77,8 @@ pub struct Settings {
     pub resync: Duration,
     /// The registered target clusters.
     pub clusters: crate::clusters::Registry,
+    /// The namespaces watched on the management cluster.
+    pub watch_scope: WatchScope,
 }
 
 impl Settings {
@@ -90,6 +93,7 @@ impl Settings {
             probe_timeout: PROBE_TIMEOUT,
             resync: RESYNC,
             clusters: crate::clusters::Registry::default(),
+            watch_scope: WatchScope::All,
         }
     }
 }
@@ -254,40 +258,32 @@ pub async fn run_barbican_controller(
 
     let config = watcher::Config::default();
     let (barbicans, writer) = reflector::store();
-    let main = watcher(Api::<Barbican>::all(client.clone()), config.clone())
-        .default_backoff()
+    let scope = settings.watch_scope.clone();
+    let main = scope
+        .events(typed::<Barbican>(&client), &config)
         .reflect(writer)
         .applied_objects()
         .predicate_filter(meaningful_change, Default::default());
-    let store_stream = watcher(
-        Api::<BarbicanSecretStore>::all(client.clone()),
-        config.clone(),
-    )
-    .default_backoff()
-    .reflect(store_writer)
-    .touched_objects();
+    let store_stream = scope
+        .events(typed::<BarbicanSecretStore>(&client), &config)
+        .reflect(store_writer)
+        .touched_objects();
 
     let barbican_cache = barbicans.clone();
     let mut controller = Controller::for_stream(main, barbicans.clone())
-        .owns(Api::<Deployment>::all(client.clone()), config.clone())
-        .owns(Api::<Service>::all(client.clone()), config.clone())
-        .owns(
-            Api::<PodDisruptionBudget>::all(client.clone()),
-            config.clone(),
-        )
-        .owns(
-            Api::<HorizontalPodAutoscaler>::all(client.clone()),
-            config.clone(),
-        )
-        .owns(Api::<NetworkPolicy>::all(client.clone()), config.clone())
-        .owns(Api::<Job>::all(client.clone()), config.clone())
-        .owns(Api::<CronJob>::all(client.clone()), config.clone())
+        .owns_stream(scope.touched_metadata(typed::<Deployment>(&client), &config))
+        .owns_stream(scope.touched_metadata(typed::<Service>(&client), &config))
+        .owns_stream(scope.touched_metadata(typed::<PodDisruptionBudget>(&client), &config))
+        .owns_stream(scope.touched_metadata(typed::<HorizontalPodAutoscaler>(&client), &config))
+        .owns_stream(scope.touched_metadata(typed::<NetworkPolicy>(&client), &config))
+        .owns_stream(scope.touched_metadata(typed::<Job>(&client), &config))
+        .owns_stream(scope.touched_metadata(typed::<CronJob>(&client), &config))
         .watches_stream(store_stream, |store: BarbicanSecretStore| {
             store
                 .namespace()
                 .map(|ns| ObjectRef::new(&store.spec.barbican_ref.name).within(&ns))
         })
-        .watches(Api::<Secret>::all(client.clone()), config.clone(), {
+        .watches_stream(scope.touched(typed::<Secret>(&client), &config), {
             let (barbicans, stores) = (barbicans.clone(), stores.clone());
             move |secret: Secret| {
                 // Only the CRs placed on this (the management) cluster hear of its Secrets.
@@ -306,10 +302,9 @@ pub async fn run_barbican_controller(
         .reconcile_on(remotely_woken);
     if gateway_api == GatewayApi::Installed {
         let routes = http_route::resource();
-        controller = controller.owns_with(
-            Api::<DynamicObject>::all_with(client.clone(), &routes),
+        controller = controller.owns_stream_with(
+            scope.touched_metadata(dynamic(&client, &routes), &config),
             routes,
-            config.clone(),
         );
     }
     // The managed database: the MariaDB a Barbican names (an outage shows in DatabaseReady
@@ -317,10 +312,8 @@ pub async fn run_barbican_controller(
     let mariadb = super::barbican::database::mariadb_resource("MariaDB", "mariadbs");
     if serves(&client, &mariadb).await.unwrap_or(false) {
         let barbicans = barbicans.clone();
-        controller = controller.watches_with(
-            Api::<DynamicObject>::all_with(client.clone(), &mariadb),
-            mariadb,
-            config.clone(),
+        controller = controller.watches_stream_with(
+            scope.touched(dynamic(&client, &mariadb), &config),
             move |server: DynamicObject| {
                 watches::for_mariadb(
                     server.namespace().as_deref().unwrap_or_default(),
@@ -328,6 +321,7 @@ pub async fn run_barbican_controller(
                     &watches::placed_on(&barbicans.state(), None),
                 )
             },
+            mariadb,
         );
         for (kind, plural) in [
             ("Database", "databases"),
@@ -335,14 +329,13 @@ pub async fn run_barbican_controller(
             ("Grant", "grants"),
         ] {
             let resource = super::barbican::database::mariadb_resource(kind, plural);
-            controller = controller.owns_with(
-                Api::<DynamicObject>::all_with(client.clone(), &resource),
+            controller = controller.owns_stream_with(
+                scope.touched_metadata(dynamic(&client, &resource), &config),
                 resource,
-                config.clone(),
             );
         }
     }
-    for (kind, plural, scope) in [
+    for (kind, plural, store_kind) in [
         (
             "ClusterSecretStore",
             "clustersecretstores",
@@ -355,19 +348,28 @@ pub async fn run_barbican_controller(
             continue;
         }
         let barbicans = barbicans.clone();
-        controller = controller.watches_with(
-            Api::<DynamicObject>::all_with(client.clone(), &resource),
-            resource,
-            config.clone(),
+        // A ClusterSecretStore is cluster-scoped: watched whatever the namespaces.
+        let trigger = match store_kind {
+            SecretStoreKind::ClusterSecretStore => watcher(
+                Api::<DynamicObject>::all_with(client.clone(), &resource),
+                config.clone(),
+            )
+            .touched_objects()
+            .boxed(),
+            SecretStoreKind::SecretStore => scope.touched(dynamic(&client, &resource), &config),
+        };
+        controller = controller.watches_stream_with(
+            trigger,
             move |store: DynamicObject| {
                 let namespace = store.namespace();
                 watches::for_eso_store(
-                    scope,
+                    store_kind,
                     namespace.as_deref(),
                     &store.name_any(),
                     &watches::placed_on(&barbicans.state(), None),
                 )
             },
+            resource,
         );
     }
     tracing::info!(gateway_api = ?gateway_api, "Barbican controller starting");
@@ -391,6 +393,7 @@ pub async fn run_barbican_controller(
     );
     let stores = run_secret_store_controller(
         client,
+        scope,
         runtime.env.clone(),
         settings.resync,
         stores,
@@ -414,8 +417,10 @@ async fn store_pass(
 /// The BarbicanSecretStore controller: the stores, the `<store>-approle` Secrets they own, the
 /// parent Barbicans and the OpenBaoClusters (both without a generation filter: their status
 /// flips are the signal), and requeues on the clock.
+#[allow(clippy::too_many_arguments)]
 async fn run_secret_store_controller(
     client: Client,
+    scope: WatchScope,
     env: Arc<Env>,
     resync: Duration,
     stores: reflector::Store<BarbicanSecretStore>,
@@ -431,27 +436,24 @@ async fn run_secret_store_controller(
     });
     let config = watcher::Config::default();
     let (own, writer) = reflector::store();
-    let main = watcher(
-        Api::<BarbicanSecretStore>::all(client.clone()),
-        config.clone(),
-    )
-    .default_backoff()
-    .reflect(writer)
-    .inspect({
-        // A deleted store is never reconciled again (it left the cache): its deletion is
-        // observed here, and its re-mint series and verdict go with it.
-        let env = runtime.env.clone();
-        move |event| {
-            if let Ok(watcher::Event::Delete(store)) = event {
-                super::secretstore::reconcile::forget(&env, store);
+    let main = scope
+        .events(typed::<BarbicanSecretStore>(&client), &config)
+        .reflect(writer)
+        .inspect({
+            // A deleted store is never reconciled again (it left the cache): its deletion is
+            // observed here, and its re-mint series and verdict go with it.
+            let env = runtime.env.clone();
+            move |event| {
+                if let Ok(watcher::Event::Delete(store)) = event {
+                    super::secretstore::reconcile::forget(&env, store);
+                }
             }
-        }
-    })
-    .applied_objects()
-    .predicate_filter(meaningful_change, Default::default());
+        })
+        .applied_objects()
+        .predicate_filter(meaningful_change, Default::default());
     let mut controller = Controller::for_stream(main, own)
-        .owns(Api::<Secret>::all(client.clone()), config.clone())
-        .watches(Api::<Barbican>::all(client.clone()), config.clone(), {
+        .owns_stream(scope.touched_metadata(typed::<Secret>(&client), &config))
+        .watches_stream(scope.touched(typed::<Barbican>(&client), &config), {
             let stores = stores.clone();
             move |barbican: Barbican| {
                 let namespace = barbican.namespace().unwrap_or_default();
@@ -462,10 +464,8 @@ async fn run_secret_store_controller(
         .reconcile_on(remotely_woken);
     let instances = super::secretstore::managed::openbao_cluster_resource();
     if serves(&client, &instances).await.unwrap_or(false) {
-        controller = controller.watches_with(
-            Api::<DynamicObject>::all_with(client.clone(), &instances),
-            instances,
-            config,
+        controller = controller.watches_stream_with(
+            scope.touched(dynamic(&client, &instances), &config),
             move |cluster: DynamicObject| {
                 // Only the stores whose parent is placed on this (the management) cluster.
                 watches::stores_of_instance(
@@ -474,6 +474,7 @@ async fn run_secret_store_controller(
                     &watches::stores_placed_on(&stores.state(), &barbicans.state(), None),
                 )
             },
+            instances,
         );
     }
     tracing::info!("BarbicanSecretStore controller starting");

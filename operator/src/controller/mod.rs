@@ -9,5 +9,6 @@ pub mod events;
 pub mod manager;
 pub mod pipeline;
 pub mod remote;
+pub mod scope;
 pub mod secretstore;
 pub mod status;

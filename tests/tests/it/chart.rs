@@ -17,11 +17,12 @@ use std::{
 
 use barbican_features::{
     examples::{
-        FULL, FULL_LOCAL, NAME, NAMESPACE, REGION, STORE, apply_examples,
+        FULL, FULL_LOCAL, LEGACY, NAME, NAMESPACE, REGION, STORE, apply_examples,
         apply_full_example_locally, watched,
     },
-    sim_env::{OPERATOR_AGENT, SimEnv},
+    sim_env::{CLUSTERS_NAMESPACE, OPERATOR_AGENT, SimEnv},
 };
+use barbican_operator::controller::scope::WatchScope;
 use barbican_tests::workspace_root;
 use kube::{
     Api,
@@ -229,6 +230,45 @@ fn target_mode_renders_only_the_access_a_target_cluster_grants() {
 }
 
 #[test]
+fn watched_namespaces_get_roles_and_the_operator_its_list() {
+    let objects = rendered(&["watchNamespaces={openstack,legacy}"]);
+    let deployment = find(&objects, "Deployment", FULLNAME).unwrap();
+    let args = deployment["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
+    assert!(
+        args.contains("--watch-namespaces=openstack,legacy"),
+        "{args}"
+    );
+    let roles: BTreeSet<(String, String)> = objects
+        .iter()
+        .filter(|o| o["kind"] == "Role")
+        .map(|o| {
+            (
+                o["metadata"]["namespace"].as_str().unwrap().to_string(),
+                o["metadata"]["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for (namespace, name) in [
+        ("openstack", FULLNAME.to_string()),
+        ("legacy", FULLNAME.to_string()),
+        ("c5c3-clusters", format!("{FULLNAME}-registrations")),
+        (RELEASE_NAMESPACE, format!("{FULLNAME}-leader-election")),
+    ] {
+        assert!(
+            roles.contains(&(namespace.to_string(), name.clone())),
+            "a Role {name} in {namespace}: {roles:?}"
+        );
+    }
+    let every = rendered(&[]);
+    assert!(
+        !every
+            .iter()
+            .any(|o| o["kind"] == "Role" && o["metadata"]["name"] == FULLNAME),
+        "watching every namespace takes the ClusterRole only"
+    );
+}
+
+#[test]
 fn values_switch_what_the_chart_renders() {
     let objects = rendered(&[
         "replicaCount=3",
@@ -373,7 +413,14 @@ async fn the_rendered_manifests_pass_a_server_side_dry_run() {
             "webhook.secretName=tls",
             "webhook.caBundle=ca",
         ],
-        vec!["mode=target", "rbac.secretStoreNamespaces.openstack={openbao}"],
+        vec![
+            "mode=target",
+            "rbac.secretStoreNamespaces.openstack={openbao}",
+        ],
+        vec![
+            "watchNamespaces={openstack}",
+            "clustersNamespace=barbican-system",
+        ],
     ] {
         let objects = rendered(&values);
         let stream: String = objects
@@ -592,20 +639,60 @@ fn namespaces(names: &[&str]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rbac_grants_exactly_what_the_operator_uses() {
-    let store_namespaces = [
+    rbac_run(&[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_watched_namespaces_roles_grant_exactly_what_the_operator_uses() {
+    rbac_run(&[NAMESPACE, LEGACY, FULL, FULL_LOCAL]).await;
+}
+
+/// Runs the examples through the operator as the chart's ServiceAccount, watching `watch`
+/// (every namespace when empty), and checks the chart's grants against its requests.
+async fn rbac_run(watch: &[&str]) {
+    let watch_value = format!("watchNamespaces={{{}}}", watch.join(","));
+    let mut values = vec![
         "rbac.secretStoreNamespaces.openstack={openbao-instance}",
         "rbac.secretStoreNamespaces.full-local={openbao-instance}",
     ];
-    let operator_objects = rendered(&store_namespaces);
+    if !watch.is_empty() {
+        values.push(&watch_value);
+    }
+    let operator_objects = rendered(&values);
+    if !watch.is_empty() {
+        let cluster_role = find(&operator_objects, "ClusterRole", FULLNAME).unwrap();
+        let resources: BTreeSet<&str> = cluster_role["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["resources"].as_array().unwrap())
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(
+            resources,
+            BTreeSet::from(["clustersecretstores", "priorityclasses"]),
+            "with watched namespaces the ClusterRole holds the cluster-scoped kinds only"
+        );
+    }
     let target_objects = rendered(&[
         "mode=target",
         "rbac.secretStoreNamespaces.full={openbao-instance}",
     ]);
     let mut env = SimEnv::start(true).await.unwrap();
-    env.apply_yaml(&namespaces(&[RELEASE_NAMESPACE, NAMESPACE, FULL_LOCAL]))
-        .await
-        .unwrap();
+    env.apply_yaml(&namespaces(&[
+        RELEASE_NAMESPACE,
+        NAMESPACE,
+        LEGACY,
+        FULL,
+        FULL_LOCAL,
+        CLUSTERS_NAMESPACE,
+    ]))
+    .await
+    .unwrap();
     apply_rbac(&env, &env.client.clone(), &operator_objects).await;
+    if !watch.is_empty() {
+        env.set_watch_scope(WatchScope::parse(&watch.join(",")).unwrap());
+    }
     let token = env
         .run_operator_as(RELEASE_NAMESPACE, FULLNAME)
         .await

@@ -11,3 +11,4 @@ mod openbao_client;
 mod port_forward;
 mod schema_constraints;
 mod seams;
+mod watch_scope;

@@ -70,3 +70,81 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- .Values.mode }}
 {{- end }}
+
+{{/* The operator's rules on cluster-scoped kinds (its ClusterRole in any case). */}}
+{{- define "barbican-operator.clusterRules" }}
+  # The validating webhook checks a named PriorityClass exists.
+  - apiGroups: [scheduling.k8s.io]
+    resources: [priorityclasses]
+    verbs: [get]
+  # A Barbican may name an External Secrets ClusterSecretStore.
+  - apiGroups: [external-secrets.io]
+    resources: [clustersecretstores]
+    verbs: [get, list, watch]
+{{- end }}
+
+{{/* The operator's rules in the namespaces it watches: in its ClusterRole when it watches all
+of them, in a Role per namespace of watchNamespaces otherwise. */}}
+{{- define "barbican-operator.namespacedRules" }}
+  # The operator's own kinds: watched, finalizers and status written.
+  - apiGroups: [barbican.openstack.c5c3.io]
+    resources: [barbicans, barbicansecretstores]
+    verbs: [get, list, watch, patch]
+  - apiGroups: [barbican.openstack.c5c3.io]
+    resources: [barbicans/status, barbicansecretstores/status]
+    verbs: [patch]
+  # Events on the CRs (a repeated event patches its series).
+  - apiGroups: [events.k8s.io]
+    resources: [events]
+    verbs: [create, patch]
+  # Secrets: credentials, CA bundles and target-cluster registrations read; the config and
+  # AppRole credentials written (server-side apply); old config Secrets pruned.
+  - apiGroups: [""]
+    resources: [secrets]
+    verbs: [get, list, watch, create, patch, delete]
+  # The policy ConfigMap named by spec.policyOverrides.configMapRef.
+  - apiGroups: [""]
+    resources: [configmaps]
+    verbs: [get]
+  # The children of a Barbican. Server-side apply creates and updates them; the ones whose
+  # block can go away (or that are replaced) are deleted, the rest are garbage-collected.
+  - apiGroups: [""]
+    resources: [services]
+    verbs: [get, list, watch, create, patch]
+  - apiGroups: [apps]
+    resources: [deployments]
+    verbs: [get, list, watch, create, patch, delete]
+  - apiGroups: [batch]
+    resources: [jobs]
+    verbs: [get, list, watch, create, delete]
+  - apiGroups: [batch]
+    resources: [cronjobs]
+    verbs: [get, list, watch, create, patch]
+  - apiGroups: [policy]
+    resources: [poddisruptionbudgets]
+    verbs: [get, list, watch, create, patch]
+  - apiGroups: [autoscaling]
+    resources: [horizontalpodautoscalers]
+    verbs: [get, list, watch, create, patch, delete]
+  - apiGroups: [networking.k8s.io]
+    resources: [networkpolicies]
+    verbs: [get, list, watch, create, patch, delete]
+  - apiGroups: [gateway.networking.k8s.io]
+    resources: [httproutes]
+    verbs: [get, list, watch, create, patch, delete]
+  # mariadb-operator: the cluster is read, the database, user and grant are managed (and
+  # deleted by the finalizer).
+  - apiGroups: [k8s.mariadb.com]
+    resources: [mariadbs]
+    verbs: [get, list, watch]
+  - apiGroups: [k8s.mariadb.com]
+    resources: [databases, users, grants]
+    verbs: [get, list, watch, create, patch, delete]
+  # External Secrets and the OpenBao operator are read.
+  - apiGroups: [external-secrets.io]
+    resources: [secretstores]
+    verbs: [get, list, watch]
+  - apiGroups: [openbao.org]
+    resources: [openbaoclusters]
+    verbs: [get, list, watch]
+{{- end }}
