@@ -269,6 +269,31 @@ fn watched_namespaces_get_roles_and_the_operator_its_list() {
 }
 
 #[test]
+fn the_image_runs_the_operator_as_the_user_the_chart_expects() {
+    let dockerfile = std::fs::read_to_string(workspace_root().join("Dockerfile")).unwrap();
+    let stages: Vec<&str> = dockerfile
+        .lines()
+        .filter(|l| l.starts_with("FROM "))
+        .collect();
+    assert!(stages.len() >= 2, "a multi-stage build: {stages:?}");
+    assert!(
+        stages.last().unwrap().contains("distroless")
+            && stages.last().unwrap().ends_with(":nonroot"),
+        "the runtime stage is distroless, non-root: {stages:?}"
+    );
+    assert!(dockerfile.contains("\nUSER 65532:65532\n"));
+    assert!(dockerfile.contains("ENTRYPOINT [\"/usr/local/bin/barbican-operator\"]"));
+    assert!(dockerfile.contains("--bin barbican-operator"));
+    let objects = rendered(&[]);
+    let pod = &find(&objects, "Deployment", FULLNAME).unwrap()["spec"]["template"]["spec"];
+    assert_eq!(pod["securityContext"]["runAsUser"], 65532);
+    assert_eq!(
+        pod["containers"][0]["args"][0], "run",
+        "the entrypoint takes the subcommand"
+    );
+}
+
+#[test]
 fn values_switch_what_the_chart_renders() {
     let objects = rendered(&[
         "replicaCount=3",
