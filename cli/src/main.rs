@@ -1,6 +1,7 @@
 //! `barbican-sim`: run a simulated cluster.
 
 mod demo;
+mod operator_bench;
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
@@ -81,6 +82,9 @@ enum Command {
         kubeconfig_out: Option<PathBuf>,
     },
     /// Measure throughput, watch latency and memory on an in-process cluster; prints figures.
+    /// With `--barbicans N`, measure the operator instead (see `operator_bench`): build with
+    /// `cargo build --release -p barbican-operator -p barbican-sim-cli` and run
+    /// `target/release/barbican-sim bench --barbicans N`.
     Bench {
         /// Objects to create, update and delete.
         #[arg(long, default_value_t = 10_000)]
@@ -88,6 +92,21 @@ enum Command {
         /// Watchers attached while the objects are updated.
         #[arg(long, default_value_t = 20)]
         watchers: usize,
+        /// Run the operator (as its own process) over N Barbicans, each with a managed store.
+        #[arg(long, value_name = "N")]
+        barbicans: Option<usize>,
+        /// With --barbicans: the steady-state window after convergence.
+        #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = |s: &str| duration("--steady", s))]
+        steady: Duration,
+        /// With --barbicans: how long convergence may take.
+        #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = |s: &str| duration("--timeout", s))]
+        timeout: Duration,
+        /// With --barbicans: the operator binary (default: `barbican-operator` beside this one).
+        #[arg(long, value_name = "PATH")]
+        operator: Option<PathBuf>,
+        /// With --barbicans: also write the report as JSON here.
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
     },
 }
 
@@ -280,7 +299,33 @@ fn main() -> ExitCode {
                 }
             }
             Command::Demo { kubeconfig_out } => demo::run(kubeconfig_out.as_deref()).await,
-            Command::Bench { objects, watchers } => {
+            Command::Bench {
+                barbicans: Some(barbicans),
+                steady,
+                timeout,
+                operator,
+                json,
+                ..
+            } => {
+                let options = operator_bench::Options {
+                    barbicans,
+                    steady,
+                    timeout,
+                    operator: operator.unwrap_or_else(operator_bench::operator_beside_this_binary),
+                };
+                let report = operator_bench::run(&options).await?;
+                let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+                println!("{text}");
+                if let Some(path) = json {
+                    std::fs::write(&path, &text)
+                        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+                }
+                println!("{}", report.summary());
+                Ok(())
+            }
+            Command::Bench {
+                objects, watchers, ..
+            } => {
                 println!("{}", barbican_sim::bench::run(objects, watchers).await);
                 println!("{}", barbican_sim::bench::cron_day().await);
                 Ok(())

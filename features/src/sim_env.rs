@@ -209,7 +209,7 @@ pub struct Site {
 
 impl Site {
     /// A site on `clock`; its fakes present `token` when the cluster requires one.
-    fn start(clock: &Clock, gateway_api: bool, token: &str) -> Result<Self, Error> {
+    pub fn start(clock: &Clock, gateway_api: bool, token: &str) -> Result<Self, Error> {
         let cluster = Cluster::with_clock(clock.clone());
         cluster.set_controllers(Controllers {
             deployments: Some(Rollouts::default()),

@@ -18,5 +18,6 @@ pub mod leader;
 pub mod metrics;
 pub mod openbao;
 pub mod probes;
+pub mod properties;
 pub mod render;
 pub mod resolve;

@@ -16,7 +16,7 @@ use barbican_operator::{
     crd, leader,
     metrics::Metrics,
     probes::{Readiness, health_router, metrics_router},
-    resolve::SystemResolver,
+    resolve::{OverridesFile, Resolve, SystemResolver},
 };
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -105,6 +105,10 @@ struct RunArgs {
     /// only (plus read access to ClusterSecretStores and PriorityClasses).
     #[arg(long, env = "WATCH_NAMESPACES", default_value = "", value_parser = |s: &str| WatchScope::parse(s))]
     watch_namespaces: WatchScope,
+    /// A file of `host:port address:port` lines that fix where in-cluster names connect, for
+    /// running the operator outside the cluster it manages (re-read when it changes).
+    #[arg(long, value_name = "PATH")]
+    resolve_overrides: Option<PathBuf>,
 }
 
 /// The log filter when `RUST_LOG` is unset.
@@ -339,7 +343,11 @@ async fn operate(args: RunArgs) -> Result<(), String> {
         None
     };
 
-    let mut settings = Settings::new(Arc::new(SystemClock), Arc::new(SystemResolver), metrics);
+    let resolver: Arc<dyn Resolve> = match &args.resolve_overrides {
+        Some(path) => Arc::new(OverridesFile::open(path)?),
+        None => Arc::new(SystemResolver),
+    };
+    let mut settings = Settings::new(Arc::new(SystemClock), resolver, metrics);
     settings.operator_namespace = args.namespace.clone();
     settings.instance = args.pod_name.clone();
     settings.watch_scope = args.watch_namespaces.clone();

@@ -2,7 +2,7 @@
 //! (user agent, verb, path, response code). Tests read it to count the writes a controller
 //! issues, for example that a steady-state pass writes nothing.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// How many recent requests the log keeps.
 pub const CAPACITY: usize = 20_000;
@@ -41,21 +41,44 @@ impl std::fmt::Display for Entry {
     }
 }
 
-/// The most recent requests, oldest first, and a running total.
+/// Who sent which kind of request: user agent, verb and resource (`group/resource`, with the
+/// subresource; `-` for discovery and other non-resource paths).
+pub type Tally = BTreeMap<(String, String, String), u64>;
+
+/// The most recent requests, oldest first, a running total, and a tally of every request
+/// ever recorded by agent, verb and resource (which, unlike the recent requests, is never cut).
 #[derive(Debug, Default)]
 pub struct Audit {
     recent: VecDeque<Entry>,
     total: u64,
+    tally: Tally,
 }
 
 impl Audit {
     /// Records a request.
     pub fn record(&mut self, entry: Entry) {
+        let (path, query) = entry.path.split_once('?').unwrap_or((&entry.path, ""));
+        let watch = query
+            .split('&')
+            .any(|p| p == "watch=true" || p == "watch=1");
+        let (verb, resource) = match crate::rbac::attributes(&entry.method, path, watch) {
+            Some(a) => (a.verb.clone(), format!("{}/{}", a.group, a.rule_resource())),
+            None => (entry.method.to_ascii_lowercase(), "-".to_string()),
+        };
+        *self
+            .tally
+            .entry((entry.user_agent.clone(), verb, resource))
+            .or_default() += 1;
         if self.recent.len() == CAPACITY {
             self.recent.pop_front();
         }
         self.recent.push_back(entry);
         self.total += 1;
+    }
+
+    /// Every request ever recorded, by agent, verb and resource.
+    pub fn tally(&self) -> Tally {
+        self.tally.clone()
     }
 
     /// How many requests were ever recorded.
@@ -104,5 +127,35 @@ mod tests {
         }
         assert_eq!(audit.since(mark).len(), CAPACITY);
         assert_eq!(audit.since(audit.total()).len(), 0);
+        let tally = audit.tally();
+        let key = |verb: &str| ("op".to_string(), verb.to_string(), "-".to_string());
+        assert_eq!(
+            tally[&key("get")],
+            CAPACITY as u64 + 1,
+            "/a and /c are not resources"
+        );
+        assert_eq!(tally[&key("post")], 1);
+    }
+
+    #[test]
+    fn the_tally_counts_by_agent_verb_and_resource_past_the_capacity() {
+        let mut audit = Audit::default();
+        for _ in 0..CAPACITY + 5 {
+            audit.record(entry("GET", "/api/v1/namespaces/a/secrets/s"));
+        }
+        audit.record(entry(
+            "GET",
+            "/apis/apps/v1/deployments?watch=true&resourceVersion=1",
+        ));
+        audit.record(entry("PATCH", "/apis/x.io/v1/namespaces/a/things/t/status"));
+        let tally = audit.tally();
+        let count = |verb: &str, resource: &str| {
+            tally
+                .get(&("op".to_string(), verb.to_string(), resource.to_string()))
+                .copied()
+        };
+        assert_eq!(count("get", "/secrets"), Some(CAPACITY as u64 + 5));
+        assert_eq!(count("watch", "apps/deployments"), Some(1));
+        assert_eq!(count("patch", "x.io/things/status"), Some(1));
     }
 }

@@ -270,6 +270,12 @@ impl Cluster {
         self.lock().audit.total()
     }
 
+    /// Every request served so far, by user agent, verb and resource (see
+    /// [`crate::audit::Tally`]); subtract two tallies for what happened in between.
+    pub fn request_tally(&self) -> crate::audit::Tally {
+        self.lock().audit.tally()
+    }
+
     /// The requests recorded after `mark` (see [`Cluster::audit_mark`]), oldest first.
     pub fn requests_since(&self, mark: u64) -> Vec<crate::audit::Entry> {
         self.lock().audit.since(mark)

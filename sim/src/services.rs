@@ -45,6 +45,28 @@ impl ServiceRegistry {
             .insert((namespace.into(), name.into(), port), addr);
     }
 
+    /// The registry as an overrides file (`host:port address:port` per line, the format of
+    /// the operator's `--resolve-overrides`): every Service as `<name>.<namespace>.svc` and
+    /// `….svc.cluster.local`, and every name outside the cluster.
+    pub fn overrides(&self) -> String {
+        let mut out = String::new();
+        for ((namespace, name, port), addr) in self
+            .entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            out.push_str(&format!("{name}.{namespace}.svc:{port} {addr}\n"));
+            out.push_str(&format!(
+                "{name}.{namespace}.svc.cluster.local:{port} {addr}\n"
+            ));
+        }
+        for ((host, port), addr) in self.hosts.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            out.push_str(&format!("{host}:{port} {addr}\n"));
+        }
+        out
+    }
+
     /// Removes a Service port.
     pub fn unregister(&self, namespace: &str, name: &str, port: u16) {
         self.entries
@@ -135,5 +157,25 @@ mod tests {
         assert_eq!(registry.resolve("example.com", 8200), None);
         registry.unregister("openbao", "openbao", 8200);
         assert_eq!(registry.resolve("openbao.openbao.svc", 8200), None);
+    }
+
+    #[test]
+    fn the_registry_writes_itself_as_an_overrides_file() {
+        let registry = ServiceRegistry::default();
+        registry.register(
+            "openstack",
+            "barbican",
+            9311,
+            "127.0.0.1:41001".parse().unwrap(),
+        );
+        registry.register_host(
+            "vault.example.com",
+            8200,
+            "127.0.0.1:41002".parse().unwrap(),
+        );
+        assert_eq!(
+            registry.overrides(),
+            "barbican.openstack.svc:9311 127.0.0.1:41001\nbarbican.openstack.svc.cluster.local:9311 127.0.0.1:41001\nvault.example.com:8200 127.0.0.1:41002\n"
+        );
     }
 }

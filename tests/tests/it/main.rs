@@ -9,6 +9,7 @@ mod examples;
 mod leader_election;
 mod openbao_client;
 mod port_forward;
+mod properties;
 mod schema_constraints;
 mod seams;
 mod watch_scope;

@@ -49,3 +49,16 @@ fn in_cluster_names_resolve_through_the_sims_registry_and_others_through_dns() {
     assert_eq!(resolver.resolve("keystone.example.com", 5000), None);
     assert_eq!(SystemResolver.resolve("openbao.openbao.svc", 8200), None);
 }
+
+#[test]
+fn the_sims_registry_is_what_the_operators_overrides_file_reads() {
+    let registry = barbican_sim::services::ServiceRegistry::default();
+    let addr: std::net::SocketAddr = "127.0.0.1:41003".parse().unwrap();
+    registry.register("openstack", "openbao-instance", 8200, addr);
+    let table =
+        barbican_operator::resolve::parse_overrides("registry", &registry.overrides()).unwrap();
+    assert_eq!(
+        table.get(&("openbao-instance.openstack.svc".to_string(), 8200)),
+        Some(&addr)
+    );
+}

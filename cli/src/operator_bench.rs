@@ -1,0 +1,484 @@
+//! `barbican-sim bench --barbicans N`: what the operator costs. A simulated cluster with its
+//! fakes runs here on the wall clock, served on loopback; the operator runs as a separate
+//! process (`barbican-operator run`, so its memory and CPU are its own) against it, reaching
+//! the fakes' in-cluster names through `--resolve-overrides`. N Barbicans, each with a managed
+//! store, are created at once; the report gives the time until all are Ready, the API
+//! requests by verb and resource during convergence and during a steady-state window, the
+//! writes per Barbican against the minimum, and the operator's peak RSS and CPU seconds. It
+//! asserts nothing: the figures are read, not checked, on these shared machines.
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use barbican_features::{
+    examples::{example, in_namespace},
+    sim_env::{MINIMAL_PREREQUISITES, Site},
+};
+use barbican_sim::{audit::Tally, clock::Clock};
+use kube::{
+    Api, Client,
+    api::{DynamicObject, ListParams, Patch, PatchParams},
+};
+use serde_json::{Value, json};
+
+/// The namespace every Barbican of the run lives in.
+const NAMESPACE: &str = "bench";
+/// The user agent of the bench's own client (and the fakes use `fakes`): everything else the
+/// sim serves is the operator's.
+const AGENT: &str = "bench";
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// How many Barbicans (each with a managed store).
+    pub barbicans: usize,
+    /// The steady-state window after convergence.
+    pub steady: Duration,
+    /// How long convergence may take before the run gives up.
+    pub timeout: Duration,
+    /// The `barbican-operator` binary.
+    pub operator: PathBuf,
+}
+
+/// Requests by verb and resource.
+pub type Requests = BTreeMap<String, u64>;
+
+/// What one run measured.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Report {
+    /// Barbicans created.
+    pub barbicans: usize,
+    /// Wall seconds from the first create until every Barbican was Ready.
+    pub converge_seconds: f64,
+    /// The operator's requests until then, as `verb group/resource`.
+    pub convergence_requests: Requests,
+    /// The steady-state window, in seconds.
+    pub steady_seconds: f64,
+    /// The operator's requests during it.
+    pub steady_requests: Requests,
+    /// The operator's writes during convergence, per Barbican.
+    pub writes_per_barbican: f64,
+    /// The least a Barbican needs: one write per object the operator owns for it, its
+    /// finalizer, and one status write for it and for its store.
+    pub minimum_writes_per_barbican: f64,
+    /// Writes during the steady state.
+    pub steady_writes: u64,
+    /// Reads other than watches during the steady state (get and list).
+    pub steady_non_watch_reads: u64,
+    /// The operator's peak resident memory, in MiB (VmHWM).
+    pub operator_peak_rss_mib: f64,
+    /// The operator's user and system CPU time, in seconds.
+    pub operator_cpu_seconds: f64,
+}
+
+impl Report {
+    /// One line for logs and the README.
+    pub fn summary(&self) -> String {
+        format!(
+            "bench: {} Barbicans Ready in {:.1}s; {:.1} writes per Barbican (minimum {:.1}); steady state over {:.0}s: {} writes, {} non-watch reads; operator peak RSS {:.1} MiB, {:.1} CPU s",
+            self.barbicans,
+            self.converge_seconds,
+            self.writes_per_barbican,
+            self.minimum_writes_per_barbican,
+            self.steady_seconds,
+            self.steady_writes,
+            self.steady_non_watch_reads,
+            self.operator_peak_rss_mib,
+            self.operator_cpu_seconds
+        )
+    }
+}
+
+/// Whether a request key (`verb group/resource`) is a write.
+fn is_write(key: &str) -> bool {
+    [
+        "create ",
+        "update ",
+        "patch ",
+        "delete ",
+        "deletecollection ",
+    ]
+    .iter()
+    .any(|verb| key.starts_with(verb))
+}
+
+/// The operator's requests between two tallies, as `verb group/resource`.
+fn operator_requests(before: &Tally, after: &Tally) -> Requests {
+    let mut out = Requests::new();
+    for ((agent, verb, resource), count) in after {
+        if agent == AGENT || agent == "fakes" {
+            continue;
+        }
+        let earlier = before
+            .get(&(agent.clone(), verb.clone(), resource.clone()))
+            .copied()
+            .unwrap_or(0);
+        if count > &earlier {
+            *out.entry(format!("{verb} {resource}")).or_default() += count - earlier;
+        }
+    }
+    out
+}
+
+fn writes(requests: &Requests) -> u64 {
+    requests
+        .iter()
+        .filter(|(k, _)| is_write(k))
+        .map(|(_, n)| n)
+        .sum()
+}
+
+fn non_watch_reads(requests: &Requests) -> u64 {
+    requests
+        .iter()
+        .filter(|(k, _)| k.starts_with("get ") || k.starts_with("list "))
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// The operator's peak RSS (MiB) and CPU seconds, from `/proc`.
+fn process_figures(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let peak_kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0);
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which may hold spaces) start after the last ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the name and state.
+    let cpu = (ticks(11) + ticks(12)) / 100.0;
+    (peak_kib / 1024.0, cpu)
+}
+
+async fn apply(client: &Client, object: Value) -> Result<(), String> {
+    let object: DynamicObject = serde_json::from_value(object).map_err(|e| e.to_string())?;
+    let types = object.types.clone().ok_or("no apiVersion/kind")?;
+    let (group, version) = types
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", &types.api_version));
+    let discovered = if group.is_empty() {
+        client.list_core_api_resources(version).await
+    } else {
+        client.list_api_group_resources(&types.api_version).await
+    }
+    .map_err(|e| format!("discovering {}: {e}", types.api_version))?;
+    let plural = discovered
+        .resources
+        .iter()
+        .find(|r| r.kind == types.kind && !r.name.contains('/'))
+        .map(|r| r.name.clone())
+        .ok_or_else(|| format!("{} serves no {}", types.api_version, types.kind))?;
+    let resource = kube::api::ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: types.api_version.clone(),
+        kind: types.kind.clone(),
+        plural,
+    };
+    let name = object.metadata.name.clone().unwrap_or_default();
+    let api: Api<DynamicObject> = match &object.metadata.namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    };
+    api.patch(
+        &name,
+        &PatchParams::apply(AGENT).force(),
+        &Patch::Apply(&object),
+    )
+    .await
+    .map_err(|e| format!("applying {} {name}: {e}", types.kind))?;
+    Ok(())
+}
+
+async fn apply_yaml(client: &Client, yaml: &str) -> Result<(), String> {
+    let documents: Vec<Value> = serde_saphyr::from_multiple(yaml).map_err(|e| e.to_string())?;
+    for document in documents.into_iter().filter(|d| !d.is_null()) {
+        apply(client, document).await?;
+    }
+    Ok(())
+}
+
+/// The `i`th Barbican and its managed store.
+fn pair(i: usize) -> Result<(Value, Value), String> {
+    let mut barbican: Value =
+        serde_saphyr::from_str(&in_namespace(&example("barbican.yaml")?, NAMESPACE))
+            .map_err(|e| e.to_string())?;
+    barbican["metadata"]["name"] = json!(format!("b-{i}"));
+    let mut store: Value = serde_saphyr::from_str(&in_namespace(
+        &example("barbicansecretstore-managed.yaml")?,
+        NAMESPACE,
+    ))
+    .map_err(|e| e.to_string())?;
+    store["metadata"]["name"] = json!(format!("s-{i}"));
+    store["spec"]["barbicanRef"]["name"] = json!(format!("b-{i}"));
+    Ok((barbican, store))
+}
+
+/// How many Barbicans of the run are Ready.
+async fn ready(client: &Client) -> Result<usize, String> {
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        NAMESPACE,
+        &kube::api::ApiResource::erase::<barbican_operator::api::Barbican>(&()),
+    );
+    let list = api
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(list
+        .items
+        .iter()
+        .filter(|b| {
+            b.data["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
+        .count())
+}
+
+/// How many objects of the kinds the operator writes carry an ownerReference to one of the
+/// run's Barbicans or stores.
+async fn owned_objects(client: &Client) -> Result<usize, String> {
+    let kinds = [
+        ("apps/v1", "Deployment"),
+        ("v1", "Service"),
+        ("v1", "Secret"),
+        ("policy/v1", "PodDisruptionBudget"),
+        ("batch/v1", "Job"),
+        ("batch/v1", "CronJob"),
+        ("networking.k8s.io/v1", "NetworkPolicy"),
+        ("autoscaling/v2", "HorizontalPodAutoscaler"),
+        ("k8s.mariadb.com/v1alpha1", "Database"),
+        ("k8s.mariadb.com/v1alpha1", "User"),
+        ("k8s.mariadb.com/v1alpha1", "Grant"),
+    ];
+    let mut count = 0;
+    for (api_version, kind) in kinds {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let resource = kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+            group, version, kind,
+        ));
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), NAMESPACE, &resource);
+        let Ok(list) = api.list(&ListParams::default()).await else {
+            continue;
+        };
+        count += list
+            .items
+            .iter()
+            .filter(|o| {
+                o.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|r| r.kind == "Barbican" || r.kind == "BarbicanSecretStore")
+            })
+            .count();
+    }
+    Ok(count)
+}
+
+/// Keeps `path` equal to the registry's overrides, rewriting it (atomically) when it changes.
+fn keep_overrides(services: barbican_sim::services::ServiceRegistry, path: PathBuf) {
+    tokio::spawn(async move {
+        let mut written = String::new();
+        loop {
+            let now = services.overrides();
+            if now != written {
+                let staged = path.with_extension("new");
+                if std::fs::write(&staged, &now).is_ok() && std::fs::rename(&staged, &path).is_ok()
+                {
+                    written = now;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+}
+
+/// The `barbican-operator` binary beside this one (a release build puts both in
+/// `target/release/`).
+pub fn operator_beside_this_binary() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("barbican-operator")))
+        .unwrap_or_else(|| PathBuf::from("barbican-operator"))
+}
+
+fn scratch() -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir().join(format!("barbican-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    Ok(dir)
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// Runs the benchmark.
+pub async fn run(options: &Options) -> Result<Report, String> {
+    if !options.operator.exists() {
+        return Err(format!(
+            "{} does not exist: cargo build --release -p barbican-operator -p barbican-sim-cli",
+            options.operator.display()
+        ));
+    }
+    let site = Site::start(&Clock::wall(), true, "")?;
+    let cluster = site.cluster.clone();
+    let addr = cluster
+        .serve_on_loopback()
+        .await
+        .map_err(|e| format!("serving the cluster: {e}"))?;
+    let dir = scratch()?;
+    let kubeconfig = dir.join("kubeconfig");
+    write(&kubeconfig, &crate::kubeconfig(addr))?;
+    let overrides = dir.join("overrides");
+    write(&overrides, "")?;
+    keep_overrides(cluster.services(), overrides.clone());
+
+    let client = cluster.client_as(AGENT);
+    apply_yaml(&client, &in_namespace(MINIMAL_PREREQUISITES, NAMESPACE)).await?;
+
+    let mut operator = tokio::process::Command::new(&options.operator)
+        .args(["run", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .args([
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "0",
+            "--webhook-bind-address",
+            "0",
+            "--leader-elect",
+            "false",
+            "--clusters-namespace",
+            "",
+            "--resolve-overrides",
+        ])
+        .arg(&overrides)
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("starting {}: {e}", options.operator.display()))?;
+    let pid = operator.id().ok_or("the operator exited at once")?;
+
+    let before = cluster.request_tally();
+    let started = Instant::now();
+    let pairs: Vec<(Value, Value)> = (0..options.barbicans).map(pair).collect::<Result<_, _>>()?;
+    for chunk in pairs.chunks(50) {
+        let writes = chunk.iter().map(|(barbican, store)| {
+            let client = client.clone();
+            async move {
+                apply(&client, store.clone()).await?;
+                apply(&client, barbican.clone()).await
+            }
+        });
+        futures::future::try_join_all(writes).await?;
+    }
+    loop {
+        if let Ok(Some(status)) = operator.try_wait() {
+            return Err(format!("the operator exited: {status}"));
+        }
+        if ready(&client).await? == options.barbicans {
+            break;
+        }
+        if started.elapsed() > options.timeout {
+            return Err(format!(
+                "{} of {} Barbicans Ready after {:?}",
+                ready(&client).await?,
+                options.barbicans,
+                options.timeout
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let converge_seconds = started.elapsed().as_secs_f64();
+    let converged = cluster.request_tally();
+    let owned = owned_objects(&client).await?;
+
+    let steady_started = Instant::now();
+    tokio::time::sleep(options.steady).await;
+    let after = cluster.request_tally();
+    let steady_seconds = steady_started.elapsed().as_secs_f64();
+    let (operator_peak_rss_mib, operator_cpu_seconds) = process_figures(pid);
+    let _ = operator.kill().await;
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let convergence_requests = operator_requests(&before, &converged);
+    let steady_requests = operator_requests(&converged, &after);
+    let n = options.barbicans.max(1) as f64;
+    Ok(Report {
+        barbicans: options.barbicans,
+        converge_seconds,
+        writes_per_barbican: writes(&convergence_requests) as f64 / n,
+        minimum_writes_per_barbican: owned as f64 / n + 3.0,
+        steady_writes: writes(&steady_requests),
+        steady_non_watch_reads: non_watch_reads(&steady_requests),
+        convergence_requests,
+        steady_seconds,
+        steady_requests,
+        operator_peak_rss_mib,
+        operator_cpu_seconds,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tally(entries: &[(&str, &str, &str, u64)]) -> Tally {
+        entries
+            .iter()
+            .map(|(a, v, r, n)| ((a.to_string(), v.to_string(), r.to_string()), *n))
+            .collect()
+    }
+
+    #[test]
+    fn the_operators_requests_are_the_tallys_growth_without_the_bench_and_the_fakes() {
+        let before = tally(&[("kube-rs", "patch", "apps/deployments", 2)]);
+        let after = tally(&[
+            ("kube-rs", "patch", "apps/deployments", 5),
+            ("kube-rs", "watch", "/secrets", 1),
+            ("kube-rs", "get", "/secrets", 4),
+            ("bench", "patch", "barbican.openstack.c5c3.io/barbicans", 9),
+            ("fakes", "patch", "k8s.mariadb.com/mariadbs/status", 9),
+        ]);
+        let requests = operator_requests(&before, &after);
+        assert_eq!(
+            requests,
+            Requests::from([
+                ("get /secrets".to_string(), 4),
+                ("patch apps/deployments".to_string(), 3),
+                ("watch /secrets".to_string(), 1),
+            ])
+        );
+        assert_eq!(writes(&requests), 3);
+        assert_eq!(non_watch_reads(&requests), 4);
+    }
+
+    #[test]
+    fn process_figures_read_this_process() {
+        let (rss, cpu) = process_figures(std::process::id());
+        assert!(rss > 1.0, "a running process has a resident set: {rss}");
+        assert!(cpu >= 0.0);
+    }
+}
