@@ -214,6 +214,15 @@ async fn apply_yaml(client: &Client, yaml: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// How many stores share one OpenBaoCluster: a fake OpenBao answers a few hundred
+/// concurrent TLS logins, not a thousand.
+const STORES_PER_INSTANCE: usize = 50;
+
+/// The OpenBaoCluster the `i`th store provisions against.
+fn instance(i: usize) -> String {
+    format!("openbao-{}", i / STORES_PER_INSTANCE)
+}
+
 /// The `i`th Barbican and its managed store.
 fn pair(i: usize) -> Result<(Value, Value), String> {
     let mut barbican: Value =
@@ -227,6 +236,7 @@ fn pair(i: usize) -> Result<(Value, Value), String> {
     .map_err(|e| e.to_string())?;
     store["metadata"]["name"] = json!(format!("s-{i}"));
     store["spec"]["barbicanRef"]["name"] = json!(format!("b-{i}"));
+    store["spec"]["openBao"]["instanceRef"]["name"] = json!(instance(i));
     Ok((barbican, store))
 }
 
@@ -355,6 +365,15 @@ pub async fn run(options: &Options) -> Result<Report, String> {
 
     let client = cluster.client_as(AGENT);
     apply_yaml(&client, &in_namespace(MINIMAL_PREREQUISITES, NAMESPACE)).await?;
+    for k in 0..options.barbicans.div_ceil(STORES_PER_INSTANCE) {
+        apply(
+            &client,
+            json!({"apiVersion": "openbao.org/v1alpha1", "kind": "OpenBaoCluster",
+                   "metadata": {"name": instance(k * STORES_PER_INSTANCE), "namespace": NAMESPACE},
+                   "spec": {}}),
+        )
+        .await?;
+    }
 
     let mut operator = tokio::process::Command::new(&options.operator)
         .args(["run", "--kubeconfig"])
@@ -373,7 +392,7 @@ pub async fn run(options: &Options) -> Result<Report, String> {
             "--resolve-overrides",
         ])
         .arg(&overrides)
-        .env("RUST_LOG", "error")
+        .env("RUST_LOG", "error,vaultrs=off,rustify=off")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
