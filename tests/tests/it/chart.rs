@@ -519,6 +519,18 @@ fn grants(roles: &[&Value]) -> BTreeSet<Grant> {
     out
 }
 
+/// Merge-patches the full example's Barbican on the management cluster with `edit`.
+async fn edit_local_full_example(env: &SimEnv, edit: &Value) {
+    Api::<DynamicObject>::namespaced_with(env.client.clone(), FULL_LOCAL, &cr_resource("Barbican"))
+        .patch(
+            NAME,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(edit),
+        )
+        .await
+        .unwrap();
+}
+
 /// Deletes the CR `kind` `namespace/name`.
 async fn delete(env: &SimEnv, kind: &str, namespace: &str, name: &str) {
     let api: Api<DynamicObject> =
@@ -779,14 +791,7 @@ async fn rbac_run(watch: &[&str]) {
     // deleted, and the previous config Secret is pruned after the rollout.
     let edit = json!({"spec": {"gateway": null, "networkPolicy": null, "autoscaling": null,
         "extraConfig": {"DEFAULT": {"max_allowed_secret_in_bytes": "30000"}}}});
-    Api::<DynamicObject>::namespaced_with(env.client.clone(), FULL_LOCAL, &cr_resource("Barbican"))
-        .patch(
-            NAME,
-            &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(&edit),
-        )
-        .await
-        .unwrap();
+    edit_local_full_example(&env, &edit).await;
     env.eventually(Duration::from_secs(300), || async {
         for (kind, name) in [("HorizontalPodAutoscaler", NAME), ("HTTPRoute", NAME)] {
             if env.get(kind, FULL_LOCAL, name).await?.is_some() {
@@ -816,18 +821,7 @@ async fn rbac_run(watch: &[&str]) {
     for size in 0..=history {
         let before = mounted().await.unwrap();
         let edit = json!({"spec": {"extraConfig": {"DEFAULT": {"max_allowed_secret_in_bytes": format!("{}", 40000 + size)}}}});
-        Api::<DynamicObject>::namespaced_with(
-            env.client.clone(),
-            FULL_LOCAL,
-            &cr_resource("Barbican"),
-        )
-        .patch(
-            NAME,
-            &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(&edit),
-        )
-        .await
-        .unwrap();
+        edit_local_full_example(&env, &edit).await;
         env.eventually(Duration::from_secs(300), || async {
             let now = mounted().await?;
             if now == before {
