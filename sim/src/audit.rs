@@ -57,11 +57,7 @@ pub struct Audit {
 impl Audit {
     /// Records a request.
     pub fn record(&mut self, entry: Entry) {
-        let (path, query) = entry.path.split_once('?').unwrap_or((&entry.path, ""));
-        let watch = query
-            .split('&')
-            .any(|p| p == "watch=true" || p == "watch=1");
-        let (verb, resource) = match crate::rbac::attributes(&entry.method, path, watch) {
+        let (verb, resource) = match crate::rbac::attributes(&entry.method, &entry.path) {
             Some(a) => (a.verb.clone(), format!("{}/{}", a.group, a.rule_resource())),
             None => (entry.method.to_ascii_lowercase(), "-".to_string()),
         };

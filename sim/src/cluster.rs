@@ -612,10 +612,8 @@ impl Cluster {
         let Some(account) = self.service_account(headers) else {
             return Ok(());
         };
-        let watch = query(uri)
-            .get("watch")
-            .is_some_and(|w| w == "true" || w == "1");
-        let Some(request) = crate::rbac::attributes(method.as_str(), uri.path(), watch) else {
+        let target = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
+        let Some(request) = crate::rbac::attributes(method.as_str(), target) else {
             return Ok(());
         };
         let policy = {

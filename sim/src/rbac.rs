@@ -39,9 +39,14 @@ impl Attributes {
     }
 }
 
-/// The attributes of a request to `path` (no query) with `method`; `watch` is whether the query
-/// asks for a watch. `None` for a non-resource path (discovery, `/version`, OpenAPI).
-pub fn attributes(method: &str, path: &str, watch: bool) -> Option<Attributes> {
+/// The attributes of a request with `method` to `target` (the path, with or without its
+/// query; `watch=true` there makes a read a watch). `None` for a non-resource path (discovery,
+/// `/version`, OpenAPI).
+pub fn attributes(method: &str, target: &str) -> Option<Attributes> {
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let watch = query
+        .split('&')
+        .any(|p| p == "watch=true" || p == "watch=1");
     let parts: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let (group, version, mut rest) = match parts.as_slice() {
         ["api", version, rest @ ..] if !rest.is_empty() => {
@@ -287,7 +292,7 @@ mod tests {
     use serde_json::json;
 
     fn request(method: &str, path: &str) -> Attributes {
-        attributes(method, path, false).expect("a resource request")
+        attributes(method, path).expect("a resource request")
     }
 
     #[test]
@@ -299,7 +304,11 @@ mod tests {
         );
         assert_eq!((get.namespace.as_str(), get.name.as_str()), ("a", "s"));
         assert_eq!(request("GET", "/apis/apps/v1/deployments").verb, "list");
-        let watch = attributes("GET", "/apis/apps/v1/namespaces/a/deployments", true).unwrap();
+        let watch = attributes(
+            "GET",
+            "/apis/apps/v1/namespaces/a/deployments?watch=true&resourceVersion=1",
+        )
+        .unwrap();
         assert_eq!(
             (watch.verb.as_str(), watch.namespace.as_str()),
             ("watch", "a")
@@ -335,8 +344,8 @@ mod tests {
             request("PATCH", "/apis/x.io/v1/namespaces/a/things/t/status").rule_resource(),
             "things/status"
         );
-        assert_eq!(attributes("GET", "/apis/apps/v1", false), None);
-        assert_eq!(attributes("GET", "/version", false), None);
+        assert_eq!(attributes("GET", "/apis/apps/v1"), None);
+        assert_eq!(attributes("GET", "/version"), None);
     }
 
     #[test]
