@@ -188,11 +188,7 @@ impl Fakes {
 
 /// A kubeconfig for a sim served at `addr`.
 pub fn kubeconfig(addr: SocketAddr) -> String {
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: barbican-sim\n  cluster:\n    server: http://{addr}\n\
-         users:\n- name: barbican-sim\n  user:\n    token: barbican-sim\ncontexts:\n- name: barbican-sim\n  context:\n    \
-         cluster: barbican-sim\n    user: barbican-sim\n    namespace: default\ncurrent-context: barbican-sim\n"
-    )
+    barbican_features::backend::kubeconfig(&format!("http://{addr}"), Some("barbican-sim"))
 }
 
 fn install_crds(cluster: &Cluster, dir: &PathBuf) -> Result<usize, String> {

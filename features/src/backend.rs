@@ -114,6 +114,14 @@ fn escape(text: &str) -> String {
         .collect()
 }
 
+/// A kubeconfig naming the API server at `server` (a URL), presenting `token` when given.
+pub fn kubeconfig(server: &str, token: Option<&str>) -> String {
+    let user = token.map_or_else(|| "{}".to_string(), |t| format!("{{token: {t}}}"));
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: cluster\n  cluster: {{server: '{server}'}}\nusers:\n- name: user\n  user: {user}\ncontexts:\n- name: cluster\n  context: {{cluster: cluster, user: user, namespace: default}}\ncurrent-context: cluster\n"
+    )
+}
+
 /// A client for the cluster `kubeconfig` names (its current context).
 pub async fn client(kubeconfig: &std::path::Path) -> Result<kube::Client, String> {
     let config = kube::config::Kubeconfig::read_from(kubeconfig)

@@ -278,10 +278,7 @@ pub struct TargetCluster {
 impl TargetCluster {
     /// The kubeconfig a registration of this cluster carries, authenticating with `token`.
     pub fn kubeconfig(&self, token: &str) -> String {
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: target\n  cluster: {{server: 'http://{}'}}\nusers:\n- name: operator\n  user: {{token: {token}}}\ncontexts:\n- name: target\n  context: {{cluster: target, user: operator}}\ncurrent-context: target\n",
-            self.addr
-        )
+        crate::backend::kubeconfig(&format!("http://{}", self.addr), Some(token))
     }
 
     /// Accepts exactly `operator_tokens` from the operator (besides the local token).

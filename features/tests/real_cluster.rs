@@ -44,12 +44,11 @@ fn start_kwok() -> Result<Kwok, String> {
             .get_host_port_ipv4(KWOK_CLUSTER_PORT)
             .await
             .map_err(|e| e.to_string())?;
-        let kubeconfig = std::env::temp_dir().join(format!("barbican-kwok-{}.kubeconfig", std::process::id()));
+        let kubeconfig =
+            std::env::temp_dir().join(format!("barbican-kwok-{}.kubeconfig", std::process::id()));
         std::fs::write(
             &kubeconfig,
-            format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: kwok\n  cluster: {{server: 'http://{host}:{port}'}}\nusers:\n- name: kwok\n  user: {{}}\ncontexts:\n- name: kwok\n  context: {{cluster: kwok, user: kwok}}\ncurrent-context: kwok\n"
-            ),
+            backend::kubeconfig(&format!("http://{host}:{port}"), None),
         )
         .map_err(|e| e.to_string())?;
         Ok(Kwok {

@@ -401,9 +401,7 @@ async fn the_rendered_manifests_pass_a_server_side_dry_run() {
     let kubeconfig = dir.join("kubeconfig");
     std::fs::write(
         &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster: {{server: 'http://{addr}'}}\nusers:\n- name: admin\n  user: {{}}\ncontexts:\n- name: sim\n  context: {{cluster: sim, user: admin}}\ncurrent-context: sim\n"
-        ),
+        barbican_features::backend::kubeconfig(&format!("http://{addr}"), None),
     )
     .unwrap();
     let kubectl = |args: &[&str], input: &str| {
