@@ -16,12 +16,12 @@ use std::{
 
 use barbican_features::{
     examples::{example, in_namespace},
-    sim_env::{MINIMAL_PREREQUISITES, Site},
+    sim_env::{MINIMAL_PREREQUISITES, Site, apply_object, apply_yaml_as},
 };
 use barbican_sim::{audit::Tally, clock::Clock};
 use kube::{
     Api, Client,
-    api::{DynamicObject, ListParams, Patch, PatchParams},
+    api::{DynamicObject, ListParams},
 };
 use serde_json::{Value, json};
 
@@ -166,52 +166,9 @@ fn process_figures(pid: u32) -> (f64, f64) {
 }
 
 async fn apply(client: &Client, object: Value) -> Result<(), String> {
-    let object: DynamicObject = serde_json::from_value(object).map_err(|e| e.to_string())?;
-    let types = object.types.clone().ok_or("no apiVersion/kind")?;
-    let (group, version) = types
-        .api_version
-        .split_once('/')
-        .unwrap_or(("", &types.api_version));
-    let discovered = if group.is_empty() {
-        client.list_core_api_resources(version).await
-    } else {
-        client.list_api_group_resources(&types.api_version).await
-    }
-    .map_err(|e| format!("discovering {}: {e}", types.api_version))?;
-    let plural = discovered
-        .resources
-        .iter()
-        .find(|r| r.kind == types.kind && !r.name.contains('/'))
-        .map(|r| r.name.clone())
-        .ok_or_else(|| format!("{} serves no {}", types.api_version, types.kind))?;
-    let resource = kube::api::ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: types.api_version.clone(),
-        kind: types.kind.clone(),
-        plural,
-    };
-    let name = object.metadata.name.clone().unwrap_or_default();
-    let api: Api<DynamicObject> = match &object.metadata.namespace {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
-        None => Api::all_with(client.clone(), &resource),
-    };
-    api.patch(
-        &name,
-        &PatchParams::apply(AGENT).force(),
-        &Patch::Apply(&object),
-    )
-    .await
-    .map_err(|e| format!("applying {} {name}: {e}", types.kind))?;
-    Ok(())
-}
-
-async fn apply_yaml(client: &Client, yaml: &str) -> Result<(), String> {
-    let documents: Vec<Value> = serde_saphyr::from_multiple(yaml).map_err(|e| e.to_string())?;
-    for document in documents.into_iter().filter(|d| !d.is_null()) {
-        apply(client, document).await?;
-    }
-    Ok(())
+    apply_object(client.clone(), AGENT, object)
+        .await
+        .map(|_| ())
 }
 
 /// How many stores share one OpenBaoCluster: a fake OpenBao answers a few hundred
@@ -364,7 +321,12 @@ pub async fn run(options: &Options) -> Result<Report, String> {
     keep_overrides(cluster.services(), overrides.clone());
 
     let client = cluster.client_as(AGENT);
-    apply_yaml(&client, &in_namespace(MINIMAL_PREREQUISITES, NAMESPACE)).await?;
+    apply_yaml_as(
+        &client,
+        AGENT,
+        &in_namespace(MINIMAL_PREREQUISITES, NAMESPACE),
+    )
+    .await?;
     for k in 0..options.barbicans.div_ceil(STORES_PER_INSTANCE) {
         apply(
             &client,

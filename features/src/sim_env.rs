@@ -135,21 +135,93 @@ pub struct SimEnv {
     watch_scope: WatchScope,
 }
 
-/// An object the scenario applied.
+/// Where an applied object is.
 #[derive(Clone, Debug)]
-struct Applied {
-    resource: ApiResource,
-    namespace: Option<String>,
-    name: String,
+pub struct Applied {
+    /// Its resource.
+    pub resource: ApiResource,
+    /// Its namespace (`None` for a cluster-scoped object).
+    pub namespace: Option<String>,
+    /// Its name.
+    pub name: String,
 }
 
 impl Applied {
-    fn api(&self, client: Client) -> Api<DynamicObject> {
+    /// The API that reaches the object through `client`.
+    pub fn api(&self, client: Client) -> Api<DynamicObject> {
         match &self.namespace {
             Some(ns) => Api::namespaced_with(client, ns, &self.resource),
             None => Api::all_with(client, &self.resource),
         }
     }
+}
+
+/// The resource of `api_version`/`kind` on the cluster `client` talks to, from discovery.
+pub async fn discover(
+    client: &Client,
+    api_version: &str,
+    kind: &str,
+) -> Result<ApiResource, Error> {
+    let list = if api_version.contains('/') {
+        client.list_api_group_resources(api_version).await
+    } else {
+        client.list_core_api_resources(api_version).await
+    }
+    .map_err(|e| format!("discovering {api_version}: {e}"))?;
+    let found = list
+        .resources
+        .iter()
+        .find(|r| r.kind == kind && !r.name.contains('/'))
+        .ok_or_else(|| format!("{api_version} serves no {kind}"))?;
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g.to_string(), v.to_string()),
+        None => (String::new(), api_version.to_string()),
+    };
+    Ok(ApiResource {
+        group,
+        version,
+        api_version: api_version.to_string(),
+        kind: kind.to_string(),
+        plural: found.name.clone(),
+    })
+}
+
+/// Server-side applies `object` through `client` as the field manager `manager` (forcing
+/// conflicts): where it went, and what the server stored.
+pub async fn apply_object(
+    client: Client,
+    manager: &str,
+    object: Value,
+) -> Result<(Applied, DynamicObject), Error> {
+    let object: DynamicObject = serde_json::from_value(object).map_err(text)?;
+    let types = object
+        .types
+        .clone()
+        .ok_or("the object has no apiVersion/kind")?;
+    let applied = Applied {
+        resource: discover(&client, &types.api_version, &types.kind).await?,
+        namespace: object.namespace(),
+        name: object.name_any(),
+    };
+    let stored = applied
+        .api(client)
+        .patch(
+            &applied.name,
+            &PatchParams::apply(manager).force(),
+            &Patch::Apply(&object),
+        )
+        .await
+        .map_err(|e| format!("applying {} {}: {e}", types.kind, applied.name))?;
+    Ok((applied, stored))
+}
+
+/// [`apply_object`] for every document of `yaml`.
+pub async fn apply_yaml_as(client: &Client, manager: &str, yaml: &str) -> Result<(), Error> {
+    let documents: Vec<Value> = serde_saphyr::from_multiple(yaml).map_err(text)?;
+    for document in documents.into_iter().filter(|d| !d.is_null()) {
+        apply_object(client.clone(), manager, document).await?;
+    }
+    Ok(())
 }
 
 impl std::fmt::Debug for SimEnv {
@@ -662,60 +734,19 @@ impl SimEnv {
 
     /// Server-side applies one object through `client` as the scenario.
     pub async fn apply_with(&self, client: Client, object: Value) -> Result<DynamicObject, Error> {
-        let object: DynamicObject = serde_json::from_value(object).map_err(text)?;
-        let types = object
-            .types
-            .clone()
-            .ok_or("the object has no apiVersion/kind")?;
-        let resource = self.resource(&types.api_version, &types.kind).await?;
-        let name = object.name_any();
+        let (applied, object) = apply_object(client, SCENARIO_AGENT, object).await?;
         if self.on_real_cluster() {
             self.applied
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .push(Applied {
-                    resource: resource.clone(),
-                    namespace: object.namespace(),
-                    name: name.clone(),
-                });
+                .push(applied);
         }
-        let api = match object.namespace() {
-            Some(ns) => Api::<DynamicObject>::namespaced_with(client, &ns, &resource),
-            None => Api::<DynamicObject>::all_with(client, &resource),
-        };
-        api.patch(
-            &name,
-            &PatchParams::apply(SCENARIO_AGENT).force(),
-            &Patch::Apply(&object),
-        )
-        .await
-        .map_err(|e| format!("applying {} {name}: {e}", types.kind))
+        Ok(object)
     }
 
     /// The resource of `api_version`/`kind`, from discovery.
     pub async fn resource(&self, api_version: &str, kind: &str) -> Result<ApiResource, Error> {
-        let list = if api_version.contains('/') {
-            self.client.list_api_group_resources(api_version).await
-        } else {
-            self.client.list_core_api_resources(api_version).await
-        }
-        .map_err(|e| format!("discovering {api_version}: {e}"))?;
-        let found = list
-            .resources
-            .iter()
-            .find(|r| r.kind == kind && !r.name.contains('/'))
-            .ok_or_else(|| format!("{api_version} serves no {kind}"))?;
-        let (group, version) = match api_version.split_once('/') {
-            Some((g, v)) => (g.to_string(), v.to_string()),
-            None => (String::new(), api_version.to_string()),
-        };
-        Ok(ApiResource {
-            group,
-            version,
-            api_version: api_version.to_string(),
-            kind: kind.to_string(),
-            plural: found.name.clone(),
-        })
+        discover(&self.client, api_version, kind).await
     }
 
     /// Reads a Barbican.
