@@ -173,13 +173,18 @@ pub fn all() -> Vec<Value> {
     .concat()
 }
 
-/// Installs the third-party CRDs on `cluster`: all of them, or all but the Gateway API's.
-pub fn install(cluster: &barbican_sim::Cluster, gateway_api: bool) -> Result<(), String> {
+/// The third-party CRDs a cluster serves: all of them, or all but the Gateway API's.
+pub fn served(gateway_api: bool) -> Vec<Value> {
     let mut definitions = [mariadb(), external_secrets(), openbao_cluster()].concat();
     if gateway_api {
         definitions.extend(self::gateway_api());
     }
-    for crd in definitions {
+    definitions
+}
+
+/// Installs [`served`] on `cluster`.
+pub fn install(cluster: &barbican_sim::Cluster, gateway_api: bool) -> Result<(), String> {
+    for crd in served(gateway_api) {
         let name = crd["metadata"]["name"].as_str().unwrap_or("").to_string();
         cluster
             .install_crd(crd)

@@ -303,15 +303,7 @@ impl Site {
     /// clock.
     async fn on_api_server(client: Client, gateway_api: bool) -> Result<Self, Error> {
         let clock = Clock::wall();
-        let mut definitions = [
-            crds::mariadb(),
-            crds::external_secrets(),
-            crds::openbao_cluster(),
-        ]
-        .concat();
-        if gateway_api {
-            definitions.extend(crds::gateway_api());
-        }
+        let mut definitions = crds::served(gateway_api);
         for definition in crd::definitions() {
             definitions.push(serde_json::to_value(definition).map_err(text)?);
         }
