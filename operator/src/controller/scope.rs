@@ -111,13 +111,9 @@ impl WatchScope {
     where
         K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
     {
-        let one = |api: Api<K>| watcher(api, config.clone()).touched_objects().boxed();
-        match self {
-            Self::All => one(api(None)),
-            Self::Namespaces(names) => {
-                futures::stream::select_all(names.iter().map(|ns| one(api(Some(ns))))).boxed()
-            }
-        }
+        self.each(api, |api| {
+            watcher(api, config.clone()).touched_objects().boxed()
+        })
     }
 
     /// The metadata of a namespaced kind's objects in scope as they change: the trigger of
@@ -133,11 +129,19 @@ impl WatchScope {
         // What `Controller::owns` runs (kube deprecates the function in favour of an
         // `Api<PartialObjectMeta<K>>`, which an `Api<K>` does not convert into).
         #[allow(deprecated)]
-        let one = |api: Api<K>| {
+        self.each(api, |api| {
             kube::runtime::metadata_watcher(api, config.clone())
                 .touched_objects()
                 .boxed()
-        };
+        })
+    }
+
+    /// `one` on the cluster-wide API, or on each namespace's, interleaved.
+    fn each<K, T: Send + 'static>(
+        &self,
+        api: impl Fn(Option<&str>) -> Api<K>,
+        one: impl Fn(Api<K>) -> BoxStream<'static, T>,
+    ) -> BoxStream<'static, T> {
         match self {
             Self::All => one(api(None)),
             Self::Namespaces(names) => {
