@@ -276,6 +276,11 @@ async fn serve_plain(
 }
 
 async fn operate(args: RunArgs) -> Result<(), String> {
+    // A bad overrides file is refused at start-up, not once this replica leads.
+    let resolver: Arc<dyn Resolve> = match &args.resolve_overrides {
+        Some(path) => Arc::new(OverridesFile::open(path)?),
+        None => Arc::new(SystemResolver),
+    };
     let client = client_for(args.kubeconfig.as_ref()).await?;
     let metrics = Arc::new(Metrics::new());
     let readiness = Readiness::default();
@@ -343,10 +348,6 @@ async fn operate(args: RunArgs) -> Result<(), String> {
         None
     };
 
-    let resolver: Arc<dyn Resolve> = match &args.resolve_overrides {
-        Some(path) => Arc::new(OverridesFile::open(path)?),
-        None => Arc::new(SystemResolver),
-    };
     let mut settings = Settings::new(Arc::new(SystemClock), resolver, metrics);
     settings.operator_namespace = args.namespace.clone();
     settings.instance = args.pod_name.clone();
