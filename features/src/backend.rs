@@ -10,7 +10,7 @@
 //!
 //! What only the sim can do is marked: scenarios tagged [`SIM_ONLY`] need the virtual clock,
 //! the audit log, fault injection, outages or a second simulated cluster, and a real-cluster
-//! run leaves them out. [`sim_only_steps`] lists the steps that make a scenario so; a test
+//! run leaves them out. [`SIM_ONLY_STEPS`] lists the steps that make a scenario so; a test
 //! checks every scenario using one carries the tag.
 
 use std::{path::PathBuf, sync::OnceLock};
