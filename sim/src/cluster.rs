@@ -2070,7 +2070,10 @@ fn watch(
             return;
         }
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-        let mut ticker = tokio::time::interval(Duration::from_secs(1));
+        // A bookmark comes a period after the watch starts, never at once: a plain interval's
+        // first tick is immediate, which raced the first change.
+        let period = Duration::from_secs(1);
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
             let sleep = async {
                 match deadline {
