@@ -2,6 +2,7 @@
 
 mod demo;
 mod operator_bench;
+mod soak;
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
@@ -105,6 +106,26 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         operator: Option<PathBuf>,
         /// With --barbicans: also write the report as JSON here.
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
+    },
+    /// Run every example under seeded random faults on the embedded sim, checking the
+    /// operator's invariants throughout (see `barbican_features::soak`); exits 1 on any
+    /// violation, printing each with its seed.
+    Soak {
+        /// How many seeds to run.
+        #[arg(long, value_name = "K", default_value_t = 5)]
+        seeds: u64,
+        /// The first seed (seeds run from here up).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        first_seed: u64,
+        /// How long the faults go on per seed, in virtual time.
+        #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = |s: &str| duration("--faults-for", s))]
+        faults_for: Duration,
+        /// Print each seed's schedule.
+        #[arg(long)]
+        verbose: bool,
+        /// Also write the reports as JSON here.
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,
     },
@@ -295,6 +316,21 @@ fn main() -> ExitCode {
                 }
             }
             Command::Demo { kubeconfig_out } => demo::run(kubeconfig_out.as_deref()).await,
+            Command::Soak {
+                seeds,
+                first_seed,
+                faults_for,
+                verbose,
+                json,
+            } => {
+                soak::run(
+                    first_seed..first_seed + seeds,
+                    faults_for,
+                    verbose,
+                    json.as_deref(),
+                )
+                .await
+            }
             Command::Bench {
                 barbicans: Some(barbicans),
                 steady,

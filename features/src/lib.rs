@@ -14,6 +14,7 @@ pub mod report;
 pub mod runner;
 pub mod seams;
 pub mod sim_env;
+pub mod soak;
 pub mod store_steps;
 pub mod world;
 

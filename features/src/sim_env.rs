@@ -1118,16 +1118,28 @@ impl SimEnv {
         }))
     }
 
-    /// Every secret ID any OpenBao of the scenario issued.
-    fn issued_secret_ids(&self) -> Vec<String> {
-        let mut servers: Vec<Arc<FakeOpenBao>> = self
-            .here()
-            .openbao
-            .instances
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
+    /// Every secret ID any OpenBao of the scenario issued: on the management cluster, on every
+    /// target cluster, and the external ones.
+    pub(crate) fn issued_secret_ids(&self) -> Vec<String> {
+        let mut sites = vec![self.site.clone()];
+        sites.extend(
+            self.targets
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .values()
+                .map(|t| t.site.clone()),
+        );
+        let mut servers: Vec<Arc<FakeOpenBao>> = sites
+            .iter()
+            .flat_map(|site| {
+                site.openbao
+                    .instances
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .values()
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
             .collect();
         servers.extend(
             self.externals

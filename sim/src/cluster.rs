@@ -398,6 +398,7 @@ impl Cluster {
         target: &Target,
         method: &Method,
         q: &BTreeMap<String, String>,
+        agent: &str,
     ) -> Option<Response> {
         let name = target.name.as_deref().unwrap_or("");
         let verb = match (method.as_str(), name.is_empty()) {
@@ -420,6 +421,7 @@ impl Cluster {
             resource: &resource,
             namespace: &target.namespace,
             name,
+            agent,
         };
         let effect = self.lock().faults.decide(&request)?;
         let plural = resource_name(&target.t);
@@ -1293,7 +1295,11 @@ async fn serve_resource(
 ) -> Result<Response, ApiError> {
     let target = cluster.target(group, version, rest)?;
     let q = query(uri);
-    if let Some(answer) = cluster.inject_fault(&target, method, &q).await {
+    let agent = headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if let Some(answer) = cluster.inject_fault(&target, method, &q, agent).await {
         return Ok(answer);
     }
     let dry_run = q.get("dryRun").is_some_and(|v| v == "All");

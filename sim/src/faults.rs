@@ -11,6 +11,7 @@
 //! | `verb` | `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection` (any if unset) |
 //! | `resource` | plural, optionally `/status` (`deployments`, `barbicans/status`; any if unset) |
 //! | `namespace`, `name` | globs (`*` for any run of characters) |
+//! | `agent` | a glob over the client's `User-Agent`, to fault one client and not another |
 //! | `code` | answer with this status: 409, 429, 500, 503, 504 or any other error code |
 //! | `retry-after` | seconds, sent as `Retry-After` and in the Status details (with 429 or 503) |
 //! | `timeout` | wait this long (`5s`, `300ms`), then answer 504 as kube-apiserver's request timeout does |
@@ -66,6 +67,8 @@ pub struct Fault {
     pub namespace: Option<String>,
     /// A glob over the object's name.
     pub name: Option<String>,
+    /// A glob over the client's `User-Agent`.
+    pub agent: Option<String>,
     /// What it does.
     pub effect: Effect,
     /// When it fires.
@@ -95,6 +98,8 @@ pub struct Request<'a> {
     pub namespace: &'a str,
     /// The object's name (empty for collections).
     pub name: &'a str,
+    /// The client's `User-Agent` (empty when it sent none).
+    pub agent: &'a str,
 }
 
 impl Fault {
@@ -112,6 +117,10 @@ impl Fault {
                 .name
                 .as_deref()
                 .is_none_or(|g| crate::controllers::glob_matches(g, request.name))
+            && self
+                .agent
+                .as_deref()
+                .is_none_or(|g| crate::controllers::glob_matches(g, request.agent))
     }
 }
 
@@ -136,6 +145,7 @@ impl FromStr for Fault {
             resource: None,
             namespace: None,
             name: None,
+            agent: None,
             effect: Effect::Status {
                 code: 0,
                 retry_after: None,
@@ -163,6 +173,7 @@ impl FromStr for Fault {
                 "resource" => fault.resource = Some(value.into()),
                 "namespace" => fault.namespace = Some(value.into()),
                 "name" => fault.name = Some(value.into()),
+                "agent" => fault.agent = Some(value.into()),
                 "code" => {
                     let c = number("an HTTP status code from 400 to 599")?;
                     if !(400..600).contains(&c) {
@@ -193,7 +204,7 @@ impl FromStr for Fault {
                 }
                 other => {
                     return Err(format!(
-                        "unknown key {other:?}: allowed are verb, resource, namespace, name, code, retry-after, timeout, latency, every, times, rate, script"
+                        "unknown key {other:?}: allowed are verb, resource, namespace, name, agent, code, retry-after, timeout, latency, every, times, rate, script"
                     ));
                 }
             }
@@ -223,6 +234,7 @@ impl std::fmt::Display for Fault {
             ("resource", &self.resource),
             ("namespace", &self.namespace),
             ("name", &self.name),
+            ("agent", &self.agent),
         ] {
             if let Some(v) = value {
                 parts.push(format!("{key}={v}"));
@@ -332,6 +344,7 @@ mod tests {
             resource: "configmaps",
             namespace: "default",
             name,
+            agent: "barbican-operator",
         }
     }
 
@@ -379,6 +392,7 @@ mod tests {
             "namespace=kube-*,timeout=250ms,script=x.x",
             "latency=2000ms,rate=0.25",
             "code=500,times=1",
+            "agent=barbican-*,code=409,rate=0.5",
         ] {
             let fault: Fault = rule.parse().unwrap();
             assert_eq!(fault.to_string(), rule);
@@ -448,5 +462,17 @@ mod tests {
                 })
                 .is_some()
         );
+    }
+
+    #[test]
+    fn a_rule_can_fault_one_client_and_spare_another() {
+        let mut faults = Faults::seeded(0);
+        faults.add("agent=barbican-*,code=500".parse().unwrap());
+        assert!(faults.decide(&request("get", "x")).is_some());
+        let scenario = Request {
+            agent: "scenario",
+            ..request("get", "x")
+        };
+        assert!(faults.decide(&scenario).is_none());
     }
 }

@@ -5,3 +5,4 @@ mod common;
 mod demo;
 mod kubectl;
 mod operator_run;
+mod soak;

@@ -357,6 +357,23 @@ fn kv_mountpoint_is_immutable_and_defaulted_before_the_rule_runs() {
 }
 
 #[test]
+fn a_brownfield_url_edit_keeps_the_mount_and_is_accepted() {
+    let s = store_schema();
+    let old = with_spec(
+        store(brownfield()),
+        &json!({"openBao": {"kvMountpoint": "secret-barbican", "namespace": "tenant-a"}}),
+    );
+    let edited = with_spec(
+        old.clone(),
+        &json!({"openBao": {"server": {"url": "https://vault.example.com:9999"}}}),
+    );
+    assert_accepted(&s, &edited, Some(&old));
+    let compiled = compile_schema(&s);
+    let r = Validator::new().validate_compiled(&compiled, &edited, Some(&old));
+    assert!(r.is_ok(), "compiled: {r:?}");
+}
+
+#[test]
 fn the_store_mode_is_frozen() {
     let s = store_schema();
     let managed = store(json!({}));

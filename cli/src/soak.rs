@@ -1,0 +1,60 @@
+//! `barbican-sim soak --seeds K`: runs [`barbican_features::soak::run_seed`] for each seed and
+//! prints one line per seed, every violation with its seed, and a summary.
+
+use std::{path::Path, time::Duration};
+
+use barbican_features::soak::{Options, run_seed};
+
+/// Runs the seeds one after another; an error when any violation was found.
+pub async fn run(
+    seeds: std::ops::Range<u64>,
+    faults_for: Duration,
+    verbose: bool,
+    json: Option<&Path>,
+) -> Result<(), String> {
+    let options = Options {
+        faults_for,
+        ..Options::default()
+    };
+    let (mut reports, mut violations) = (Vec::new(), 0);
+    let started = std::time::Instant::now();
+    for seed in seeds.clone() {
+        let report = run_seed(seed, &options).await?;
+        println!(
+            "seed {seed}: {} actions, {} violation(s), {}, {}s of virtual time in {:.1}s",
+            report.schedule.len(),
+            report.violations.len(),
+            report
+                .converged_after
+                .map_or("did not converge".to_string(), |s| format!(
+                    "Ready again at +{s}s"
+                )),
+            report.virtual_seconds,
+            report.wall.as_secs_f64()
+        );
+        if verbose {
+            for line in &report.schedule {
+                println!("    {line}");
+            }
+        }
+        for v in &report.violations {
+            println!("  VIOLATION {v}");
+        }
+        violations += report.violations.len();
+        reports.push(report.to_json());
+    }
+    println!(
+        "soak: {} seed(s) from {}, {violations} violation(s), {:.1}s",
+        seeds.end - seeds.start,
+        seeds.start,
+        started.elapsed().as_secs_f64()
+    );
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
+    if violations > 0 {
+        return Err(format!("{violations} invariant violation(s)"));
+    }
+    Ok(())
+}
