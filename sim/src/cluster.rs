@@ -1426,12 +1426,17 @@ async fn serve_resource(
                 let (current, next) = if apply {
                     server_side_apply(cluster, &target, name, &body, &q, status_write)?
                 } else {
+                    // The patch is merged as sent; the merged object is pruned and defaulted
+                    // (a patch body defaulted on its own would reset every field it leaves
+                    // out that has a schema default).
+                    let patch_body: Value = serde_json::from_slice(&body)
+                        .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))?;
                     patch(
                         cluster,
                         &target,
                         name,
                         content_type,
-                        &parse(&body)?,
+                        &patch_body,
                         status_write,
                         &manager_of(&q, headers),
                     )?

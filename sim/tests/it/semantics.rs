@@ -1376,3 +1376,49 @@ async fn with_rbac_enforced_a_service_account_may_do_only_what_its_roles_grant()
         );
     }
 }
+
+#[tokio::test]
+async fn a_brownfield_stores_url_can_be_edited_by_a_merge_patch() {
+    use barbican_operator::api::{BarbicanSecretStore, fixtures::managed_store};
+    use kube::{
+        api::{DynamicObject, Patch, PatchParams},
+        core::ApiResource,
+    };
+    let cluster = Cluster::new();
+    cluster
+        .install_crd(serde_json::to_value(BarbicanSecretStore::crd()).unwrap())
+        .unwrap();
+    let resource = ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk(
+            "barbican.openstack.c5c3.io",
+            "v1alpha1",
+            "BarbicanSecretStore",
+        ),
+        "barbicansecretstores",
+    );
+    let api: Api<DynamicObject> = Api::namespaced_with(cluster.client(), "default", &resource);
+    let mut object = managed_store();
+    object["metadata"]["namespace"] = json!("default");
+    object["spec"]["openBao"] = json!({
+        "server": {"url": "https://vault.example.com:8200", "credentialsSecretRef": {"name": "approle"}},
+        "kvMountpoint": "secret-barbican",
+        "namespace": "tenant-a",
+    });
+    let created = api
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(object).unwrap(),
+        )
+        .await
+        .unwrap();
+    let patched = api
+        .patch(
+            &created.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"spec": {"openBao": {"server": {"url": "https://vault.example.com:8201"}}}}),
+            ),
+        )
+        .await;
+    assert!(patched.is_ok(), "{patched:?}");
+}
