@@ -986,13 +986,18 @@ async fn all_ready(env: &SimEnv) -> Result<(), Error> {
             .iter()
             .any(|c| c.type_ == "Ready" && c.status == "True")
         {
-            let ready = conditions.iter().find(|c| c.type_ == "Ready");
+            let unready: Vec<String> = conditions
+                .iter()
+                .filter(|c| c.status != "True" && c.type_ != "Ready")
+                .map(|c| format!("{} {} {}: {}", c.type_, c.status, c.reason, c.message))
+                .collect();
             return Err(format!(
                 "{kind} {namespace}/{name} is not Ready: {}",
-                ready.map_or("no condition yet".into(), |c| format!(
-                    "{} {}",
-                    c.reason, c.message
-                ))
+                if unready.is_empty() {
+                    "no conditions yet".to_string()
+                } else {
+                    unready.join("; ")
+                }
             ));
         }
     }

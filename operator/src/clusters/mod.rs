@@ -28,9 +28,7 @@ use kube::{
 
 pub use registration::{REGISTRATION_LABEL, Registration, RegistrationError};
 
-use crate::controller::{
-    barbican::http_route::GatewayApi, children::Children, manager::probe_gateway_api,
-};
+use crate::controller::children::Children;
 
 /// The namespace registration Secrets live in unless `--clusters-namespace` says otherwise.
 pub const DEFAULT_CLUSTERS_NAMESPACE: &str = "c5c3-clusters";
@@ -46,8 +44,6 @@ pub struct Engaged {
     pub namespaces: Option<Vec<String>>,
     /// The hash of the registration it was engaged from.
     pub hash: String,
-    /// Whether the cluster serves the Gateway API's HTTPRoute (probed at engagement).
-    pub gateway_api: GatewayApi,
 }
 
 impl std::fmt::Debug for Engaged {
@@ -149,10 +145,12 @@ pub fn place(
     match registry.resolve(target) {
         Ok(engaged) => {
             failures.remove(target);
-            Ok(
-                Children::remote(engaged.client, namespace, target, engaged.namespaces)
-                    .with_gateway_api(engaged.gateway_api),
-            )
+            Ok(Children::remote(
+                engaged.client,
+                namespace,
+                target,
+                engaged.namespaces,
+            ))
         }
         Err(unresolved) => {
             failures.entry(target.to_string()).or_insert(now);
@@ -280,20 +278,12 @@ impl Registry {
         }
         let entry = match connect(registration.kubeconfig).await {
             Ok(client) => {
-                // Each cluster serves the Gateway API or not: the HTTPRoute step asks its own.
-                let gateway_api =
-                    tokio::time::timeout(crate::openbao::TIMEOUT, probe_gateway_api(&client))
-                        .await
-                        .unwrap_or_else(|_| {
-                            GatewayApi::ProbeFailed("the discovery request timed out".into())
-                        });
-                tracing::info!(cluster = %name, namespaces = ?registration.namespaces, ?gateway_api, "engaged a target cluster");
+                tracing::info!(cluster = %name, namespaces = ?registration.namespaces, "engaged a target cluster");
                 Entry::Engaged(Engaged {
                     name: name.clone(),
                     client,
                     namespaces: registration.namespaces,
                     hash: registration.hash,
-                    gateway_api,
                 })
             }
             Err(reason) => {

@@ -48,9 +48,6 @@ pub struct Children {
     cluster: Option<String>,
     /// The namespaces the target cluster's registration limits the operator to, if any.
     allowed: Option<Vec<String>>,
-    /// Whether a target cluster serves the Gateway API (`None`: ask the management cluster's
-    /// probe).
-    gateway_api: Option<crate::controller::barbican::http_route::GatewayApi>,
 }
 
 /// The longest value a label may carry: a CR whose name is longer cannot own remote children.
@@ -136,7 +133,6 @@ impl Children {
             namespace: namespace.to_string(),
             cluster: None,
             allowed: None,
-            gateway_api: None,
         }
     }
 
@@ -153,23 +149,26 @@ impl Children {
             namespace: namespace.to_string(),
             cluster: Some(cluster.to_string()),
             allowed,
-            gateway_api: None,
         }
     }
 
-    /// The handle, knowing whether its cluster serves the Gateway API.
-    pub fn with_gateway_api(
-        mut self,
-        gateway_api: crate::controller::barbican::http_route::GatewayApi,
-    ) -> Self {
-        self.gateway_api = Some(gateway_api);
-        self
-    }
-
-    /// Whether the children's cluster serves the Gateway API, when this handle knows (a
-    /// target cluster's probe at engagement).
-    pub fn gateway_api(&self) -> Option<&crate::controller::barbican::http_route::GatewayApi> {
-        self.gateway_api.as_ref()
+    /// Whether a target cluster serves the Gateway API, probed now (bounded by the OpenBao
+    /// timeout); `None` for the management cluster, whose verdict is the setup probe's. The
+    /// spec probes a target on every pass, so a target that was down, or that installs the
+    /// Gateway API later, is seen as it is now.
+    pub async fn probe_gateway_api(
+        &self,
+    ) -> Option<crate::controller::barbican::http_route::GatewayApi> {
+        use crate::controller::barbican::http_route::GatewayApi;
+        self.cluster.as_ref()?;
+        Some(
+            tokio::time::timeout(
+                crate::openbao::TIMEOUT,
+                crate::controller::manager::probe_gateway_api(&self.client),
+            )
+            .await
+            .unwrap_or_else(|_| GatewayApi::ProbeFailed("the discovery request timed out".into())),
+        )
     }
 
     /// Why nothing may be read or written here: the namespace is outside the ones the target

@@ -6,6 +6,7 @@ mod admission_on_sim;
 mod chart;
 mod clusters_registry;
 mod examples;
+mod gateway_probe;
 mod leader_election;
 mod openbao_client;
 mod port_forward;

@@ -123,15 +123,14 @@ pub fn http_route(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
         let name = state.name();
         let t = T::HTTPRouteReady;
+        // A target cluster is probed on every pass; the management cluster's setup probe
+        // answers otherwise.
+        let api = match state.children.probe_gateway_api().await {
+            Some(api) => api,
+            None => state.env.gateway_api.clone(),
+        };
         let gateway = match (
-            plan(
-                // A target cluster's own probe; the management cluster's otherwise.
-                state
-                    .children
-                    .gateway_api()
-                    .unwrap_or(&state.env.gateway_api),
-                state.barbican.spec.gateway.as_ref(),
-            ),
+            plan(&api, state.barbican.spec.gateway.as_ref()),
             &state.barbican.spec.gateway,
         ) {
             (Plan::Remove(report), _) => {
