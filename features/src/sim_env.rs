@@ -30,7 +30,7 @@ use barbican_operator::{
     api::Barbican,
     clusters::{DEFAULT_CLUSTERS_NAMESPACE, REGISTRATION_LABEL, run_registry},
     controller::{
-        manager::{Settings, run_barbican_controller},
+        manager::{CONCURRENT_RECONCILES, Settings, run_barbican_controller},
         scope::WatchScope,
     },
     crd,
@@ -133,6 +133,8 @@ pub struct SimEnv {
     applied: Mutex<Vec<Applied>>,
     /// The namespaces the operator watches.
     watch_scope: WatchScope,
+    /// How many passes of each controller run at once.
+    concurrency: u16,
 }
 
 /// Where an applied object is.
@@ -241,10 +243,12 @@ fn start_operator(
     clock: Arc<SimClock>,
     metrics: Arc<Metrics>,
     watch_scope: WatchScope,
+    concurrency: u16,
 ) -> tokio::task::JoinHandle<()> {
     let mut settings = Settings::new(clock, Arc::new(SimResolver(cluster.services())), metrics);
     settings.probe_timeout = Duration::from_secs(2);
     settings.watch_scope = watch_scope;
+    settings.concurrency = concurrency;
     let registry = run_registry(
         client.clone(),
         CLUSTERS_NAMESPACE.to_string(),
@@ -424,6 +428,7 @@ impl SimEnv {
             clock_seam.clone(),
             metrics.clone(),
             WatchScope::All,
+            CONCURRENT_RECONCILES,
         );
         Ok(Self {
             operator_client,
@@ -431,6 +436,7 @@ impl SimEnv {
             backend,
             applied: Mutex::default(),
             watch_scope: WatchScope::All,
+            concurrency: CONCURRENT_RECONCILES,
             cluster,
             metrics,
             site,
@@ -682,7 +688,15 @@ impl SimEnv {
             self.clock_seam.clone(),
             self.metrics.clone(),
             self.watch_scope.clone(),
+            self.concurrency,
         );
+    }
+
+    /// Restarts the operator running at most `concurrency` passes of each controller at once
+    /// (`--max-concurrent-reconciles`).
+    pub fn set_concurrency(&mut self, concurrency: u16) {
+        self.concurrency = concurrency;
+        self.restart_operator();
     }
 
     /// Restarts the operator watching only `scope` (`--watch-namespaces`).

@@ -936,32 +936,20 @@ impl Observer {
         let now = env.clock().now();
         let mut terminating: Vec<(String, jiff::Timestamp)> = Vec::new();
         for subject in &SUBJECTS {
-            if let Ok(list) = Api::<Barbican>::namespaced(env.client.clone(), subject.namespace)
-                .list(&ListParams::default())
-                .await
-            {
-                for b in list.items {
-                    if let Some(t) = &b.metadata.deletion_timestamp {
-                        terminating.push((
-                            format!("Barbican {}/{}", subject.namespace, b.name_any()),
-                            t.0,
-                        ));
-                    }
-                }
-            }
-            if let Ok(list) =
-                Api::<BarbicanSecretStore>::namespaced(env.client.clone(), subject.namespace)
-                    .list(&ListParams::default())
-                    .await
-            {
-                for s in list.items {
-                    if let Some(t) = &s.metadata.deletion_timestamp {
-                        terminating.push((
-                            format!("BarbicanSecretStore {}/{}", subject.namespace, s.name_any()),
-                            t.0,
-                        ));
-                    }
-                }
+            for kind in ["Barbican", "BarbicanSecretStore"] {
+                let Ok(api) = env.api_of(kind, subject.namespace).await else {
+                    continue;
+                };
+                let Ok(list) = api.list(&ListParams::default()).await else {
+                    continue;
+                };
+                terminating.extend(list.items.into_iter().filter_map(|object| {
+                    let since = object.metadata.deletion_timestamp.as_ref()?.0;
+                    Some((
+                        format!("{kind} {}/{}", subject.namespace, object.name_any()),
+                        since,
+                    ))
+                }));
             }
         }
         for (what, since) in terminating {

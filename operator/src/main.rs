@@ -109,6 +109,9 @@ struct RunArgs {
     /// running the operator outside the cluster it manages (re-read when it changes).
     #[arg(long, value_name = "PATH")]
     resolve_overrides: Option<PathBuf>,
+    /// How many Barbicans (and, separately, stores) are reconciled at once; 0 is unbounded.
+    #[arg(long, value_name = "N", default_value_t = barbican_operator::controller::manager::CONCURRENT_RECONCILES)]
+    max_concurrent_reconciles: u16,
 }
 
 /// The log filter when `RUST_LOG` is unset.
@@ -352,6 +355,7 @@ async fn operate(args: RunArgs) -> Result<(), String> {
     settings.operator_namespace = args.namespace.clone();
     settings.instance = args.pod_name.clone();
     settings.watch_scope = args.watch_namespaces.clone();
+    settings.concurrency = args.max_concurrent_reconciles;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let shutdown = {
         let stopped = stopped.clone();

@@ -102,3 +102,19 @@ pub fn try_apply_stdin(sim: &Sim, manifest: &str) -> (bool, String) {
         String::from_utf8_lossy(&output.stderr).into(),
     )
 }
+
+/// Runs `barbican-sim` with `args` to completion; its stdout, after asserting it succeeded
+/// (the failure shows both streams).
+pub fn run_ok(args: &[&std::ffi::OsStr]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_barbican-sim"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    text
+}

@@ -6,16 +6,7 @@ use std::process::Command;
 
 #[test]
 fn the_demo_brings_every_example_to_ready_and_its_idle_pass_writes_nothing() {
-    let output = Command::new(env!("CARGO_BIN_EXE_barbican-sim"))
-        .arg("demo")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let text = super::common::run_ok(&["demo".as_ref()]);
     for expected in [
         "applied into legacy: barbicansecretstore-brownfield.yaml",
         "applied into full: barbican-full.yaml, placed on the target cluster region-one",

@@ -1,31 +1,20 @@
 //! `barbican-sim soak`: one short seed runs end to end, reports no violation, and writes its
 //! report as JSON.
 
-use std::process::Command;
-
 #[test]
 fn a_short_soak_reports_each_seed_and_no_violation() {
     let json = std::env::temp_dir().join(format!("soak-{}.json", std::process::id()));
-    let output = Command::new(env!("CARGO_BIN_EXE_barbican-sim"))
-        .args([
-            "soak",
-            "--seeds",
-            "1",
-            "--first-seed",
-            "5",
-            "--faults-for",
-            "3m",
-        ])
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let text = super::common::run_ok(&[
+        "soak".as_ref(),
+        "--seeds".as_ref(),
+        "1".as_ref(),
+        "--first-seed".as_ref(),
+        "5".as_ref(),
+        "--faults-for".as_ref(),
+        "3m".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+    ]);
     assert!(text.contains("seed 5: "), "{text}");
     assert!(
         text.contains("soak: 1 seed(s) from 5, 0 violation(s)"),

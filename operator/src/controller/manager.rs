@@ -27,7 +27,7 @@ use kube::{
     api::{ApiResource, DynamicObject},
     runtime::{
         Controller, WatchStreamExt,
-        controller::Action,
+        controller::{self, Action},
         reflector::{self, ObjectRef},
         watcher,
     },
@@ -53,6 +53,11 @@ use crate::{
 
 /// The periodic re-reconcile of every CR (the reference's `--sync-period`).
 pub const RESYNC: Duration = Duration::from_secs(600);
+/// How many passes of each controller run at once by default (`--max-concurrent-reconciles`).
+/// Unbounded, a thousand CRs created together start a thousand passes, each with its reads,
+/// writes and OpenBao logins in flight: memory and the peers' load grow with N instead of
+/// staying flat, and the cluster converges later, not sooner.
+pub const CONCURRENT_RECONCILES: u16 = 16;
 /// The first retry after a failed pass; it doubles per consecutive failure.
 pub const BACKOFF_BASE: Duration = Duration::from_secs(1);
 /// The longest retry interval after failures.
@@ -79,6 +84,8 @@ pub struct Settings {
     pub clusters: crate::clusters::Registry,
     /// The namespaces watched on the management cluster.
     pub watch_scope: WatchScope,
+    /// How many passes of each controller run at once (0: unbounded).
+    pub concurrency: u16,
 }
 
 impl Settings {
@@ -94,6 +101,7 @@ impl Settings {
             resync: RESYNC,
             clusters: crate::clusters::Registry::default(),
             watch_scope: WatchScope::All,
+            concurrency: CONCURRENT_RECONCILES,
         }
     }
 }
@@ -374,6 +382,7 @@ pub async fn run_barbican_controller(
     }
     tracing::info!(gateway_api = ?gateway_api, "Barbican controller starting");
     let barbicans = controller
+        .with_config(controller::Config::default().concurrency(settings.concurrency))
         .graceful_shutdown_on(shutdown.clone())
         .run(pass, |_, _, _| Action::await_change(), runtime.clone())
         .for_each(|result| async move {
@@ -396,6 +405,7 @@ pub async fn run_barbican_controller(
         scope,
         runtime.env.clone(),
         settings.resync,
+        settings.concurrency,
         stores,
         barbican_cache,
         remotely_woken_stores,
@@ -423,6 +433,7 @@ async fn run_secret_store_controller(
     scope: WatchScope,
     env: Arc<Env>,
     resync: Duration,
+    concurrency: u16,
     stores: reflector::Store<BarbicanSecretStore>,
     barbicans: reflector::Store<Barbican>,
     remotely_woken: mpsc::UnboundedReceiver<ObjectRef<BarbicanSecretStore>>,
@@ -479,6 +490,7 @@ async fn run_secret_store_controller(
     }
     tracing::info!("BarbicanSecretStore controller starting");
     controller
+        .with_config(controller::Config::default().concurrency(concurrency))
         .graceful_shutdown_on(shutdown)
         .run(store_pass, |_, _, _| Action::await_change(), runtime)
         .for_each(|result| async move {

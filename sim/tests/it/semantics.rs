@@ -617,15 +617,14 @@ async fn the_api_is_served_over_loopback_http_too() {
     assert_eq!(names, ["default", "kube-public", "kube-system"]);
 }
 
-#[tokio::test]
-async fn custom_resources_are_pruned_to_their_schema_and_defaulted() {
-    use barbican_operator::api::{BarbicanSecretStore, fixtures::managed_store};
-    use kube::{api::DynamicObject, core::ApiResource};
+/// BarbicanSecretStores in `default` on a fresh cluster with that CRD installed.
+fn secret_stores_in_default() -> Api<kube::api::DynamicObject> {
+    use barbican_operator::api::BarbicanSecretStore;
     let cluster = Cluster::new();
     cluster
         .install_crd(serde_json::to_value(BarbicanSecretStore::crd()).unwrap())
         .unwrap();
-    let resource = ApiResource::from_gvk_with_plural(
+    let resource = kube::core::ApiResource::from_gvk_with_plural(
         &kube::core::GroupVersionKind::gvk(
             "barbican.openstack.c5c3.io",
             "v1alpha1",
@@ -633,7 +632,13 @@ async fn custom_resources_are_pruned_to_their_schema_and_defaulted() {
         ),
         "barbicansecretstores",
     );
-    let api: Api<DynamicObject> = Api::namespaced_with(cluster.client(), "default", &resource);
+    Api::namespaced_with(cluster.client(), "default", &resource)
+}
+
+#[tokio::test]
+async fn custom_resources_are_pruned_to_their_schema_and_defaulted() {
+    use barbican_operator::api::fixtures::managed_store;
+    let api = secret_stores_in_default();
     let mut object = managed_store();
     object["metadata"]["namespace"] = json!("default");
     object["spec"]["notInTheSchema"] = json!("dropped");
@@ -1379,24 +1384,9 @@ async fn with_rbac_enforced_a_service_account_may_do_only_what_its_roles_grant()
 
 #[tokio::test]
 async fn a_brownfield_stores_url_can_be_edited_by_a_merge_patch() {
-    use barbican_operator::api::{BarbicanSecretStore, fixtures::managed_store};
-    use kube::{
-        api::{DynamicObject, Patch, PatchParams},
-        core::ApiResource,
-    };
-    let cluster = Cluster::new();
-    cluster
-        .install_crd(serde_json::to_value(BarbicanSecretStore::crd()).unwrap())
-        .unwrap();
-    let resource = ApiResource::from_gvk_with_plural(
-        &kube::core::GroupVersionKind::gvk(
-            "barbican.openstack.c5c3.io",
-            "v1alpha1",
-            "BarbicanSecretStore",
-        ),
-        "barbicansecretstores",
-    );
-    let api: Api<DynamicObject> = Api::namespaced_with(cluster.client(), "default", &resource);
+    use barbican_operator::api::fixtures::managed_store;
+    use kube::api::{Patch, PatchParams};
+    let api = secret_stores_in_default();
     let mut object = managed_store();
     object["metadata"]["namespace"] = json!("default");
     object["spec"]["openBao"] = json!({

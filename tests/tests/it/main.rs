@@ -5,6 +5,7 @@ mod admission_corpus;
 mod admission_on_sim;
 mod chart;
 mod clusters_registry;
+mod concurrency;
 mod examples;
 mod gateway_probe;
 mod leader_election;
