@@ -14,4 +14,5 @@ mod port_forward;
 mod properties;
 mod schema_constraints;
 mod seams;
+mod steady_state;
 mod watch_scope;

@@ -29,6 +29,17 @@ pub struct Stamp {
     pub ttl: Duration,
 }
 
+/// CredentialsReady's message for a secret ID that logs in: the same words whether it was just
+/// minted or found working on a later pass, so a revalidation that finds nothing new changes
+/// nothing in the status (and writes nothing).
+pub fn logs_in_message(stamp: &Stamp) -> String {
+    format!(
+        "the secret ID minted at {} (TTL {} s) logs in",
+        stamp.minted_at,
+        stamp.ttl.as_secs()
+    )
+}
+
 /// The stamp of a `<store>-approle` Secret's annotations; `None` when either is missing,
 /// unparseable or negative (the Secret is then treated as unstamped and minted afresh).
 pub fn stamp(annotations: &BTreeMap<String, String>) -> Option<Stamp> {

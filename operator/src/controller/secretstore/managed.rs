@@ -339,7 +339,7 @@ async fn ladder(mint: &Mint<'_>, secret: Option<Secret>) -> Result<Found, kube::
             match probe(mint.server, &held_role, &held_secret).await {
                 Ok(()) => held(Findings::available(
                     true,
-                    format!("the secret ID minted at {} logs in", stamp.minted_at),
+                    credentials::logs_in_message(&stamp),
                     credentials::requeue_after(&stamp, now),
                 )),
                 Err(e) if e.rejects_credentials() => {
@@ -413,10 +413,7 @@ impl Mint<'_> {
         let findings = match probe(self.server, self.role_id, &minted.value).await {
             Ok(()) => Findings::available(
                 true,
-                format!(
-                    "minted a secret ID at {} (TTL {} s) that logs in",
-                    stamp.minted_at, minted.ttl_seconds
-                ),
+                credentials::logs_in_message(&stamp),
                 credentials::requeue_after(&stamp, now),
             ),
             Err(e) if e.is_denied() => Findings::credentials_failed(

@@ -1,0 +1,43 @@
+//! Once every example is Ready, the time that passes writes nothing but what the spec asks
+//! for: a managed store's 15-minute revalidation mints a provisioner token (a TokenRequest,
+//! which stores nothing) and leaves the store's status as it was.
+
+use std::time::Duration;
+
+use barbican_features::{examples::apply_examples, sim_env::SimEnv};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_quiet_minutes_write_nothing_but_token_requests() {
+    let env = SimEnv::start(true).await.unwrap();
+    apply_examples(&env).await.unwrap();
+    env.eventually(Duration::from_secs(600), || async {
+        for (kind, namespace, name) in barbican_features::examples::watched() {
+            let ready = env
+                .conditions(kind, namespace, name)
+                .await?
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True");
+            if !ready {
+                return Err(format!("{kind} {namespace}/{name} is not Ready"));
+            }
+        }
+        Ok(())
+    })
+    .await
+    .unwrap();
+    // What was in flight settles first.
+    env.let_time_pass(Duration::from_secs(60)).await;
+    let mark = env.cluster.audit_mark();
+    env.let_time_pass(Duration::from_secs(16 * 60)).await;
+    let writes: Vec<String> = env
+        .operator_writes_since(mark)
+        .iter()
+        .map(|w| w.to_string())
+        .filter(|w| !w.contains("/serviceaccounts/openbao-instance-provisioner/token"))
+        .collect();
+    assert!(
+        writes.is_empty(),
+        "writes in the steady state:\n{}",
+        writes.join("\n")
+    );
+}
