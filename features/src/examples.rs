@@ -138,6 +138,36 @@ pub async fn apply_full_example_locally(env: &SimEnv) -> Result<(), Error> {
     env.apply_yaml(&full.replace(&target, "")).await
 }
 
+/// Whether every CR of `crs` (kind, namespace, name) is Ready; the error names the first that
+/// is not and its conditions that are not True.
+pub async fn all_ready(
+    env: &SimEnv,
+    crs: &[(&'static str, &'static str, &'static str)],
+) -> Result<(), Error> {
+    for (kind, namespace, name) in crs {
+        let conditions = env.conditions(kind, namespace, name).await?;
+        if !conditions
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+        {
+            let unready: Vec<String> = conditions
+                .iter()
+                .filter(|c| c.status != "True" && c.type_ != "Ready")
+                .map(|c| format!("{} {} {}: {}", c.type_, c.status, c.reason, c.message))
+                .collect();
+            return Err(format!(
+                "{kind} {namespace}/{name} is not Ready: {}",
+                if unready.is_empty() {
+                    "no conditions yet".to_string()
+                } else {
+                    unready.join("; ")
+                }
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The CRs the demo waits on, in the order it prints them.
 pub fn watched() -> Vec<(&'static str, &'static str, &'static str)> {
     vec![

@@ -968,27 +968,7 @@ impl Observer {
 
 /// Whether every example CR is Ready and every Barbican runs its requested release.
 async fn all_ready(env: &SimEnv) -> Result<(), Error> {
-    for (kind, namespace, name) in examples::watched() {
-        let conditions = env.conditions(kind, namespace, name).await?;
-        if !conditions
-            .iter()
-            .any(|c| c.type_ == "Ready" && c.status == "True")
-        {
-            let unready: Vec<String> = conditions
-                .iter()
-                .filter(|c| c.status != "True" && c.type_ != "Ready")
-                .map(|c| format!("{} {} {}: {}", c.type_, c.status, c.reason, c.message))
-                .collect();
-            return Err(format!(
-                "{kind} {namespace}/{name} is not Ready: {}",
-                if unready.is_empty() {
-                    "no conditions yet".to_string()
-                } else {
-                    unready.join("; ")
-                }
-            ));
-        }
-    }
+    examples::all_ready(env, &examples::watched()).await?;
     for subject in &SUBJECTS {
         let barbican = env.barbican(subject.namespace, NAME).await?;
         let installed = barbican.status.and_then(|s| s.installed_release);

@@ -17,7 +17,7 @@ use std::{
 
 use barbican_features::{
     examples::{
-        FULL, FULL_LOCAL, LEGACY, NAME, NAMESPACE, REGION, STORE, apply_examples,
+        FULL, FULL_LOCAL, LEGACY, NAME, NAMESPACE, REGION, STORE, all_ready, apply_examples,
         apply_full_example_locally, watched,
     },
     sim_env::{CLUSTERS_NAMESPACE, OPERATOR_AGENT, SimEnv},
@@ -769,20 +769,8 @@ async fn rbac_run(watch: &[&str]) {
         crs.push(("Barbican", FULL_LOCAL, NAME));
         crs
     };
-    let all_ready = || async {
-        for (kind, namespace, name) in crs() {
-            let ready = env
-                .conditions(kind, namespace, name)
-                .await?
-                .iter()
-                .any(|c| c.type_ == "Ready" && c.status == "True");
-            if !ready {
-                return Err(format!("{kind} {namespace}/{name} is not Ready"));
-            }
-        }
-        Ok(())
-    };
-    env.eventually(Duration::from_secs(300), all_ready)
+    let everything = crs();
+    env.eventually(Duration::from_secs(300), || all_ready(&env, &everything))
         .await
         .unwrap();
 
@@ -797,7 +785,7 @@ async fn rbac_run(watch: &[&str]) {
                 return Err(format!("{kind} {FULL_LOCAL}/{name} is still there"));
             }
         }
-        all_ready().await
+        all_ready(&env, &everything).await
     })
     .await
     .unwrap();
@@ -826,7 +814,7 @@ async fn rbac_run(watch: &[&str]) {
             if now == before {
                 return Err(format!("the Deployment still mounts {before}"));
             }
-            all_ready().await
+            all_ready(&env, &everything).await
         })
         .await
         .unwrap();

@@ -4,27 +4,19 @@
 
 use std::time::Duration;
 
-use barbican_features::{examples::apply_examples, sim_env::SimEnv};
+use barbican_features::{
+    examples::{all_ready, apply_examples, watched},
+    sim_env::SimEnv,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_quiet_minutes_write_nothing_but_token_requests() {
     let env = SimEnv::start(true).await.unwrap();
     apply_examples(&env).await.unwrap();
-    env.eventually(Duration::from_secs(600), || async {
-        for (kind, namespace, name) in barbican_features::examples::watched() {
-            let ready = env
-                .conditions(kind, namespace, name)
-                .await?
-                .iter()
-                .any(|c| c.type_ == "Ready" && c.status == "True");
-            if !ready {
-                return Err(format!("{kind} {namespace}/{name} is not Ready"));
-            }
-        }
-        Ok(())
-    })
-    .await
-    .unwrap();
+    let crs = watched();
+    env.eventually(Duration::from_secs(600), || all_ready(&env, &crs))
+        .await
+        .unwrap();
     // What was in flight settles first.
     env.let_time_pass(Duration::from_secs(60)).await;
     let mark = env.cluster.audit_mark();
