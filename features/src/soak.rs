@@ -1104,25 +1104,18 @@ async fn act(env: &mut SimEnv, observer: &mut Observer, action: &Action) -> Resu
         Action::Reattach => reattach(env).await?,
         Action::Sabotage(sabotage) => sabotage_now(env, *sabotage).await?,
         Action::Repair => {
-            env.cluster.clear_faults();
-            for cluster in [&env.cluster, &target.site.cluster] {
-                cluster.set_controllers(Controllers {
-                    jobs: Some(JobRules::default()),
-                    ..Controllers::all()
-                });
+            // Every fault's own "off" action; the re-applied store is the default again.
+            for undo in [
+                Action::ClearApiFaults,
+                Action::JobsComplete,
+                Action::TargetUp,
+                Action::OpenBaoUp,
+                Action::ExternalOpenBaoUp,
+                Action::MariaDbUp,
+                Action::Reattach,
+            ] {
+                Box::pin(act(env, observer, &undo)).await?;
             }
-            target.site.cluster.set_outage(false);
-            if let Some(instance) = site.openbao.instance(NAMESPACE, "openbao-instance") {
-                instance.set_outage(barbican_fakes::openbao::Outage::None);
-            }
-            if let Some(server) = env.external_openbao("vault") {
-                server.set_outage(barbican_fakes::openbao::Outage::None);
-            }
-            site.mariadb
-                .mariadbs
-                .release(NAMESPACE, "openstack-mariadb")
-                .await;
-            reattach(env).await?;
             delete_failed_db_syncs(env).await;
         }
     }

@@ -635,21 +635,28 @@ fn secret_stores_in_default() -> Api<kube::api::DynamicObject> {
     Api::namespaced_with(cluster.client(), "default", &resource)
 }
 
+/// Creates `object` in `default` through `api`.
+async fn create_in_default(
+    api: &Api<kube::api::DynamicObject>,
+    mut object: serde_json::Value,
+) -> kube::api::DynamicObject {
+    object["metadata"]["namespace"] = json!("default");
+    api.create(
+        &PostParams::default(),
+        &serde_json::from_value(object).unwrap(),
+    )
+    .await
+    .unwrap()
+}
+
 #[tokio::test]
 async fn custom_resources_are_pruned_to_their_schema_and_defaulted() {
     use barbican_operator::api::fixtures::managed_store;
     let api = secret_stores_in_default();
     let mut object = managed_store();
-    object["metadata"]["namespace"] = json!("default");
     object["spec"]["notInTheSchema"] = json!("dropped");
     object["spec"]["openBao"]["typo"] = json!(true);
-    let created = api
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(object).unwrap(),
-        )
-        .await
-        .unwrap();
+    let created = create_in_default(&api, object).await;
     let spec = &created.data["spec"];
     assert!(
         spec.get("notInTheSchema").is_none() && spec["openBao"].get("typo").is_none(),
@@ -1388,19 +1395,12 @@ async fn a_brownfield_stores_url_can_be_edited_by_a_merge_patch() {
     use kube::api::{Patch, PatchParams};
     let api = secret_stores_in_default();
     let mut object = managed_store();
-    object["metadata"]["namespace"] = json!("default");
     object["spec"]["openBao"] = json!({
         "server": {"url": "https://vault.example.com:8200", "credentialsSecretRef": {"name": "approle"}},
         "kvMountpoint": "secret-barbican",
         "namespace": "tenant-a",
     });
-    let created = api
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(object).unwrap(),
-        )
-        .await
-        .unwrap();
+    let created = create_in_default(&api, object).await;
     let patched = api
         .patch(
             &created.name_any(),
