@@ -12,12 +12,15 @@ use kube::{
 };
 use serde_json::json;
 
+use barbican_operator::api::barbican::Barbican;
+
 use crate::{
     sim_env::{CLUSTERS_NAMESPACE, OPERATOR_AGENT, SimEnv},
     world::BarbicanWorld,
 };
 
-/// The audit mark taken when a scenario last touched a Secret to see who wakes.
+/// The audit marks of the target clusters taken when a scenario last touched a Secret to see
+/// who wakes (one per cluster, `touch-mark/<cluster>`).
 const TOUCH_MARK: &str = "touch-mark";
 /// Real time a woken pass gets to start (no virtual time moves meanwhile).
 const WAKE_WINDOW: Duration = Duration::from_millis(800);
@@ -115,7 +118,15 @@ async fn rejects(world: &mut BarbicanWorld, name: String) {
 async fn touch(world: &mut BarbicanWorld, secret: String, namespace: String, cluster: String) {
     let env = world.env();
     let target = env.target(&cluster).expect("a started target cluster");
-    env.remember(TOUCH_MARK, env.cluster.audit_mark().to_string());
+    for name in env.target_names() {
+        let mark = env
+            .target(&name)
+            .expect("a started target")
+            .site
+            .cluster
+            .audit_mark();
+        env.remember(&format!("{TOUCH_MARK}/{name}"), mark.to_string());
+    }
     let patch = json!({"metadata": {"annotations": {
         "barbican-features.example/touched": env.clock().rfc3339()}}});
     Api::<Secret>::namespaced(target.client.clone(), &namespace)
@@ -124,19 +135,31 @@ async fn touch(world: &mut BarbicanWorld, secret: String, namespace: String, clu
         .expect("touching the Secret");
 }
 
-/// Whether the operator read the Barbican since the last touch, within [`WAKE_WINDOW`] of
-/// real time and without moving the virtual clock.
+/// Whether a pass over the Barbican ran since the last touch, within [`WAKE_WINDOW`] of real
+/// time and without moving the virtual clock: whether the operator sent its target cluster a
+/// request in the Barbican's namespace (a pass reads its children there; on the management
+/// cluster a converged pass reads only its watch cache, so it leaves no trace there).
 async fn read_since_touch(env: &SimEnv, namespace: &str, name: &str) -> bool {
+    let barbican = Api::<Barbican>::namespaced(env.client.clone(), namespace)
+        .get(name)
+        .await
+        .expect("the Barbican");
+    let cluster = barbican
+        .spec
+        .target_cluster_ref
+        .expect("the wake-up steps follow a Barbican placed on a target cluster")
+        .name;
     let mark: u64 = env
-        .remembered(TOUCH_MARK)
+        .remembered(&format!("{TOUCH_MARK}/{cluster}"))
         .expect("a Secret was touched first")
         .parse()
         .expect("a mark");
-    let path = format!("/namespaces/{namespace}/barbicans/{name}");
+    let target = env.target(&cluster).expect("the Barbican's target cluster");
+    let scope = format!("/namespaces/{namespace}/");
     let deadline = tokio::time::Instant::now() + WAKE_WINDOW;
     loop {
-        let read = env.cluster.requests_since(mark).iter().any(|e| {
-            e.user_agent == OPERATOR_AGENT && e.method == "GET" && e.path.ends_with(&path)
+        let read = target.site.cluster.requests_since(mark).iter().any(|e| {
+            e.user_agent.starts_with(OPERATOR_AGENT) && !e.is_watch() && e.path.contains(&scope)
         });
         if read || tokio::time::Instant::now() >= deadline {
             return read;

@@ -667,6 +667,16 @@ impl SimEnv {
         Ok(target)
     }
 
+    /// The names of the target clusters started so far.
+    pub fn target_names(&self) -> Vec<String> {
+        self.targets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .cloned()
+            .collect()
+    }
+
     /// The target cluster `name`.
     pub fn target(&self, name: &str) -> Result<Arc<TargetCluster>, Error> {
         self.targets
@@ -870,6 +880,16 @@ impl SimEnv {
             .requests_since(mark)
             .into_iter()
             .filter(|e| e.user_agent == OPERATOR_AGENT && e.is_write())
+            .collect()
+    }
+
+    /// The operator's reads of the management cluster after `mark` other than watches: the
+    /// gets and lists a watch cache would have answered.
+    pub fn operator_reads_since(&self, mark: u64) -> Vec<Entry> {
+        self.cluster
+            .requests_since(mark)
+            .into_iter()
+            .filter(|e| e.user_agent == OPERATOR_AGENT && !e.is_write() && !e.is_watch())
             .collect()
     }
 }

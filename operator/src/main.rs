@@ -242,7 +242,7 @@ async fn terminated() {
 }
 
 async fn client_for(kubeconfig: Option<&PathBuf>) -> Result<kube::Client, String> {
-    let config = match kubeconfig {
+    let mut config = match kubeconfig {
         Some(path) => {
             let kubeconfig = kube::config::Kubeconfig::read_from(path)
                 .map_err(|e| format!("reading {}: {e}", path.display()))?;
@@ -254,6 +254,7 @@ async fn client_for(kubeconfig: Option<&PathBuf>) -> Result<kube::Client, String
             .await
             .map_err(|e| format!("finding a cluster (in-cluster or KUBECONFIG): {e}"))?,
     };
+    barbican_operator::clusters::identify(&mut config);
     kube::Client::try_from(config).map_err(|e| format!("building the API client: {e}"))
 }
 

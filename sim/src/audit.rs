@@ -29,6 +29,11 @@ impl Entry {
     pub fn is_write(&self) -> bool {
         self.method != "GET" && self.method != "HEAD" && !self.path.contains("dryRun=All")
     }
+
+    /// Whether the request is a watch (kube-apiserver's `watch` verb).
+    pub fn is_watch(&self) -> bool {
+        crate::rbac::attributes(&self.method, &self.path).is_some_and(|a| a.verb == "watch")
+    }
 }
 
 impl std::fmt::Display for Entry {

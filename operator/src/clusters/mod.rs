@@ -28,7 +28,7 @@ use kube::{
 
 pub use registration::{REGISTRATION_LABEL, Registration, RegistrationError};
 
-use crate::controller::children::Children;
+use crate::controller::{cache::Cache, children::Children};
 
 /// The namespace registration Secrets live in unless `--clusters-namespace` says otherwise.
 pub const DEFAULT_CLUSTERS_NAMESPACE: &str = "c5c3-clusters";
@@ -129,17 +129,22 @@ pub fn may_abandon(deleted_at: Timestamp, first_failed_at: Timestamp, now: Times
 }
 
 /// Where the children of a CR in `namespace` naming `target` live: the management cluster
-/// (`management`) without a target, the engaged target cluster otherwise, or the resolver's
+/// (`management`, read through its watch `cache`) without a target, the engaged target cluster otherwise, or the resolver's
 /// error. A failure is recorded at `now` (see [`Registry::first_failure`]).
 pub fn place(
     registry: &Registry,
     management: &Client,
+    cache: &Cache,
     namespace: &str,
     target: Option<&str>,
     now: Timestamp,
 ) -> Result<Children, ResolveError> {
     let Some(target) = target else {
-        return Ok(Children::local(management.clone(), namespace));
+        return Ok(Children::local(
+            management.clone(),
+            namespace,
+            cache.clone(),
+        ));
     };
     let mut failures = registry.failures.lock().unwrap_or_else(|p| p.into_inner());
     match registry.resolve(target) {
@@ -159,11 +164,25 @@ pub fn place(
     }
 }
 
+/// The User-Agent of the operator's requests, on the management cluster and on every target
+/// cluster, so their audit logs name it (kube's client sends none of its own).
+pub const USER_AGENT: &str = concat!("barbican-operator/", env!("CARGO_PKG_VERSION"));
+
+/// Makes `config`'s requests carry [`USER_AGENT`].
+pub fn identify(config: &mut kube::Config) {
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(USER_AGENT),
+    ));
+}
+
 /// Builds the client of a registration.
 pub async fn connect(kubeconfig: Kubeconfig) -> Result<Client, String> {
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .map_err(|e| format!("the kubeconfig does not configure a client: {e}"))?;
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .map_err(|e| format!("the kubeconfig does not configure a client: {e}"))?;
+    identify(&mut config);
     Client::try_from(config).map_err(|e| format!("building the client failed: {e}"))
 }
 
@@ -390,21 +409,44 @@ mod tests {
     async fn placement_follows_the_target_and_records_the_first_failure() {
         let registry = Registry::default();
         let management = client();
-        let local = place(&registry, &management, "openstack", None, at(0)).unwrap();
+        let local = place(
+            &registry,
+            &management,
+            &Cache::default(),
+            "openstack",
+            None,
+            at(0),
+        )
+        .unwrap();
         assert_eq!(local.cluster(), None, "single-cluster");
         assert_eq!(
-            place(&registry, &management, "openstack", Some("edge-1"), at(10))
-                .err()
-                .map(|e| e.to_string())
-                .as_deref(),
+            place(
+                &registry,
+                &management,
+                &Cache::default(),
+                "openstack",
+                Some("edge-1"),
+                at(10)
+            )
+            .err()
+            .map(|e| e.to_string())
+            .as_deref(),
             Some("cluster not found")
         );
-        let _ = place(&registry, &management, "openstack", Some("edge-1"), at(20));
+        let _ = place(
+            &registry,
+            &management,
+            &Cache::default(),
+            "openstack",
+            Some("edge-1"),
+            at(20),
+        );
         assert_eq!(registry.first_failure("edge-1"), Some(at(10)), "the first");
         assert!(matches!(
             place(
                 &Registry::disabled(),
                 &management,
+                &Cache::default(),
                 "openstack",
                 Some("edge-1"),
                 at(0)
@@ -417,7 +459,15 @@ mod tests {
             changes.has_changed().unwrap(),
             "the remote watches hear of it"
         );
-        let placed = place(&registry, &management, "openstack", Some("edge-1"), at(30)).unwrap();
+        let placed = place(
+            &registry,
+            &management,
+            &Cache::default(),
+            "openstack",
+            Some("edge-1"),
+            at(30),
+        )
+        .unwrap();
         assert_eq!(placed.cluster(), Some("edge-1"));
         assert_eq!(placed.namespace(), "openstack");
         assert_eq!(
@@ -434,14 +484,30 @@ mod tests {
             ByteString(b"tenant-a,tenant-b".to_vec()),
         );
         registry.apply(&limited).await;
-        let placed = place(&registry, &management, "openstack", Some("edge-2"), at(40)).unwrap();
+        let placed = place(
+            &registry,
+            &management,
+            &Cache::default(),
+            "openstack",
+            Some("edge-2"),
+            at(40),
+        )
+        .unwrap();
         assert!(
             placed
                 .namespace_refusal()
                 .unwrap()
                 .contains("(tenant-a, tenant-b)")
         );
-        let inside = place(&registry, &management, "tenant-b", Some("edge-2"), at(40)).unwrap();
+        let inside = place(
+            &registry,
+            &management,
+            &Cache::default(),
+            "tenant-b",
+            Some("edge-2"),
+            at(40),
+        )
+        .unwrap();
         assert_eq!(inside.namespace_refusal(), None);
     }
 }

@@ -15,6 +15,7 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+use super::cache::{Cache, Cached};
 use crate::api::names::{OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL};
 
 /// The field manager of every apply (the reference's, so both operators can hand over).
@@ -27,6 +28,9 @@ pub trait Child:
     + Serialize
     + DeserializeOwned
     + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
 {
 }
 
@@ -36,6 +40,9 @@ impl<K> Child for K where
         + Serialize
         + DeserializeOwned
         + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static
 {
 }
 
@@ -48,6 +55,8 @@ pub struct Children {
     cluster: Option<String>,
     /// The namespaces the target cluster's registration limits the operator to, if any.
     allowed: Option<Vec<String>>,
+    /// The watch cache, on the management cluster only (see [`super::cache`]).
+    cache: Option<Cache>,
 }
 
 /// The longest value a label may carry: a CR whose name is longer cannot own remote children.
@@ -126,13 +135,14 @@ fn not_found(error: &kube::Error) -> bool {
 }
 
 impl Children {
-    /// Children on the management cluster (`client`), in `namespace`.
-    pub fn local(client: Client, namespace: &str) -> Self {
+    /// Children on the management cluster (`client`), in `namespace`, read through `cache`.
+    pub fn local(client: Client, namespace: &str, cache: Cache) -> Self {
         Self {
             client,
             namespace: namespace.to_string(),
             cluster: None,
             allowed: None,
+            cache: Some(cache),
         }
     }
 
@@ -149,6 +159,7 @@ impl Children {
             namespace: namespace.to_string(),
             cluster: Some(cluster.to_string()),
             allowed,
+            cache: None,
         }
     }
 
@@ -232,13 +243,73 @@ impl Children {
         Api::namespaced_with(self.client.clone(), &self.namespace, resource)
     }
 
-    /// Reads `name`, `None` when it does not exist.
-    pub async fn get<K: Child>(&self, name: &str) -> Result<Option<K>, kube::Error> {
-        self.api::<K>().get_opt(name).await
+    /// What the watch cache says of `name` (always [`Cached::Unknown`] on a target cluster).
+    fn cached<K: Child>(&self, name: &str) -> Cached<K> {
+        match &self.cache {
+            Some(cache) => cache.get::<K>(Some(&self.namespace), name),
+            None => Cached::Unknown,
+        }
     }
 
-    /// Lists the children matching `labels` (a label selector).
+    /// What the watch cache says of `name` of a kind known only at run time.
+    fn cached_dynamic(&self, resource: &ApiResource, name: &str) -> Cached<DynamicObject> {
+        match &self.cache {
+            Some(cache) => cache.get_dynamic(resource, Some(&self.namespace), name),
+            None => Cached::Unknown,
+        }
+    }
+
+    /// Reads `name`, `None` when it does not exist: from the watch cache when it holds it,
+    /// from the API server otherwise (so a child created a moment ago is found).
+    pub async fn get<K: Child>(&self, name: &str) -> Result<Option<K>, kube::Error> {
+        match self.cached::<K>(name) {
+            Cached::Present(object) => Ok(Some(object)),
+            Cached::Absent | Cached::Unknown => self.api::<K>().get_opt(name).await,
+        }
+    }
+
+    /// Reads the input `name` of a kind known only at run time (a MariaDB, an OpenBaoCluster,
+    /// an External Secrets store): never created by this operator, so a cached "absent" is
+    /// believed (its watch wakes the CRs that name it when it appears).
+    pub async fn get_dynamic(
+        &self,
+        resource: &ApiResource,
+        name: &str,
+    ) -> Result<Option<DynamicObject>, kube::Error> {
+        match self.cached_dynamic(resource, name) {
+            Cached::Present(object) => Ok(Some(object)),
+            Cached::Absent => Ok(None),
+            Cached::Unknown => self.dynamic(resource).get_opt(name).await,
+        }
+    }
+
+    /// [`Children::get_dynamic`] for a cluster-scoped kind.
+    pub async fn get_cluster_scoped(
+        &self,
+        resource: &ApiResource,
+        name: &str,
+    ) -> Result<Option<DynamicObject>, kube::Error> {
+        let cached = match &self.cache {
+            Some(cache) => cache.get_dynamic(resource, None, name),
+            None => Cached::Unknown,
+        };
+        match cached {
+            Cached::Present(object) => Ok(Some(object)),
+            Cached::Absent => Ok(None),
+            Cached::Unknown => self.cluster_scoped(resource).get_opt(name).await,
+        }
+    }
+
+    /// Lists the children matching `labels` (a label selector), from the watch cache when it
+    /// can answer.
     pub async fn list<K: Child>(&self, labels: &str) -> Result<Vec<K>, kube::Error> {
+        if let Some(found) = self
+            .cache
+            .as_ref()
+            .and_then(|c| c.list::<K>(&self.namespace, labels))
+        {
+            return Ok(found);
+        }
         Ok(self
             .api::<K>()
             .list(&ListParams::default().labels(labels))
@@ -249,7 +320,8 @@ impl Children {
     /// Makes `desired` live: applied when the live object lacks anything it says, left alone
     /// otherwise. Returns the live object.
     pub async fn ensure<K: Child>(&self, desired: &K) -> Result<K, kube::Error> {
-        ensure_on(self.api::<K>(), desired).await
+        let name = desired.meta().name.clone().unwrap_or_default();
+        ensure_on(self.api::<K>(), desired, self.cached::<K>(&name)).await
     }
 
     /// [`Children::ensure`] for a kind known only at run time.
@@ -258,7 +330,9 @@ impl Children {
         resource: &ApiResource,
         desired: &DynamicObject,
     ) -> Result<DynamicObject, kube::Error> {
-        ensure_on(self.dynamic(resource), desired).await
+        let name = desired.meta().name.clone().unwrap_or_default();
+        let cached = self.cached_dynamic(resource, &name);
+        ensure_on(self.dynamic(resource), desired, cached).await
     }
 
     /// Creates `object`; an existing one of the same name is returned as it is.
@@ -275,7 +349,7 @@ impl Children {
 
     /// Deletes `name` when it exists; `true` when a delete was issued.
     pub async fn delete<K: Child>(&self, name: &str) -> Result<bool, kube::Error> {
-        delete_on(self.api::<K>(), name).await
+        delete_on(self.api::<K>(), name, self.cached::<K>(name)).await
     }
 
     /// [`Children::delete`] for a kind known only at run time.
@@ -284,17 +358,30 @@ impl Children {
         resource: &ApiResource,
         name: &str,
     ) -> Result<bool, kube::Error> {
-        delete_on(self.dynamic(resource), name).await
+        delete_on(
+            self.dynamic(resource),
+            name,
+            self.cached_dynamic(resource, name),
+        )
+        .await
     }
 }
 
-async fn ensure_on<K>(api: Api<K>, desired: &K) -> Result<K, kube::Error>
+/// Applies `desired` unless the live object covers it. The live object is the cached one when
+/// the cache knows it; a cached "absent" is believed (the apply creates it, or repeats what a
+/// late watch event has not shown yet), and only an unknown one is read.
+async fn ensure_on<K>(api: Api<K>, desired: &K, cached: Cached<K>) -> Result<K, kube::Error>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
 {
     let name = desired.meta().name.clone().unwrap_or_default();
     let wanted = serde_json::to_value(desired).map_err(kube::Error::SerdeError)?;
-    if let Some(live) = api.get_opt(&name).await? {
+    let live = match cached {
+        Cached::Present(live) => Some(live),
+        Cached::Absent => None,
+        Cached::Unknown => api.get_opt(&name).await?,
+    };
+    if let Some(live) = live {
         let current = serde_json::to_value(&live).map_err(kube::Error::SerdeError)?;
         if covers(&current, &wanted) {
             return Ok(live);
@@ -308,11 +395,18 @@ where
     .await
 }
 
-async fn delete_on<K>(api: Api<K>, name: &str) -> Result<bool, kube::Error>
+/// Deletes `name` unless it is gone or going. A cached "absent" is believed: should the
+/// object exist after all, its watch event wakes another pass, which deletes it.
+async fn delete_on<K>(api: Api<K>, name: &str, cached: Cached<K>) -> Result<bool, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
-    match api.get_opt(name).await? {
+    let live = match cached {
+        Cached::Present(live) => Some(live),
+        Cached::Absent => None,
+        Cached::Unknown => api.get_opt(name).await?,
+    };
+    match live {
         None => Ok(false),
         Some(live) if live.meta().deletion_timestamp.is_some() => Ok(false),
         Some(_) => match api.delete(name, &DeleteParams::background()).await {
@@ -404,7 +498,7 @@ mod tests {
             "only in the owner's namespace"
         );
 
-        let local = Children::local(client(), "openstack");
+        let local = Children::local(client(), "openstack", Cache::default());
         let mut meta = ObjectMeta::default();
         local.stamp(&mut meta, &owner);
         let reference = &meta.owner_references.clone().unwrap()[0];

@@ -41,6 +41,7 @@ use super::{
         state::Env,
         watches,
     },
+    cache::{Cache, slim},
     events::Events,
     scope::{WatchScope, dynamic, typed},
 };
@@ -192,7 +193,13 @@ impl<K: Resource<DynamicType = ()> + 'static> Runtime<K> {
     }
 }
 
+/// Waits for the watch cache's first lists ahead of a pass (see [`super::cache`]).
+async fn cache_listed(env: &Env) {
+    env.cache.listed().await;
+}
+
 async fn pass(barbican: Arc<Barbican>, runtime: Arc<Runtime<Barbican>>) -> Result<Action, Error> {
+    cache_listed(&runtime.env).await;
     let key = ObjectRef::from_obj(barbican.as_ref());
     let outcome = reconcile(runtime.env.clone(), barbican).await;
     runtime.settle(key, &outcome);
@@ -211,6 +218,23 @@ pub fn meaningful_change<K: Resource>(object: &K) -> Option<u64> {
     meta.deletion_timestamp.is_some().hash(&mut hasher);
     meta.uid.hash(&mut hasher);
     Some(hasher.finish())
+}
+
+/// Notes each CR the watch delivers (see [`super::cache::OwnWrites`]); a deleted one is forgotten.
+fn observe<K: Resource>(
+    env: Arc<Env>,
+) -> impl Fn(&Result<watcher::Event<K>, watcher::Error>) + Send + 'static {
+    move |event| match event {
+        Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+            env.writes.observed(object)
+        }
+        Ok(watcher::Event::Delete(object)) => {
+            if let Some(uid) = object.meta().uid.as_deref() {
+                env.writes.forget(uid);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether the API server serves `resource` (a failed probe is an error, not "no").
@@ -241,6 +265,8 @@ pub async fn run_barbican_controller(
     let shutdown = shutdown.shared();
     let gateway_api = probe_gateway_api(&client).await;
     let (stores, store_writer) = reflector::store();
+    let (barbicans, writer) = reflector::store();
+    let cache = Cache::default();
     let env = Arc::new(Env {
         client: client.clone(),
         clock: settings.clock.clone(),
@@ -253,6 +279,9 @@ pub async fn run_barbican_controller(
         probe_timeout: settings.probe_timeout,
         verified: Default::default(),
         stores: stores.clone(),
+        barbicans: barbicans.clone(),
+        cache: cache.clone(),
+        writes: Default::default(),
         clusters: settings.clusters.clone(),
     });
     let (requeues, woken) = Requeues::new(settings.clock.clone());
@@ -265,53 +294,71 @@ pub async fn run_barbican_controller(
     let (remote_stores, remotely_woken_stores) = mpsc::unbounded();
 
     let config = watcher::Config::default();
-    let (barbicans, writer) = reflector::store();
     let scope = settings.watch_scope.clone();
     let main = scope
         .events(typed::<Barbican>(&client), &config)
+        .modify(slim)
         .reflect(writer)
+        .inspect(observe(runtime.env.clone()))
         .applied_objects()
         .predicate_filter(meaningful_change, Default::default());
     let store_stream = scope
         .events(typed::<BarbicanSecretStore>(&client), &config)
+        .modify(slim)
         .reflect(store_writer)
+        .inspect(observe(runtime.env.clone()))
         .touched_objects();
 
     let barbican_cache = barbicans.clone();
     let mut controller = Controller::for_stream(main, barbicans.clone())
-        .owns_stream(scope.touched_metadata(typed::<Deployment>(&client), &config))
-        .owns_stream(scope.touched_metadata(typed::<Service>(&client), &config))
-        .owns_stream(scope.touched_metadata(typed::<PodDisruptionBudget>(&client), &config))
-        .owns_stream(scope.touched_metadata(typed::<HorizontalPodAutoscaler>(&client), &config))
-        .owns_stream(scope.touched_metadata(typed::<NetworkPolicy>(&client), &config))
-        .owns_stream(scope.touched_metadata(typed::<Job>(&client), &config))
-        .owns_stream(scope.touched_metadata(typed::<CronJob>(&client), &config))
+        .owns_stream(scope.cached(typed(&client), &config, cache.writer::<Deployment>()))
+        .owns_stream(scope.cached(typed(&client), &config, cache.writer::<Service>()))
+        .owns_stream(scope.cached(
+            typed(&client),
+            &config,
+            cache.writer::<PodDisruptionBudget>(),
+        ))
+        .owns_stream(scope.cached(
+            typed(&client),
+            &config,
+            cache.writer::<HorizontalPodAutoscaler>(),
+        ))
+        .owns_stream(scope.cached(typed(&client), &config, cache.writer::<NetworkPolicy>()))
+        .owns_stream(scope.cached(typed(&client), &config, cache.writer::<Job>()))
+        .owns_stream(scope.cached(typed(&client), &config, cache.writer::<CronJob>()))
         .watches_stream(store_stream, |store: BarbicanSecretStore| {
             store
                 .namespace()
                 .map(|ns| ObjectRef::new(&store.spec.barbican_ref.name).within(&ns))
         })
-        .watches_stream(scope.touched(typed::<Secret>(&client), &config), {
-            let (barbicans, stores) = (barbicans.clone(), stores.clone());
-            move |secret: Secret| {
-                // Only the CRs placed on this (the management) cluster hear of its Secrets.
-                let owner = watches::controlling_barbican(&secret);
-                let local = watches::placed_on(&barbicans.state(), None);
-                watches::for_secret(
-                    &secret.namespace().unwrap_or_default(),
-                    &secret.name_any(),
-                    owner.as_deref(),
-                    &local,
-                    &watches::stores_placed_on(&stores.state(), &barbicans.state(), None),
-                )
-            }
-        })
+        .watches_stream(
+            scope.cached(typed(&client), &config, cache.writer::<Secret>()),
+            {
+                let (barbicans, stores) = (barbicans.clone(), stores.clone());
+                move |secret: Secret| {
+                    // Only the CRs placed on this (the management) cluster hear of its Secrets.
+                    let owner = watches::controlling_barbican(&secret);
+                    let local = watches::placed_on(&barbicans.state(), None);
+                    watches::for_secret(
+                        &secret.namespace().unwrap_or_default(),
+                        &secret.name_any(),
+                        owner.as_deref(),
+                        &local,
+                        &watches::stores_placed_on(&stores.state(), &barbicans.state(), None),
+                    )
+                }
+            },
+        )
         .reconcile_on(woken)
         .reconcile_on(remotely_woken);
     if gateway_api == GatewayApi::Installed {
         let routes = http_route::resource();
         controller = controller.owns_stream_with(
-            scope.touched_metadata(dynamic(&client, &routes), &config),
+            scope.cached(
+                dynamic(&client, &routes),
+                &config,
+                cache.dynamic_writer(&routes),
+            ),
             routes,
         );
     }
@@ -321,7 +368,11 @@ pub async fn run_barbican_controller(
     if serves(&client, &mariadb).await.unwrap_or(false) {
         let barbicans = barbicans.clone();
         controller = controller.watches_stream_with(
-            scope.touched(dynamic(&client, &mariadb), &config),
+            scope.cached(
+                dynamic(&client, &mariadb),
+                &config,
+                cache.dynamic_writer(&mariadb),
+            ),
             move |server: DynamicObject| {
                 watches::for_mariadb(
                     server.namespace().as_deref().unwrap_or_default(),
@@ -338,7 +389,11 @@ pub async fn run_barbican_controller(
         ] {
             let resource = super::barbican::database::mariadb_resource(kind, plural);
             controller = controller.owns_stream_with(
-                scope.touched_metadata(dynamic(&client, &resource), &config),
+                scope.cached(
+                    dynamic(&client, &resource),
+                    &config,
+                    cache.dynamic_writer(&resource),
+                ),
                 resource,
             );
         }
@@ -362,9 +417,16 @@ pub async fn run_barbican_controller(
                 Api::<DynamicObject>::all_with(client.clone(), &resource),
                 config.clone(),
             )
+            .default_backoff()
+            .modify(slim)
+            .reflect(cache.dynamic_writer(&resource))
             .touched_objects()
             .boxed(),
-            SecretStoreKind::SecretStore => scope.touched(dynamic(&client, &resource), &config),
+            SecretStoreKind::SecretStore => scope.cached(
+                dynamic(&client, &resource),
+                &config,
+                cache.dynamic_writer(&resource),
+            ),
         };
         controller = controller.watches_stream_with(
             trigger,
@@ -418,6 +480,7 @@ async fn store_pass(
     store: Arc<BarbicanSecretStore>,
     runtime: Arc<Runtime<BarbicanSecretStore>>,
 ) -> Result<Action, Error> {
+    cache_listed(&runtime.env).await;
     let key = ObjectRef::from_obj(store.as_ref());
     let outcome = super::secretstore::reconcile::reconcile(runtime.env.clone(), store).await;
     runtime.settle(key, &outcome);
@@ -440,6 +503,7 @@ async fn run_secret_store_controller(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let (requeues, woken) = Requeues::new(env.clock.clone());
+    let env_cache = env.cache.clone();
     let runtime = Arc::new(Runtime {
         env,
         requeues,
@@ -476,7 +540,11 @@ async fn run_secret_store_controller(
     let instances = super::secretstore::managed::openbao_cluster_resource();
     if serves(&client, &instances).await.unwrap_or(false) {
         controller = controller.watches_stream_with(
-            scope.touched(dynamic(&client, &instances), &config),
+            scope.cached(
+                dynamic(&client, &instances),
+                &config,
+                env_cache.dynamic_writer(&instances),
+            ),
             move |cluster: DynamicObject| {
                 // Only the stores whose parent is placed on this (the management) cluster.
                 watches::stores_of_instance(

@@ -15,7 +15,7 @@ use futures::{StreamExt, stream::BoxStream};
 use kube::{
     Api, Client, Resource,
     core::PartialObjectMeta,
-    runtime::{WatchStreamExt, watcher},
+    runtime::{WatchStreamExt, reflector::store::Writer, watcher},
 };
 use serde::de::DeserializeOwned;
 
@@ -99,6 +99,26 @@ impl WatchScope {
                     .collect(),
             ),
         }
+    }
+
+    /// The objects of a namespaced kind in scope as they change, each written to `writer` (a
+    /// [`super::cache::Cache`] store, slimmed) before it is passed on: a controller's trigger
+    /// whose pass then finds the object in the cache.
+    pub fn cached<K>(
+        &self,
+        api: impl Fn(Option<&str>) -> Api<K>,
+        config: &watcher::Config,
+        writer: Writer<K>,
+    ) -> BoxStream<'static, Result<K, watcher::Error>>
+    where
+        K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+        K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
+    {
+        self.events(api, config)
+            .modify(super::cache::slim)
+            .reflect(writer)
+            .touched_objects()
+            .boxed()
     }
 
     /// The objects of a namespaced kind in scope as they change: a controller's trigger, as

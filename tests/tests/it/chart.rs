@@ -593,7 +593,38 @@ const NEEDED_BEYOND_THE_RUN: &[(&str, &str, &str, &str, &str)] = &[
         "get",
         "a Barbican placed on a target can name a ClusterSecretStore (the full example names a SecretStore)",
     ),
+    (
+        MANAGEMENT,
+        "k8s.mariadb.com",
+        "mariadbs",
+        "get",
+        INPUT_WITHOUT_WATCH,
+    ),
+    (
+        MANAGEMENT,
+        "external-secrets.io",
+        "secretstores",
+        "get",
+        INPUT_WITHOUT_WATCH,
+    ),
+    (
+        MANAGEMENT,
+        "external-secrets.io",
+        "clustersecretstores",
+        "get",
+        INPUT_WITHOUT_WATCH,
+    ),
+    (
+        MANAGEMENT,
+        "openbao.org",
+        "openbaoclusters",
+        "get",
+        INPUT_WITHOUT_WATCH,
+    ),
 ];
+
+/// Why the management cluster grants `get` on the inputs the run finds in the watch cache.
+const INPUT_WITHOUT_WATCH: &str = "an input whose CRD is installed after the operator started has no watch, so it is read from the API server";
 
 const MANAGEMENT: &str = "management cluster";
 const TARGET: &str = "target cluster";

@@ -36,7 +36,7 @@ async fn a_targets_gateway_api_is_probed_each_time_it_is_asked() {
         Some(GatewayApi::NotInstalled)
     );
 
-    let local = Children::local(target.client(), "openstack");
+    let local = Children::local(target.client(), "openstack", Default::default());
     assert_eq!(
         local.probe_gateway_api().await,
         None,

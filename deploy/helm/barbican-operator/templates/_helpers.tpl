@@ -106,8 +106,10 @@ of them, in a Role per namespace of watchNamespaces otherwise. */}}
   - apiGroups: [""]
     resources: [configmaps]
     verbs: [get]
-  # The children of a Barbican. Server-side apply creates and updates them; the ones whose
-  # block can go away (or that are replaced) are deleted, the rest are garbage-collected.
+  # The children of a Barbican, read from the watch cache. Server-side apply creates and
+  # updates them; the ones whose block can go away (or that are replaced) are deleted, the rest
+  # are garbage-collected. `get` is granted where a pass reads a child it may have created a
+  # moment ago (the cache has not seen it yet).
   - apiGroups: [""]
     resources: [services]
     verbs: [get, list, watch, create, patch]
@@ -119,21 +121,22 @@ of them, in a Role per namespace of watchNamespaces otherwise. */}}
     verbs: [get, list, watch, create, delete]
   - apiGroups: [batch]
     resources: [cronjobs]
-    verbs: [get, list, watch, create, patch]
+    verbs: [list, watch, create, patch]
   - apiGroups: [policy]
     resources: [poddisruptionbudgets]
-    verbs: [get, list, watch, create, patch]
+    verbs: [list, watch, create, patch]
   - apiGroups: [autoscaling]
     resources: [horizontalpodautoscalers]
-    verbs: [get, list, watch, create, patch, delete]
+    verbs: [list, watch, create, patch, delete]
   - apiGroups: [networking.k8s.io]
     resources: [networkpolicies]
-    verbs: [get, list, watch, create, patch, delete]
+    verbs: [list, watch, create, patch, delete]
   - apiGroups: [gateway.networking.k8s.io]
     resources: [httproutes]
-    verbs: [get, list, watch, create, patch, delete]
+    verbs: [list, watch, create, patch, delete]
   # mariadb-operator: the cluster is read, the database, user and grant are managed (and
-  # deleted by the finalizer).
+  # deleted by the finalizer). The inputs below are read from the watch cache; `get` serves
+  # a kind whose CRD was installed after the operator started (it has no watch then).
   - apiGroups: [k8s.mariadb.com]
     resources: [mariadbs]
     verbs: [get, list, watch]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use k8s_openapi::api::batch::v1::Job;
 use kube::{
     Api, ResourceExt,
-    api::{ApiResource, DynamicObject, Patch, PatchParams},
+    api::{ApiResource, DynamicObject},
 };
 use serde_json::json;
 
@@ -122,8 +122,7 @@ async fn provision(state: &mut State) -> Result<Option<Outcome>, StepError> {
     };
     let mariadb = state
         .children
-        .dynamic(&mariadb_resource("MariaDB", "mariadbs"))
-        .get_opt(&cluster.name)
+        .get_dynamic(&mariadb_resource("MariaDB", "mariadbs"), &cluster.name)
         .await
         .map_err(|e| api_error("reading the MariaDB", e))?;
     if !mariadb.is_some_and(|m| condition_true(&m.data, "Ready")) {
@@ -176,14 +175,7 @@ pub async fn count_once(state: &State, kind: JobKind, annotation: &str, job: &Jo
         "resourceVersion": state.barbican.resource_version(),
         "annotations": {annotation: uid},
     }});
-    match api
-        .patch(
-            &state.name(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await
-    {
+    match super::reconcile::patch_metadata(&state.env.writes, &api, &state.name(), &patch).await {
         Ok(_) => {
             let succeeded = matches!(jobs::state(job), jobs::JobState::Complete(_));
             state.env.metrics.job_finished(

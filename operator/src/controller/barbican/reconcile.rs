@@ -4,7 +4,7 @@
 use std::{sync::Arc, time::Duration};
 
 use kube::{
-    Api, ResourceExt,
+    Api, Resource, ResourceExt,
     api::{ListParams, Patch, PatchParams},
 };
 use serde_json::{Value, json};
@@ -22,6 +22,7 @@ use crate::{
     },
     clusters::{UNRESOLVED_REQUEUE, place},
     controller::{
+        cache::{OwnWrites, current},
         children::{Children, label_owner_refusal, owned_by, owner_selector},
         events::{Severity, reference},
         status::{Report, conclude, set},
@@ -75,43 +76,64 @@ pub fn status_patch<S: serde::Serialize>(before: &S, status: &S) -> Value {
     json!({ "status": after })
 }
 
-/// Writes `status` on the status subresource of `name`, nulling what `before` had and it lacks.
+/// Writes `status` on the status subresource of `name`, nulling what `before` had and it lacks;
+/// the write is recorded in `writes` until the watch delivers it.
 pub async fn write_status<K, S>(
+    writes: &OwnWrites,
     api: &Api<K>,
     name: &str,
     before: &S,
     status: &S,
 ) -> Result<(), kube::Error>
 where
-    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
     S: serde::Serialize,
 {
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(&status_patch(before, status)),
-    )
-    .await
-    .map(|_| ())
+    let written = api
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&status_patch(before, status)),
+        )
+        .await?;
+    writes.wrote(&written);
+    Ok(())
+}
+
+/// Merges `patch` into the metadata of the CR `name`, recorded in `writes` until the watch
+/// delivers it (every write of this operator to its CRs goes through here or
+/// [`write_status`]).
+pub async fn patch_metadata<K>(
+    writes: &OwnWrites,
+    api: &Api<K>,
+    name: &str,
+    patch: &serde_json::Value,
+) -> Result<K, kube::Error>
+where
+    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let written = api
+        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await?;
+    writes.wrote(&written);
+    Ok(written)
 }
 
 /// Writes `finalizers` as the whole list on `name`, guarded by the `resource_version` the
 /// list was derived from; `false` when the object is already gone.
 pub async fn write_finalizers<K>(
+    writes: &OwnWrites,
     api: &Api<K>,
     name: &str,
     resource_version: Option<String>,
     finalizers: Vec<String>,
 ) -> Result<bool, kube::Error>
 where
-    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
     let patch =
         json!({"metadata": {"finalizers": finalizers, "resourceVersion": resource_version}});
-    match api
-        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-    {
+    match patch_metadata(writes, api, name, &patch).await {
         Ok(_) => Ok(true),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
         Err(e) => Err(e),
@@ -149,9 +171,15 @@ async fn drop_finalizers(env: &Env, barbican: &Barbican) -> Result<bool, Error> 
         .cloned()
         .collect();
     let api: Api<Barbican> = Api::namespaced(env.client.clone(), &namespace);
-    if !write_finalizers(&api, &name, barbican.resource_version(), remaining)
-        .await
-        .map_err(api_failed("releasing the finalizer"))?
+    if !write_finalizers(
+        &env.writes,
+        &api,
+        &name,
+        barbican.resource_version(),
+        remaining,
+    )
+    .await
+    .map_err(api_failed("releasing the finalizer"))?
     {
         return Ok(false);
     }
@@ -209,6 +237,7 @@ async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error>
     let children = match place(
         &env.clusters,
         &env.client,
+        &env.cache,
         &namespace,
         target.as_deref(),
         now,
@@ -295,7 +324,7 @@ async fn gate(env: &Env, barbican: &Barbican, message: String) -> Result<(), Err
         now,
     );
     if let Some(status) = conclude(&before, after, generation, now) {
-        write_status(&api, &barbican.name_any(), &before, &status)
+        write_status(&env.writes, &api, &barbican.name_any(), &before, &status)
             .await
             .map_err(api_failed("writing the status"))?;
     }
@@ -306,11 +335,9 @@ async fn gate(env: &Env, barbican: &Barbican, message: String) -> Result<(), Err
 pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Error> {
     let (name, namespace) = (cached.name_any(), cached.namespace().unwrap_or_default());
     let api: Api<Barbican> = Api::namespaced(env.client.clone(), &namespace);
-    // The pass starts from the stored object, not the watch cache: a status computed from a
-    // cached copy that has not yet seen the last status write would undo it (and move every
-    // lastTransitionTime) on a busy cluster.
-    let Some(barbican) = api
-        .get_opt(&name)
+    // The pass starts from a copy that has seen this operator's last write: a status computed
+    // from one that has not would undo it (and move every lastTransitionTime).
+    let Some(barbican) = current(&api, &env.barbicans, &env.writes, &namespace, &name)
         .await
         .map_err(api_failed("reading the Barbican"))?
     else {
@@ -335,6 +362,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
     let children = match place(
         &env.clusters,
         &env.client,
+        &env.cache,
         &namespace,
         target,
         env.clock.now(),
@@ -360,7 +388,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
         let mut finalizers = barbican.finalizers().to_vec();
         finalizers.extend(missing.into_iter().map(String::from));
         let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": barbican.resource_version()}});
-        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        patch_metadata(&env.writes, &api, &name, &patch)
             .await
             .map_err(api_failed("adding the finalizer"))?;
         return Ok(Next::After(Duration::ZERO));
@@ -375,7 +403,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
         barbican.metadata.generation,
         env.clock.now(),
     ) {
-        write_status(&api, &name, &before, &status)
+        write_status(&env.writes, &api, &name, &before, &status)
             .await
             .map_err(api_failed("writing the status"))?;
     }

@@ -7,10 +7,7 @@
 use std::{collections::BTreeMap, time::Duration};
 
 use k8s_openapi::{ByteString, api::core::v1::Secret};
-use kube::{
-    Api,
-    api::{ApiResource, DynamicObject},
-};
+use kube::api::{ApiResource, DynamicObject};
 
 use super::{
     dsn,
@@ -71,12 +68,11 @@ pub(crate) fn api_error(what: &str, error: kube::Error) -> StepError {
     StepError(format!("{what}: {error}"))
 }
 
-/// Reads a dynamic object; a missing object or a kind that is not served reads as `None`.
-async fn get_dynamic(
-    api: Api<DynamicObject>,
-    name: &str,
+/// A dynamic object's read; a missing object or a kind that is not served reads as `None`.
+fn unless_unserved(
+    read: Result<Option<DynamicObject>, kube::Error>,
 ) -> Result<Option<DynamicObject>, StepError> {
-    match api.get_opt(name).await {
+    match read {
         Ok(found) => Ok(found),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
         Err(e) => Err(api_error("reading the External Secrets store", e)),
@@ -109,13 +105,12 @@ async fn waiting_message(
             missing(secret, keys).join(", ")
         ));
     }
-    let external = get_dynamic(
+    let external = unless_unserved(
         state
             .children
-            .dynamic(&eso("ExternalSecret", "externalsecrets")),
-        secret_name,
-    )
-    .await?;
+            .get_dynamic(&eso("ExternalSecret", "externalsecrets"), secret_name)
+            .await,
+    )?;
     Ok(match external {
         None => format!(
             "{what} Secret {secret_name:?} not found and no ExternalSecret {secret_name:?} exists"
@@ -174,22 +169,18 @@ async fn gate(state: &mut State) -> Result<Outcome, StepError> {
     }
     let (kind, name) = selected_store(state);
     let store = match kind {
-        SecretStoreKind::ClusterSecretStore => {
-            get_dynamic(
-                state
-                    .children
-                    .cluster_scoped(&eso("ClusterSecretStore", "clustersecretstores")),
-                &name,
-            )
-            .await?
-        }
-        SecretStoreKind::SecretStore => {
-            get_dynamic(
-                state.children.dynamic(&eso("SecretStore", "secretstores")),
-                &name,
-            )
-            .await?
-        }
+        SecretStoreKind::ClusterSecretStore => unless_unserved(
+            state
+                .children
+                .get_cluster_scoped(&eso("ClusterSecretStore", "clustersecretstores"), &name)
+                .await,
+        )?,
+        SecretStoreKind::SecretStore => unless_unserved(
+            state
+                .children
+                .get_dynamic(&eso("SecretStore", "secretstores"), &name)
+                .await,
+        )?,
     };
     let ready = store.is_some_and(|s| condition_true(&s.data, "Ready"));
     if !ready {

@@ -49,6 +49,12 @@ pub struct Env {
     /// The watch cache of BarbicanSecretStores: the SecretStores step finds a Barbican's stores
     /// here (the reference's field index on `spec.barbicanRef.name`) instead of listing them.
     pub stores: kube::runtime::reflector::Store<crate::api::secret_store::BarbicanSecretStore>,
+    /// The watch cache of Barbicans (a pass starts from it, see [`crate::controller::cache`]).
+    pub barbicans: kube::runtime::reflector::Store<crate::api::barbican::Barbican>,
+    /// The watch cache of the management cluster's children and inputs.
+    pub cache: crate::controller::cache::Cache,
+    /// This operator's writes to its CRs that the watches have not delivered yet.
+    pub writes: crate::controller::cache::OwnWrites,
 }
 
 /// One pass over one Barbican.

@@ -129,8 +129,7 @@ pub async fn pass(
 ) -> Result<Findings, kube::Error> {
     let namespace = store.namespace().unwrap_or_default();
     let Some(cluster) = children
-        .dynamic(&openbao_cluster_resource())
-        .get_opt(instance)
+        .get_dynamic(&openbao_cluster_resource(), instance)
         .await
         .or_else(|e| match e {
             // The OpenBao operator's CRD is not installed: there is no such instance.

@@ -4,10 +4,7 @@
 use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Secret};
-use kube::{
-    Api, ResourceExt,
-    api::{Patch, PatchParams},
-};
+use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use super::{
@@ -27,9 +24,10 @@ use crate::{
     controller::{
         barbican::{
             config::mounted_config,
-            reconcile::{Error, Next, write_finalizers, write_status},
+            reconcile::{Error, Next, patch_metadata, write_finalizers, write_status},
             state::Env,
         },
+        cache::current,
         children::{Children, owned_by},
         events::{Severity, reference},
         status::Report,
@@ -111,7 +109,14 @@ async fn release(
     let now = env.clock.now();
     let mut unresolved = Vec::new();
     for cluster in remote_clusters(store, parent) {
-        match place(&env.clusters, &env.client, &namespace, Some(&cluster), now) {
+        match place(
+            &env.clusters,
+            &env.client,
+            &env.cache,
+            &namespace,
+            Some(&cluster),
+            now,
+        ) {
             Ok(children) => {
                 let secret = children
                     .get::<Secret>(&secret_name)
@@ -163,7 +168,7 @@ async fn release(
             store.metadata.generation,
             now,
         ) {
-            write_status(api, &store.name_any(), &before, &status)
+            write_status(&env.writes, api, &store.name_any(), &before, &status)
                 .await
                 .map_err(api_failed("writing the store's status"))?;
         }
@@ -175,9 +180,15 @@ async fn release(
         .filter(|f| *f != REMOTE_CHILDREN_FINALIZER)
         .cloned()
         .collect();
-    if !write_finalizers(api, &store.name_any(), store.resource_version(), remaining)
-        .await
-        .map_err(api_failed("releasing the finalizer"))?
+    if !write_finalizers(
+        &env.writes,
+        api,
+        &store.name_any(),
+        store.resource_version(),
+        remaining,
+    )
+    .await
+    .map_err(api_failed("releasing the finalizer"))?
     {
         return Ok(Next::AwaitChange);
     }
@@ -205,6 +216,7 @@ async fn release(
 /// Records the target cluster on the store (the annotation and the remote-children finalizer)
 /// before its first credentials write there; `true` when a write was needed.
 async fn record_cluster(
+    env: &Env,
     api: &Api<BarbicanSecretStore>,
     store: &BarbicanSecretStore,
     cluster: &str,
@@ -230,22 +242,17 @@ async fn record_cluster(
         "annotations": {CHILDREN_CLUSTER_ANNOTATION: cluster},
         "resourceVersion": store.resource_version(),
     }});
-    api.patch(
-        &store.name_any(),
-        &PatchParams::default(),
-        &Patch::Merge(&patch),
-    )
-    .await
-    .map_err(api_failed("recording the target cluster on the store"))?;
+    patch_metadata(&env.writes, api, &store.name_any(), &patch)
+        .await
+        .map_err(api_failed("recording the target cluster on the store"))?;
     Ok(true)
 }
 
-/// Runs one pass over `cached` (re-read first: the watch cache may lag the last status write).
+/// Runs one pass over `cached` (from a copy that has seen this operator's last write).
 pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Result<Next, Error> {
     let (name, namespace) = (cached.name_any(), cached.namespace().unwrap_or_default());
     let api: Api<BarbicanSecretStore> = Api::namespaced(env.client.clone(), &namespace);
-    let store = api
-        .get_opt(&name)
+    let store = current(&api, &env.stores, &env.writes, &namespace, &name)
         .await
         .map_err(api_failed("reading the BarbicanSecretStore"))?;
     let Some(store) = store.filter(|s| s.uid() == cached.uid()) else {
@@ -253,10 +260,16 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         return Ok(Next::AwaitChange);
     };
     let parent_name = store.spec.barbican_ref.name.clone();
-    let parent = Api::<Barbican>::namespaced(env.client.clone(), &namespace)
-        .get_opt(&parent_name)
-        .await
-        .map_err(api_failed("reading the parent Barbican"))?;
+    let barbicans = Api::<Barbican>::namespaced(env.client.clone(), &namespace);
+    let parent = current(
+        &barbicans,
+        &env.barbicans,
+        &env.writes,
+        &namespace,
+        &parent_name,
+    )
+    .await
+    .map_err(api_failed("reading the parent Barbican"))?;
     if store.metadata.deletion_timestamp.is_some() {
         if store
             .finalizers()
@@ -279,6 +292,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
     let placed = place(
         &env.clusters,
         &env.client,
+        &env.cache,
         &namespace,
         target,
         env.clock.now(),
@@ -291,7 +305,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
     });
     if let Ok(children) = &placed
         && let Some(cluster) = children.cluster()
-        && record_cluster(&api, &store, cluster).await?
+        && record_cluster(&env, &api, &store, cluster).await?
     {
         return Ok(Next::After(Duration::ZERO));
     }
@@ -373,7 +387,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         store.metadata.generation,
         env.clock.now(),
     ) {
-        write_status(&api, &name, &before, &status)
+        write_status(&env.writes, &api, &name, &before, &status)
             .await
             .map_err(api_failed("writing the store's status"))?;
         for (reason, message) in new_failures(&before.conditions, &status.conditions) {

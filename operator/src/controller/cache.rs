@@ -1,0 +1,499 @@
+//! The watch cache of the management cluster: what the controllers' watches have seen, read by
+//! the passes instead of the API server.
+//!
+//! A converged Barbican's pass used to read every child before deciding that nothing needed
+//! writing: 31 GETs per Barbican per resync, all answered by objects the operator was already
+//! watching. The watches now fill reflector stores registered here, and [`Children`] reads
+//! them first. The rules that keep a cached read as safe as a GET:
+//!
+//! - A store is used only once its first list is complete (before that: the API server).
+//! - The watch that fills a store is the one that wakes the controller, and the store is
+//!   written before the wake-up is delivered, so a pass is never older than what woke it.
+//! - A cached object that is missing is only trusted where acting on a stale "absent" is
+//!   harmless: an apply (it creates or repeats) and a delete (nothing to delete; the watch
+//!   event of a late arrival wakes another pass). A plain read falls back to a GET, so a child
+//!   created a moment ago by this pass is found.
+//! - The CRs themselves carry the status this operator writes; a pass that started from a
+//!   copy older than its own last write would undo it. [`OwnWrites`] remembers the
+//!   resourceVersion of every write to a CR until the watch has delivered it, and a CR with a
+//!   write still in flight is read from the API server.
+//!
+//! Target clusters are not cached: a read there is also how a pass learns that the cluster is
+//! gone (the spec's target-cluster-loss rules), which a cache would hide.
+//!
+//! [`Children`]: super::children::Children
+
+use std::{
+    any::{Any, TypeId},
+    collections::HashMap,
+    sync::{Arc, Mutex, RwLock},
+};
+
+use futures::{
+    FutureExt,
+    future::{BoxFuture, Shared},
+};
+use kube::{
+    Resource, ResourceExt,
+    api::{ApiResource, DynamicObject},
+    runtime::reflector::{ObjectRef, Store, store::Writer},
+};
+
+/// What the cache says about one object.
+#[derive(Debug, PartialEq)]
+pub enum Cached<K> {
+    /// The kind is not watched, or its first list is not complete: ask the API server.
+    Unknown,
+    /// The watch has not seen it (it does not exist, or it was created a moment ago).
+    Absent,
+    /// The watch's latest copy.
+    Present(K),
+}
+
+/// The reflector stores of the management cluster, by kind: typed built-ins by their Rust
+/// type, kinds known only at run time by group and kind.
+#[derive(Clone, Default)]
+pub struct Cache {
+    typed: Arc<RwLock<HashMap<TypeId, Box<dyn Any + Send + Sync>>>>,
+    dynamic: Arc<RwLock<HashMap<String, Store<DynamicObject>>>>,
+    /// Each store's first complete list, awaited before the first pass.
+    listed: Arc<RwLock<Vec<Shared<BoxFuture<'static, ()>>>>>,
+    /// Set once a wait ran out: later passes do not wait again.
+    gave_up: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// How long a pass waits for the stores' first lists before it goes ahead without them (and
+/// reads the API server). On a healthy cluster the lists take milliseconds; a watch that
+/// never lists (its kind forbidden, say) must not stop the controllers.
+pub const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dynamic: Vec<String> = read(&self.dynamic).keys().cloned().collect();
+        f.debug_struct("Cache")
+            .field("typed", &read(&self.typed).len())
+            .field("dynamic", &dynamic)
+            .finish()
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|p| p.into_inner())
+}
+
+fn dynamic_key(resource: &ApiResource) -> String {
+    format!("{}/{}", resource.group, resource.kind)
+}
+
+fn ready<K>(store: &Store<K>) -> bool
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    store
+        .wait_until_ready()
+        .now_or_never()
+        .is_some_and(|r| r.is_ok())
+}
+
+fn lookup<K>(store: &Store<K>, key: &ObjectRef<K>) -> Cached<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    if !ready(store) {
+        return Cached::Unknown;
+    }
+    match store.get(key) {
+        Some(object) => Cached::Present(object.as_ref().clone()),
+        None => Cached::Absent,
+    }
+}
+
+/// Whether `labels` carry every `key=value` of `selector`; `None` when the selector uses
+/// anything but equality (the API server evaluates those).
+fn matches(selector: &str, labels: &std::collections::BTreeMap<String, String>) -> Option<bool> {
+    let mut all = true;
+    for term in selector.split(',').filter(|t| !t.is_empty()) {
+        let (key, value) = term.split_once('=')?;
+        if key.ends_with('!') || value.starts_with('=') {
+            return None;
+        }
+        all &= labels.get(key) == Some(&value.to_string());
+    }
+    Some(all)
+}
+
+impl Cache {
+    /// A writer for the typed kind `K`, whose store this cache now answers from.
+    pub fn writer<K>(&self) -> Writer<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        let writer = Writer::<K>::default();
+        let store = writer.as_reader();
+        self.await_list(store.clone());
+        write(&self.typed).insert(TypeId::of::<K>(), Box::new(store));
+        writer
+    }
+
+    fn await_list<K>(&self, store: Store<K>)
+    where
+        K: Resource + Clone + Send + Sync + 'static,
+        K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
+    {
+        let listed = async move {
+            let _ = store.wait_until_ready().await;
+        };
+        write(&self.listed).push(listed.boxed().shared());
+    }
+
+    /// Waits until every store has completed its first list, or [`LIST_WAIT`] has passed
+    /// (`false`: some store has not listed; the cache answers [`Cached::Unknown`] for it).
+    /// The watches must be running for the wait to end, as they are under a controller.
+    pub async fn listed(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        if self.gave_up.load(Ordering::Relaxed) {
+            return false;
+        }
+        let all = futures::future::join_all(read(&self.listed).clone());
+        let listed = tokio::time::timeout(LIST_WAIT, all).await.is_ok();
+        if !listed && !self.gave_up.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "the watch cache has not completed its first lists in {LIST_WAIT:?}; passes read the API server for what it lacks"
+            );
+        }
+        listed
+    }
+
+    /// A writer for `resource`, whose store this cache now answers from.
+    pub fn dynamic_writer(&self, resource: &ApiResource) -> Writer<DynamicObject> {
+        let writer = Writer::<DynamicObject>::new(resource.clone());
+        let store = writer.as_reader();
+        self.await_list(store.clone());
+        write(&self.dynamic).insert(dynamic_key(resource), store);
+        writer
+    }
+
+    fn store<K>(&self) -> Option<Store<K>>
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        read(&self.typed)
+            .get(&TypeId::of::<K>())
+            .and_then(|s| s.downcast_ref::<Store<K>>())
+            .cloned()
+    }
+
+    /// The object `name` of the typed kind `K` in `namespace` (`None`: cluster-scoped).
+    pub fn get<K>(&self, namespace: Option<&str>, name: &str) -> Cached<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        let Some(store) = self.store::<K>() else {
+            return Cached::Unknown;
+        };
+        let key = ObjectRef::<K>::new(name);
+        lookup(&store, &namespace.map_or(key.clone(), |ns| key.within(ns)))
+    }
+
+    /// The object `name` of `resource` in `namespace` (`None`: cluster-scoped).
+    pub fn get_dynamic(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Cached<DynamicObject> {
+        let Some(store) = read(&self.dynamic).get(&dynamic_key(resource)).cloned() else {
+            return Cached::Unknown;
+        };
+        let key = ObjectRef::new_with(name, resource.clone());
+        lookup(&store, &namespace.map_or(key.clone(), |ns| key.within(ns)))
+    }
+
+    /// The objects of `K` in `namespace` whose labels match `selector` (equality terms);
+    /// `None` when the cache cannot answer.
+    pub fn list<K>(&self, namespace: &str, selector: &str) -> Option<Vec<K>>
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        let store = self.store::<K>().filter(ready)?;
+        matches(selector, &Default::default())?;
+        let mut found: Vec<K> = store
+            .state()
+            .iter()
+            .filter(|o| {
+                o.namespace().as_deref() == Some(namespace)
+                    && matches(selector, o.labels()).unwrap_or(false)
+            })
+            .map(|o| o.as_ref().clone())
+            .collect();
+        // The API server lists by name; so does the cache, so decisions do not depend on
+        // hash order.
+        found.sort_by_key(|o| o.name_any());
+        Some(found)
+    }
+}
+
+/// The resourceVersions of this operator's own writes to its CRs that the watch has not yet
+/// delivered, by uid (see the module's rules).
+#[derive(Debug, Default)]
+pub struct OwnWrites {
+    pending: Mutex<HashMap<String, String>>,
+}
+
+impl OwnWrites {
+    /// Records a write whose response is `written`.
+    pub fn wrote<K: Resource>(&self, written: &K) {
+        let meta = written.meta();
+        if let (Some(uid), Some(version)) = (&meta.uid, &meta.resource_version) {
+            self.lock().insert(uid.clone(), version.clone());
+        }
+    }
+
+    /// Notes that the watch delivered `seen`: the write it carries is in the cache now.
+    pub fn observed<K: Resource>(&self, seen: &K) {
+        let meta = seen.meta();
+        let Some(uid) = &meta.uid else { return };
+        let mut pending = self.lock();
+        if pending.get(uid) == meta.resource_version.as_ref() {
+            pending.remove(uid);
+        }
+    }
+
+    /// Whether the cached copy of the CR `uid` has seen every write of this operator.
+    pub fn settled(&self, uid: &str) -> bool {
+        !self.lock().contains_key(uid)
+    }
+
+    /// Forgets a deleted CR.
+    pub fn forget(&self, uid: &str) {
+        self.lock().remove(uid);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The copy of the CR `name` in `namespace` a pass starts from: the watch cache's when it holds
+/// the CR and has delivered every write of this operator to it, the API server's otherwise
+/// (`None`: it is gone).
+pub async fn current<K>(
+    api: &kube::Api<K>,
+    store: &Store<K>,
+    writes: &OwnWrites,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<K>, kube::Error>
+where
+    K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug + 'static,
+{
+    if let Cached::Present(cached) = lookup(store, &ObjectRef::new(name).within(namespace))
+        && cached
+            .meta()
+            .uid
+            .as_deref()
+            .is_some_and(|uid| writes.settled(uid))
+    {
+        return Ok(Some(cached));
+    }
+    api.get_opt(name).await
+}
+
+/// Drops what the operator never reads from a cached object: managedFields are most of a
+/// server-side-applied object's size, and the cache holds every object of its kinds.
+pub fn slim<K: Resource>(object: &mut K) {
+    object.meta_mut().managed_fields = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Secret;
+    use kube::runtime::watcher::Event;
+
+    fn secret(name: &str, labels: &[(&str, &str)]) -> Secret {
+        let mut secret = Secret::default();
+        secret.metadata.name = Some(name.into());
+        secret.metadata.namespace = Some("openstack".into());
+        secret.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        secret
+    }
+
+    #[test]
+    fn a_kind_answers_only_once_its_first_list_is_complete() {
+        let cache = Cache::default();
+        assert_eq!(
+            cache.get::<Secret>(Some("openstack"), "a"),
+            Cached::Unknown,
+            "not watched"
+        );
+        let mut writer = cache.writer::<Secret>();
+        writer.apply_watcher_event(&Event::Init);
+        writer.apply_watcher_event(&Event::InitApply(secret("a", &[("x", "1")])));
+        assert_eq!(
+            cache.get::<Secret>(Some("openstack"), "a"),
+            Cached::Unknown,
+            "listing"
+        );
+        assert_eq!(cache.list::<Secret>("openstack", "x=1"), None);
+        writer.apply_watcher_event(&Event::InitDone);
+        assert!(matches!(
+            cache.get::<Secret>(Some("openstack"), "a"),
+            Cached::Present(s) if s.metadata.name.as_deref() == Some("a")
+        ));
+        assert_eq!(cache.get::<Secret>(Some("openstack"), "b"), Cached::Absent);
+        assert_eq!(
+            cache.get::<Secret>(Some("other"), "a"),
+            Cached::Absent,
+            "another namespace"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_first_pass_waits_for_every_store_to_list() {
+        let cache = Cache::default();
+        assert!(cache.listed().await, "nothing to wait for");
+        let mut secrets = cache.writer::<Secret>();
+        let mut services = cache.writer::<k8s_openapi::api::core::v1::Service>();
+        let waiting = tokio::spawn({
+            let cache = cache.clone();
+            async move { cache.listed().await }
+        });
+        secrets.apply_watcher_event(&Event::Init);
+        secrets.apply_watcher_event(&Event::InitDone);
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "one store has not listed");
+        services.apply_watcher_event(&Event::Init);
+        services.apply_watcher_event(&Event::InitDone);
+        assert!(waiting.await.unwrap());
+    }
+
+    #[test]
+    fn a_list_filters_by_namespace_and_equality_labels_in_name_order() {
+        let cache = Cache::default();
+        let mut writer = cache.writer::<Secret>();
+        writer.apply_watcher_event(&Event::Init);
+        for s in [
+            secret("c", &[("x", "1"), ("y", "2")]),
+            secret("a", &[("x", "1")]),
+            secret("b", &[("x", "2")]),
+        ] {
+            writer.apply_watcher_event(&Event::InitApply(s));
+        }
+        let mut elsewhere = secret("d", &[("x", "1")]);
+        elsewhere.metadata.namespace = Some("other".into());
+        writer.apply_watcher_event(&Event::InitApply(elsewhere));
+        writer.apply_watcher_event(&Event::InitDone);
+        let names = |found: Vec<Secret>| -> Vec<String> {
+            found.into_iter().map(|s| s.name_any()).collect()
+        };
+        assert_eq!(names(cache.list("openstack", "x=1").unwrap()), ["a", "c"]);
+        assert_eq!(names(cache.list("openstack", "x=1,y=2").unwrap()), ["c"]);
+        assert_eq!(
+            cache.list::<Secret>("openstack", "x!=1"),
+            None,
+            "the API server evaluates what is not equality"
+        );
+    }
+
+    #[test]
+    fn a_dynamic_kind_is_found_by_group_and_kind() {
+        let cache = Cache::default();
+        let resource = ApiResource {
+            group: "k8s.mariadb.com".into(),
+            version: "v1alpha1".into(),
+            api_version: "k8s.mariadb.com/v1alpha1".into(),
+            kind: "MariaDB".into(),
+            plural: "mariadbs".into(),
+        };
+        let mut writer = cache.dynamic_writer(&resource);
+        writer.apply_watcher_event(&Event::Init);
+        writer.apply_watcher_event(&Event::InitApply(
+            DynamicObject::new("db", &resource).within("openstack"),
+        ));
+        writer.apply_watcher_event(&Event::InitDone);
+        assert!(matches!(
+            cache.get_dynamic(&resource, Some("openstack"), "db"),
+            Cached::Present(_)
+        ));
+        let mut other = resource.clone();
+        other.kind = "Database".into();
+        assert_eq!(
+            cache.get_dynamic(&other, Some("openstack"), "db"),
+            Cached::Unknown
+        );
+    }
+
+    #[tokio::test]
+    async fn a_pass_starts_from_the_cache_only_once_it_has_seen_the_operators_last_write() {
+        let (store, mut writer) = kube::runtime::reflector::store::<Secret>();
+        let api: kube::Api<Secret> = kube::Api::namespaced(
+            crate::controller::children::unanswered_client(),
+            "openstack",
+        );
+        let writes = OwnWrites::default();
+        let mut cr = secret("a", &[]);
+        cr.metadata.uid = Some("u1".into());
+        cr.metadata.resource_version = Some("1".into());
+        writer.apply_watcher_event(&Event::Init);
+        writer.apply_watcher_event(&Event::InitApply(cr.clone()));
+        writer.apply_watcher_event(&Event::InitDone);
+        let found = current(&api, &store, &writes, "openstack", "a")
+            .await
+            .unwrap();
+        assert_eq!(
+            found,
+            Some(cr.clone()),
+            "no request: the client never answers"
+        );
+        let mut written = cr.clone();
+        written.metadata.resource_version = Some("2".into());
+        writes.wrote(&written);
+        let read = tokio::time::timeout(
+            std::time::Duration::from_millis(50),
+            current(&api, &store, &writes, "openstack", "a"),
+        )
+        .await;
+        assert!(
+            !matches!(read, Ok(Ok(_))),
+            "a write in flight sends the read to the API server, which never answers"
+        );
+        writer.apply_watcher_event(&Event::Apply(written.clone()));
+        writes.observed(&written);
+        let found = current(&api, &store, &writes, "openstack", "a")
+            .await
+            .unwrap();
+        assert_eq!(found, Some(written));
+    }
+
+    #[test]
+    fn a_write_is_pending_until_the_watch_delivers_its_resource_version() {
+        let writes = OwnWrites::default();
+        let mut object = secret("a", &[]);
+        object.metadata.uid = Some("u1".into());
+        assert!(writes.settled("u1"));
+        object.metadata.resource_version = Some("7".into());
+        writes.wrote(&object);
+        assert!(!writes.settled("u1"));
+        object.metadata.resource_version = Some("6".into());
+        writes.observed(&object);
+        assert!(!writes.settled("u1"), "an older copy");
+        object.metadata.resource_version = Some("7".into());
+        writes.observed(&object);
+        assert!(writes.settled("u1"));
+        writes.wrote(&object);
+        writes.forget("u1");
+        assert!(writes.settled("u1"));
+    }
+}
