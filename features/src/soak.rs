@@ -57,6 +57,12 @@ pub const API_FAULTS: &[&str] = &[
     "agent=barbican-operator,verb=list,code=500,rate=0.3",
 ];
 /// The release each example Barbican is bumped to, one step past the example's.
+/// The brownfield example's store and the URL it names.
+const BROWNFIELD_STORE: &str = "vault-legacy";
+const BROWNFIELD_URL: &str = "https://vault.example.com:8200";
+/// Where [`Action::UrlEdit`] points it: a port no projection has named.
+const UNSERVED_URL: &str = "https://vault-dr.example.com:8300";
+
 const BUMPS: &[(&str, &str)] = &[(NAMESPACE, "2026.1"), (LEGACY, "2026.1"), (FULL, "2026.2")];
 
 /// One thing the schedule does.
@@ -104,6 +110,11 @@ pub enum Action {
     Detach,
     /// It is applied again.
     Reattach,
+    /// The brownfield store's URL moves to a host and port nothing serves: its projection is
+    /// invalid, so egress must not open to it.
+    UrlEdit,
+    /// The URL is the example's again.
+    UrlRestore,
     /// A deliberate bug, on the operator's behalf.
     Sabotage(Sabotage),
     /// The end of the faults: every rule cleared, every outage over, every edit undone, and
@@ -287,7 +298,7 @@ pub fn schedule(seed: u64, span: Duration, sabotage: &[Sabotage]) -> Vec<(Durati
         let at = rng.below(span_s);
         let end = (at + 20 + rng.below(280)).min(span_s);
         let pair = |on: Action, off: Action| vec![(at, on), (end, off)];
-        let events = match rng.below(15) {
+        let events = match rng.below(16) {
             0 | 1 => pair(
                 Action::ApiFault(
                     API_FAULTS[rng.below(API_FAULTS.len() as u64) as usize].to_string(),
@@ -313,6 +324,7 @@ pub fn schedule(seed: u64, span: Duration, sabotage: &[Sabotage]) -> Vec<(Durati
             }
             12 => pair(Action::DefaultOff, Action::DefaultOn),
             13 => pair(Action::Detach, Action::Reattach),
+            14 => pair(Action::UrlEdit, Action::UrlRestore),
             _ => vec![(at, Action::RestartOperator)],
         };
         plan.extend(events);
@@ -1102,6 +1114,20 @@ async fn act(env: &mut SimEnv, observer: &mut Observer, action: &Action) -> Resu
                 .await;
         }
         Action::Reattach => reattach(env).await?,
+        Action::UrlEdit | Action::UrlRestore => {
+            let url = match action {
+                Action::UrlEdit => UNSERVED_URL,
+                _ => BROWNFIELD_URL,
+            };
+            store_api(LEGACY)
+                .patch(
+                    BROWNFIELD_STORE,
+                    &PatchParams::default(),
+                    &merge(json!({"spec": {"openBao": {"url": url}}})),
+                )
+                .await
+                .map_err(|e| format!("editing the brownfield store's URL: {e}"))?;
+        }
         Action::Sabotage(sabotage) => sabotage_now(env, *sabotage).await?,
         Action::Repair => {
             // Every fault's own "off" action; the re-applied store is the default again.
@@ -1113,6 +1139,7 @@ async fn act(env: &mut SimEnv, observer: &mut Observer, action: &Action) -> Resu
                 Action::ExternalOpenBaoUp,
                 Action::MariaDbUp,
                 Action::Reattach,
+                Action::UrlRestore,
             ] {
                 Box::pin(act(env, observer, &undo)).await?;
             }
@@ -1388,10 +1415,19 @@ mod tests {
             "ReleaseBump",
             "DefaultOff",
             "Detach",
+            "UrlEdit",
             "Repair",
         ] {
             assert!(seen.contains(kind), "no schedule has {kind}: {seen:?}");
         }
+    }
+
+    #[test]
+    fn the_url_edit_undoes_to_the_examples_own_url() {
+        let example = examples::example("barbicansecretstore-brownfield.yaml").unwrap();
+        assert!(example.contains(&format!("name: {BROWNFIELD_STORE}")));
+        assert!(example.contains(&format!("url: {BROWNFIELD_URL}")));
+        assert_ne!(url_port(UNSERVED_URL), url_port(BROWNFIELD_URL));
     }
 
     #[test]

@@ -43,6 +43,7 @@ use super::{
     },
     cache::{Cache, slim},
     events::Events,
+    fanout::{WatchEvents, fan_out},
     scope::{WatchScope, dynamic, typed},
 };
 use crate::{
@@ -295,19 +296,48 @@ pub async fn run_barbican_controller(
 
     let config = watcher::Config::default();
     let scope = settings.watch_scope.clone();
-    let main = scope
-        .events(typed::<Barbican>(&client), &config)
-        .modify(slim)
-        .reflect(writer)
-        .inspect(observe(runtime.env.clone()))
+    // The Barbicans, the stores and the Secrets are followed by both controllers: one watch
+    // each, fanned out (see [`fan_out`]).
+    let (barbican_events, barbicans_watched) = fan_out(
+        scope
+            .events(typed::<Barbican>(&client), &config)
+            .modify(slim)
+            .reflect(writer)
+            .inspect(observe(runtime.env.clone())),
+        2,
+    );
+    let (store_events, stores_watched) = fan_out(
+        scope
+            .events(typed::<BarbicanSecretStore>(&client), &config)
+            .modify(slim)
+            .reflect(store_writer)
+            .inspect(observe(runtime.env.clone()))
+            .inspect({
+                // A deleted store is never reconciled again (it left the cache): its deletion
+                // is observed here, and its re-mint series and verdict go with it.
+                let env = runtime.env.clone();
+                move |event| {
+                    if let Ok(watcher::Event::Delete(store)) = event {
+                        super::secretstore::reconcile::forget(&env, store);
+                    }
+                }
+            }),
+        2,
+    );
+    let (secret_events, secrets_watched) = fan_out(
+        scope
+            .events(typed::<Secret>(&client), &config)
+            .modify(slim)
+            .reflect(cache.writer::<Secret>()),
+        2,
+    );
+    let [barbican_events, parent_events] = pair(barbican_events);
+    let [store_events, own_events] = pair(store_events);
+    let [secret_events, owned_secret_events] = pair(secret_events);
+    let main = barbican_events
         .applied_objects()
         .predicate_filter(meaningful_change, Default::default());
-    let store_stream = scope
-        .events(typed::<BarbicanSecretStore>(&client), &config)
-        .modify(slim)
-        .reflect(store_writer)
-        .inspect(observe(runtime.env.clone()))
-        .touched_objects();
+    let store_stream = store_events.touched_objects();
 
     let barbican_cache = barbicans.clone();
     let mut controller = Controller::for_stream(main, barbicans.clone())
@@ -331,24 +361,21 @@ pub async fn run_barbican_controller(
                 .namespace()
                 .map(|ns| ObjectRef::new(&store.spec.barbican_ref.name).within(&ns))
         })
-        .watches_stream(
-            scope.cached(typed(&client), &config, cache.writer::<Secret>()),
-            {
-                let (barbicans, stores) = (barbicans.clone(), stores.clone());
-                move |secret: Secret| {
-                    // Only the CRs placed on this (the management) cluster hear of its Secrets.
-                    let owner = watches::controlling_barbican(&secret);
-                    let local = watches::placed_on(&barbicans.state(), None);
-                    watches::for_secret(
-                        &secret.namespace().unwrap_or_default(),
-                        &secret.name_any(),
-                        owner.as_deref(),
-                        &local,
-                        &watches::stores_placed_on(&stores.state(), &barbicans.state(), None),
-                    )
-                }
-            },
-        )
+        .watches_stream(secret_events.touched_objects(), {
+            let (barbicans, stores) = (barbicans.clone(), stores.clone());
+            move |secret: Secret| {
+                // Only the CRs placed on this (the management) cluster hear of its Secrets.
+                let owner = watches::controlling_barbican(&secret);
+                let local = watches::placed_on(&barbicans.state(), None);
+                watches::for_secret(
+                    &secret.namespace().unwrap_or_default(),
+                    &secret.name_any(),
+                    owner.as_deref(),
+                    &local,
+                    &watches::stores_placed_on(&stores.state(), &barbicans.state(), None),
+                )
+            }
+        })
         .reconcile_on(woken)
         .reconcile_on(remotely_woken);
     if gateway_api == GatewayApi::Installed {
@@ -468,12 +495,38 @@ pub async fn run_barbican_controller(
         runtime.env.clone(),
         settings.resync,
         settings.concurrency,
-        stores,
-        barbican_cache,
+        Shared {
+            stores,
+            barbicans: barbican_cache,
+            own: own_events,
+            parents: parent_events,
+            secrets: owned_secret_events,
+        },
         remotely_woken_stores,
-        shutdown,
+        shutdown.clone(),
     );
-    futures::join!(barbicans, stores, remote);
+    let watched = async move {
+        let all = futures::future::join3(barbicans_watched, stores_watched, secrets_watched);
+        futures::future::select(Box::pin(all), shutdown).await;
+    };
+    futures::join!(barbicans, stores, remote, watched);
+}
+
+/// The two halves of a fan-out to two consumers.
+fn pair<T>(mut streams: Vec<T>) -> [T; 2] {
+    let second = streams.pop().expect("a fan-out to two");
+    let first = streams.pop().expect("a fan-out to two");
+    [first, second]
+}
+
+/// What the BarbicanSecretStore controller shares with the Barbican controller: the two
+/// caches, and its halves of the watches of the stores, the Barbicans and the Secrets.
+struct Shared {
+    stores: reflector::Store<BarbicanSecretStore>,
+    barbicans: reflector::Store<Barbican>,
+    own: WatchEvents<BarbicanSecretStore>,
+    parents: WatchEvents<Barbican>,
+    secrets: WatchEvents<Secret>,
 }
 
 async fn store_pass(
@@ -497,8 +550,7 @@ async fn run_secret_store_controller(
     env: Arc<Env>,
     resync: Duration,
     concurrency: u16,
-    stores: reflector::Store<BarbicanSecretStore>,
-    barbicans: reflector::Store<Barbican>,
+    shared: Shared,
     remotely_woken: mpsc::UnboundedReceiver<ObjectRef<BarbicanSecretStore>>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
@@ -510,25 +562,19 @@ async fn run_secret_store_controller(
         resync,
     });
     let config = watcher::Config::default();
-    let (own, writer) = reflector::store();
-    let main = scope
-        .events(typed::<BarbicanSecretStore>(&client), &config)
-        .reflect(writer)
-        .inspect({
-            // A deleted store is never reconciled again (it left the cache): its deletion is
-            // observed here, and its re-mint series and verdict go with it.
-            let env = runtime.env.clone();
-            move |event| {
-                if let Ok(watcher::Event::Delete(store)) = event {
-                    super::secretstore::reconcile::forget(&env, store);
-                }
-            }
-        })
+    let Shared {
+        stores,
+        barbicans,
+        own,
+        parents,
+        secrets,
+    } = shared;
+    let main = own
         .applied_objects()
         .predicate_filter(meaningful_change, Default::default());
-    let mut controller = Controller::for_stream(main, own)
-        .owns_stream(scope.touched_metadata(typed::<Secret>(&client), &config))
-        .watches_stream(scope.touched(typed::<Barbican>(&client), &config), {
+    let mut controller = Controller::for_stream(main, stores.clone())
+        .owns_stream(secrets.touched_objects())
+        .watches_stream(parents.touched_objects(), {
             let stores = stores.clone();
             move |barbican: Barbican| {
                 let namespace = barbican.namespace().unwrap_or_default();

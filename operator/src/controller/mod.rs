@@ -1,12 +1,14 @@
 //! The controllers and the frame they run in: [`pipeline`], the table-driven runner;
 //! [`status`], the status skeleton's pure rules; [`children`], the per-CR cluster handle;
 //! [`events`]; [`barbican`], the Barbican controller's steps; [`remote`], the watches on the
-//! target clusters; [`cache`], the management cluster's watch cache the passes read.
+//! target clusters; [`cache`], the management cluster's watch cache the passes read;
+//! [`fanout`], one watch shared by both controllers.
 
 pub mod barbican;
 pub mod cache;
 pub mod children;
 pub mod events;
+pub mod fanout;
 pub mod manager;
 pub mod pipeline;
 pub mod remote;

@@ -14,5 +14,6 @@ mod port_forward;
 mod properties;
 mod schema_constraints;
 mod seams;
+mod shared_watches;
 mod steady_state;
 mod watch_scope;
