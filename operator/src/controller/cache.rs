@@ -241,33 +241,59 @@ impl Cache {
 
 /// The resourceVersions of this operator's own writes to its CRs that the watch has not yet
 /// delivered, by uid (see the module's rules).
+///
+/// The watch may deliver a write before its response arrives (both travel separately), so the
+/// last few versions the watch delivered are kept too: a write whose version is among them is
+/// in the cache already. Versions are only compared for equality, as the API asks.
 #[derive(Debug, Default)]
 pub struct OwnWrites {
-    pending: Mutex<HashMap<String, String>>,
+    by_uid: Mutex<HashMap<String, Versions>>,
 }
+
+/// What [`OwnWrites`] knows of one CR.
+#[derive(Debug, Default)]
+struct Versions {
+    /// This operator's last write, until the watch delivers it.
+    pending: Option<String>,
+    /// The versions the watch delivered last, newest last.
+    delivered: std::collections::VecDeque<String>,
+}
+
+/// How many delivered versions are remembered per CR: more than can arrive between a write's
+/// request and its response.
+const DELIVERED: usize = 8;
 
 impl OwnWrites {
     /// Records a write whose response is `written`.
     pub fn wrote<K: Resource>(&self, written: &K) {
         let meta = written.meta();
         if let (Some(uid), Some(version)) = (&meta.uid, &meta.resource_version) {
-            self.lock().insert(uid.clone(), version.clone());
+            let mut by_uid = self.lock();
+            let versions = by_uid.entry(uid.clone()).or_default();
+            versions.pending = (!versions.delivered.contains(version)).then(|| version.clone());
         }
     }
 
     /// Notes that the watch delivered `seen`: the write it carries is in the cache now.
     pub fn observed<K: Resource>(&self, seen: &K) {
         let meta = seen.meta();
-        let Some(uid) = &meta.uid else { return };
-        let mut pending = self.lock();
-        if pending.get(uid) == meta.resource_version.as_ref() {
-            pending.remove(uid);
+        let (Some(uid), Some(version)) = (&meta.uid, &meta.resource_version) else {
+            return;
+        };
+        let mut by_uid = self.lock();
+        let versions = by_uid.entry(uid.clone()).or_default();
+        if versions.pending.as_ref() == Some(version) {
+            versions.pending = None;
         }
+        if versions.delivered.len() == DELIVERED {
+            versions.delivered.pop_front();
+        }
+        versions.delivered.push_back(version.clone());
     }
 
     /// Whether the cached copy of the CR `uid` has seen every write of this operator.
     pub fn settled(&self, uid: &str) -> bool {
-        !self.lock().contains_key(uid)
+        self.lock().get(uid).is_none_or(|v| v.pending.is_none())
     }
 
     /// Forgets a deleted CR.
@@ -275,8 +301,8 @@ impl OwnWrites {
         self.lock().remove(uid);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Versions>> {
+        self.by_uid.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -493,7 +519,41 @@ mod tests {
         writes.observed(&object);
         assert!(writes.settled("u1"));
         writes.wrote(&object);
+        assert!(
+            writes.settled("u1"),
+            "version 7 was delivered already: the watch can beat the write's response"
+        );
+        object.metadata.resource_version = Some("8".into());
+        writes.wrote(&object);
+        assert!(!writes.settled("u1"));
         writes.forget("u1");
         assert!(writes.settled("u1"));
+    }
+
+    #[test]
+    fn a_write_delivered_before_its_response_is_settled_even_after_later_versions() {
+        let writes = OwnWrites::default();
+        let mut object = secret("a", &[]);
+        object.metadata.uid = Some("u1".into());
+        for version in ["10", "11", "12"] {
+            object.metadata.resource_version = Some(version.into());
+            writes.observed(&object);
+        }
+        object.metadata.resource_version = Some("11".into());
+        writes.wrote(&object);
+        assert!(
+            writes.settled("u1"),
+            "11 came through the watch before its response"
+        );
+        for version in 13..13 + DELIVERED {
+            object.metadata.resource_version = Some(version.to_string());
+            writes.observed(&object);
+        }
+        object.metadata.resource_version = Some("12".into());
+        writes.wrote(&object);
+        assert!(
+            !writes.settled("u1"),
+            "a version older than what is remembered counts as not delivered (a GET, never a stale pass)"
+        );
     }
 }
