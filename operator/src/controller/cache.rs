@@ -387,6 +387,15 @@ impl OwnWrites {
         versions.delivered.push_back(version.clone());
     }
 
+    /// Notes that the store was replaced by a fresh list: a relist skips the versions between
+    /// the last event and the list, so a write among them would stay pending for ever; the
+    /// list is at least as new as every write answered before it began.
+    pub fn relisted(&self) {
+        for versions in self.lock().values_mut() {
+            versions.pending = None;
+        }
+    }
+
     /// Whether the cached copy of the CR `uid` has seen every write of this operator.
     pub fn settled(&self, uid: &str) -> bool {
         self.lock().get(uid).is_none_or(|v| v.pending.is_none())
@@ -659,6 +668,12 @@ mod tests {
         object.metadata.resource_version = Some("8".into());
         writes.wrote(&object);
         assert!(!writes.settled("u1"));
+        writes.relisted();
+        assert!(
+            writes.settled("u1"),
+            "a relist skips versions: the fresh list is newer than the write"
+        );
+        writes.wrote(&object);
         writes.forget("u1");
         assert!(writes.settled("u1"));
     }

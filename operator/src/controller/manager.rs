@@ -229,6 +229,9 @@ fn observe<K: Resource>(
         Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
             env.writes.observed(object)
         }
+        // The store now holds what the list found: no older than any write answered before
+        // the list began (a watch that fell behind relists and skips the versions between).
+        Ok(watcher::Event::InitDone) => env.writes.relisted(),
         Ok(watcher::Event::Delete(object)) => {
             if let Some(uid) = object.meta().uid.as_deref() {
                 env.writes.forget(uid);
