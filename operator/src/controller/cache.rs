@@ -60,40 +60,6 @@ pub struct Cache {
     listed: Arc<RwLock<Vec<Shared<BoxFuture<'static, ()>>>>>,
     /// Set once a wait ran out: later passes do not wait again.
     gave_up: Arc<std::sync::atomic::AtomicBool>,
-    /// The kinds whose stores hold their objects without data (see [`elide_data`]).
-    elided: Arc<RwLock<std::collections::HashSet<TypeId>>>,
-    /// Whole copies of the elided objects a pass read or applied, by kind, namespace and name:
-    /// good while their resourceVersion is the store's.
-    contents: Arc<Mutex<Contents>>,
-}
-
-/// Whole copies of elided objects, by kind, namespace and name.
-type Contents = HashMap<(TypeId, String, String), Box<dyn Any + Send + Sync>>;
-
-/// Marks a cached copy whose data [`elide_data`] dropped; it never leaves the process.
-pub const ELIDED: &str = "barbican-operator.internal/data-elided";
-
-/// Drops a Secret's data from its cached copy (and marks it): the cache holds every Secret of
-/// the watched namespaces, most of them never read (old config Secrets, other applications'),
-/// and their data is most of their size. The Secrets a pass reads or applies are kept whole
-/// beside the store, by resourceVersion.
-pub fn elide_data(secret: &mut k8s_openapi::api::core::v1::Secret) {
-    slim(secret);
-    secret.data = None;
-    secret.string_data = None;
-    secret
-        .metadata
-        .annotations
-        .get_or_insert_with(Default::default)
-        .insert(ELIDED.into(), "true".into());
-}
-
-fn is_elided<K: Resource>(object: &K) -> bool {
-    object
-        .meta()
-        .annotations
-        .as_ref()
-        .is_some_and(|a| a.contains_key(ELIDED))
 }
 
 /// How long a pass waits for the stores' first lists before it goes ahead without them (and
@@ -175,61 +141,6 @@ impl Cache {
         writer
     }
 
-    /// [`Cache::writer`] for a kind whose watch drops data ([`elide_data`]): a read of one of
-    /// its objects is answered from the whole copy a pass last read or applied, while that
-    /// copy's resourceVersion is the store's.
-    pub fn eliding_writer<K>(&self) -> Writer<K>
-    where
-        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
-    {
-        write(&self.elided).insert(TypeId::of::<K>());
-        self.writer()
-    }
-
-    /// Keeps `whole`, just read from the API server or returned by an apply, when its kind's
-    /// store elides data.
-    pub fn remember<K>(&self, whole: &K)
-    where
-        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
-    {
-        if !read(&self.elided).contains(&TypeId::of::<K>()) {
-            return;
-        }
-        let meta = whole.meta();
-        let key = (
-            TypeId::of::<K>(),
-            meta.namespace.clone().unwrap_or_default(),
-            meta.name.clone().unwrap_or_default(),
-        );
-        self.lock_contents().insert(key, Box::new(whole.clone()));
-    }
-
-    /// Drops the whole copy of `name` (it was deleted).
-    pub fn forget<K: 'static>(&self, namespace: &str, name: &str) {
-        self.lock_contents()
-            .remove(&(TypeId::of::<K>(), namespace.to_string(), name.to_string()));
-    }
-
-    fn lock_contents(&self) -> std::sync::MutexGuard<'_, Contents> {
-        self.contents.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The whole copy of an elided `cached` object, when it is as new as the store's.
-    fn whole<K>(&self, cached: &K) -> Option<K>
-    where
-        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
-    {
-        let meta = cached.meta();
-        let key = (
-            TypeId::of::<K>(),
-            meta.namespace.clone().unwrap_or_default(),
-            meta.name.clone().unwrap_or_default(),
-        );
-        let contents = self.lock_contents();
-        let whole = contents.get(&key)?.downcast_ref::<K>()?;
-        (whole.meta().resource_version == meta.resource_version).then(|| whole.clone())
-    }
-
     fn await_list<K>(&self, store: Store<K>)
     where
         K: Resource + Clone + Send + Sync + 'static,
@@ -287,14 +198,7 @@ impl Cache {
             return Cached::Unknown;
         };
         let key = ObjectRef::<K>::new(name);
-        match lookup(&store, &namespace.map_or(key.clone(), |ns| key.within(ns))) {
-            Cached::Present(cached) if is_elided(&cached) => match self.whole(&cached) {
-                Some(whole) => Cached::Present(whole),
-                // Read it whole (and [`Cache::remember`] it).
-                None => Cached::Unknown,
-            },
-            other => other,
-        }
+        lookup(&store, &namespace.map_or(key.clone(), |ns| key.within(ns)))
     }
 
     /// The object `name` of `resource` in `namespace` (`None`: cluster-scoped).
@@ -312,7 +216,7 @@ impl Cache {
     }
 
     /// The objects of `K` in `namespace` whose labels match `selector` (equality terms);
-    /// `None` when the cache cannot answer. An elided kind's objects come without their data.
+    /// `None` when the cache cannot answer.
     pub fn list<K>(&self, namespace: &str, selector: &str) -> Option<Vec<K>>
     where
         K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
@@ -508,43 +412,6 @@ mod tests {
         services.apply_watcher_event(&Event::Init);
         services.apply_watcher_event(&Event::InitDone);
         assert!(waiting.await.unwrap());
-    }
-
-    #[test]
-    fn an_elided_secret_is_answered_whole_only_at_the_version_a_pass_read() {
-        let cache = Cache::default();
-        let mut writer = cache.eliding_writer::<Secret>();
-        let mut whole = secret("a", &[]);
-        whole.metadata.resource_version = Some("5".into());
-        whole.data = Some([("k".to_string(), k8s_openapi::ByteString(b"v".to_vec()))].into());
-        let mut cached = whole.clone();
-        elide_data(&mut cached);
-        assert_eq!(cached.data, None);
-        writer.apply_watcher_event(&Event::Init);
-        writer.apply_watcher_event(&Event::InitApply(cached.clone()));
-        writer.apply_watcher_event(&Event::InitDone);
-        assert_eq!(
-            cache.get::<Secret>(Some("openstack"), "a"),
-            Cached::Unknown,
-            "never read whole: the API server answers"
-        );
-        cache.remember(&whole);
-        assert_eq!(
-            cache.get::<Secret>(Some("openstack"), "a"),
-            Cached::Present(whole.clone())
-        );
-        let mut changed = cached.clone();
-        changed.metadata.resource_version = Some("6".into());
-        writer.apply_watcher_event(&Event::Apply(changed));
-        assert_eq!(
-            cache.get::<Secret>(Some("openstack"), "a"),
-            Cached::Unknown,
-            "changed since it was read"
-        );
-        let listed = cache.list::<Secret>("openstack", "").unwrap();
-        assert_eq!(listed[0].data, None, "a list carries no data");
-        cache.forget::<Secret>("openstack", "a");
-        assert!(cache.lock_contents().is_empty());
     }
 
     #[test]

@@ -264,18 +264,7 @@ impl Children {
     pub async fn get<K: Child>(&self, name: &str) -> Result<Option<K>, kube::Error> {
         match self.cached::<K>(name) {
             Cached::Present(object) => Ok(Some(object)),
-            Cached::Absent | Cached::Unknown => {
-                let read = self.api::<K>().get_opt(name).await?;
-                self.remember(read.as_ref());
-                Ok(read)
-            }
-        }
-    }
-
-    /// Keeps a whole object just read or applied, for a kind the cache holds without data.
-    fn remember<K: Child>(&self, whole: Option<&K>) {
-        if let (Some(cache), Some(whole)) = (&self.cache, whole) {
-            cache.remember(whole);
+            Cached::Absent | Cached::Unknown => self.api::<K>().get_opt(name).await,
         }
     }
 
@@ -332,9 +321,7 @@ impl Children {
     /// otherwise. Returns the live object.
     pub async fn ensure<K: Child>(&self, desired: &K) -> Result<K, kube::Error> {
         let name = desired.meta().name.clone().unwrap_or_default();
-        let live = ensure_on(self.api::<K>(), desired, self.cached::<K>(&name)).await?;
-        self.remember(Some(&live));
-        Ok(live)
+        ensure_on(self.api::<K>(), desired, self.cached::<K>(&name)).await
     }
 
     /// [`Children::ensure`] for a kind known only at run time.
@@ -362,9 +349,6 @@ impl Children {
 
     /// Deletes `name` when it exists; `true` when a delete was issued.
     pub async fn delete<K: Child>(&self, name: &str) -> Result<bool, kube::Error> {
-        if let Some(cache) = &self.cache {
-            cache.forget::<K>(&self.namespace, name);
-        }
         delete_on(self.api::<K>(), name, self.cached::<K>(name)).await
     }
 

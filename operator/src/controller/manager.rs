@@ -41,7 +41,7 @@ use super::{
         state::Env,
         watches,
     },
-    cache::{Cache, elide_data, slim},
+    cache::{Cache, slim},
     events::Events,
     fanout::{WatchEvents, fan_out},
     scope::{WatchScope, dynamic, typed},
@@ -330,8 +330,8 @@ pub async fn run_barbican_controller(
     let (secret_events, secrets_watched) = fan_out(
         scope
             .events(typed::<Secret>(&client), &config)
-            .modify(elide_data)
-            .reflect(cache.eliding_writer::<Secret>()),
+            .modify(slim)
+            .reflect(cache.writer::<Secret>()),
         2,
     );
     let [barbican_events, parent_events] = pair(barbican_events);
