@@ -409,48 +409,29 @@ mod tests {
     async fn placement_follows_the_target_and_records_the_first_failure() {
         let registry = Registry::default();
         let management = client();
-        let local = place(
-            &registry,
-            &management,
-            &Cache::default(),
-            "openstack",
-            None,
-            at(0),
-        )
-        .unwrap();
+        let place_in = |registry: &Registry, namespace: &str, target: Option<&str>, now| {
+            place(
+                registry,
+                &management,
+                &Cache::default(),
+                namespace,
+                target,
+                now,
+            )
+        };
+        let local = place_in(&registry, "openstack", None, at(0)).unwrap();
         assert_eq!(local.cluster(), None, "single-cluster");
         assert_eq!(
-            place(
-                &registry,
-                &management,
-                &Cache::default(),
-                "openstack",
-                Some("edge-1"),
-                at(10)
-            )
-            .err()
-            .map(|e| e.to_string())
-            .as_deref(),
+            place_in(&registry, "openstack", Some("edge-1"), at(10))
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
             Some("cluster not found")
         );
-        let _ = place(
-            &registry,
-            &management,
-            &Cache::default(),
-            "openstack",
-            Some("edge-1"),
-            at(20),
-        );
+        let _ = place_in(&registry, "openstack", Some("edge-1"), at(20));
         assert_eq!(registry.first_failure("edge-1"), Some(at(10)), "the first");
         assert!(matches!(
-            place(
-                &Registry::disabled(),
-                &management,
-                &Cache::default(),
-                "openstack",
-                Some("edge-1"),
-                at(0)
-            ),
+            place_in(&Registry::disabled(), "openstack", Some("edge-1"), at(0)),
             Err(ResolveError::Disabled)
         ));
         let changes = registry.changes();
@@ -459,15 +440,7 @@ mod tests {
             changes.has_changed().unwrap(),
             "the remote watches hear of it"
         );
-        let placed = place(
-            &registry,
-            &management,
-            &Cache::default(),
-            "openstack",
-            Some("edge-1"),
-            at(30),
-        )
-        .unwrap();
+        let placed = place_in(&registry, "openstack", Some("edge-1"), at(30)).unwrap();
         assert_eq!(placed.cluster(), Some("edge-1"));
         assert_eq!(placed.namespace(), "openstack");
         assert_eq!(
@@ -484,30 +457,14 @@ mod tests {
             ByteString(b"tenant-a,tenant-b".to_vec()),
         );
         registry.apply(&limited).await;
-        let placed = place(
-            &registry,
-            &management,
-            &Cache::default(),
-            "openstack",
-            Some("edge-2"),
-            at(40),
-        )
-        .unwrap();
+        let placed = place_in(&registry, "openstack", Some("edge-2"), at(40)).unwrap();
         assert!(
             placed
                 .namespace_refusal()
                 .unwrap()
                 .contains("(tenant-a, tenant-b)")
         );
-        let inside = place(
-            &registry,
-            &management,
-            &Cache::default(),
-            "tenant-b",
-            Some("edge-2"),
-            at(40),
-        )
-        .unwrap();
+        let inside = place_in(&registry, "tenant-b", Some("edge-2"), at(40)).unwrap();
         assert_eq!(inside.namespace_refusal(), None);
     }
 }

@@ -168,20 +168,17 @@ async fn gate(state: &mut State) -> Result<Outcome, StepError> {
         return Err(StepError(refusal));
     }
     let (kind, name) = selected_store(state);
-    let store = match kind {
-        SecretStoreKind::ClusterSecretStore => unless_unserved(
-            state
-                .children
-                .get_cluster_scoped(&eso("ClusterSecretStore", "clustersecretstores"), &name)
-                .await,
-        )?,
-        SecretStoreKind::SecretStore => unless_unserved(
-            state
-                .children
-                .get_dynamic(&eso("SecretStore", "secretstores"), &name)
-                .await,
-        )?,
-    };
+    let children = &state.children;
+    let store = unless_unserved(match kind {
+        SecretStoreKind::ClusterSecretStore => {
+            let resource = eso("ClusterSecretStore", "clustersecretstores");
+            children.get_cluster_scoped(&resource, &name).await
+        }
+        SecretStoreKind::SecretStore => {
+            let resource = eso("SecretStore", "secretstores");
+            children.get_dynamic(&resource, &name).await
+        }
+    })?;
     let ready = store.is_some_and(|s| condition_true(&s.data, "Ready"));
     if !ready {
         state.report(Report::not_ready(
