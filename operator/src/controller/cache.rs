@@ -58,6 +58,8 @@ pub struct Cache {
     dynamic: Arc<RwLock<HashMap<String, Store<DynamicObject>>>>,
     /// Each store's first complete list, awaited before the first pass.
     listed: Arc<RwLock<Vec<Shared<BoxFuture<'static, ()>>>>>,
+    /// Set once every store registered so far has listed: later passes do not wait.
+    all_listed: Arc<std::sync::atomic::AtomicBool>,
     /// Set once a wait ran out: later passes do not wait again.
     gave_up: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -150,6 +152,8 @@ impl Cache {
             let _ = store.wait_until_ready().await;
         };
         write(&self.listed).push(listed.boxed().shared());
+        self.all_listed
+            .store(false, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Waits until every store has completed its first list, or [`LIST_WAIT`] has passed
@@ -157,11 +161,17 @@ impl Cache {
     /// The watches must be running for the wait to end, as they are under a controller.
     pub async fn listed(&self) -> bool {
         use std::sync::atomic::Ordering;
+        if self.all_listed.load(Ordering::Relaxed) {
+            return true;
+        }
         if self.gave_up.load(Ordering::Relaxed) {
             return false;
         }
         let all = futures::future::join_all(read(&self.listed).clone());
         let listed = tokio::time::timeout(LIST_WAIT, all).await.is_ok();
+        if listed {
+            self.all_listed.store(true, Ordering::Relaxed);
+        }
         if !listed && !self.gave_up.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 "the watch cache has not completed its first lists in {LIST_WAIT:?}; passes read the API server for what it lacks"

@@ -251,10 +251,17 @@ impl Children {
         }
     }
 
-    /// What the watch cache says of `name` of a kind known only at run time.
-    fn cached_dynamic(&self, resource: &ApiResource, name: &str) -> Cached<DynamicObject> {
+    /// What the watch cache says of `name` of a kind known only at run time, in the children's
+    /// namespace (`namespaced`) or cluster-scoped.
+    fn cached_dynamic(
+        &self,
+        resource: &ApiResource,
+        namespaced: bool,
+        name: &str,
+    ) -> Cached<DynamicObject> {
+        let namespace = namespaced.then_some(self.namespace.as_str());
         match &self.cache {
-            Some(cache) => cache.get_dynamic(resource, Some(&self.namespace), name),
+            Some(cache) => cache.get_dynamic(resource, namespace, name),
             None => Cached::Unknown,
         }
     }
@@ -276,11 +283,8 @@ impl Children {
         resource: &ApiResource,
         name: &str,
     ) -> Result<Option<DynamicObject>, kube::Error> {
-        match self.cached_dynamic(resource, name) {
-            Cached::Present(object) => Ok(Some(object)),
-            Cached::Absent => Ok(None),
-            Cached::Unknown => self.dynamic(resource).get_opt(name).await,
-        }
+        let cached = self.cached_dynamic(resource, true, name);
+        known_or_read(cached, &self.dynamic(resource), name).await
     }
 
     /// [`Children::get_dynamic`] for a cluster-scoped kind.
@@ -289,15 +293,8 @@ impl Children {
         resource: &ApiResource,
         name: &str,
     ) -> Result<Option<DynamicObject>, kube::Error> {
-        let cached = match &self.cache {
-            Some(cache) => cache.get_dynamic(resource, None, name),
-            None => Cached::Unknown,
-        };
-        match cached {
-            Cached::Present(object) => Ok(Some(object)),
-            Cached::Absent => Ok(None),
-            Cached::Unknown => self.cluster_scoped(resource).get_opt(name).await,
-        }
+        let cached = self.cached_dynamic(resource, false, name);
+        known_or_read(cached, &self.cluster_scoped(resource), name).await
     }
 
     /// Lists the children matching `labels` (a label selector), from the watch cache when it
@@ -331,7 +328,7 @@ impl Children {
         desired: &DynamicObject,
     ) -> Result<DynamicObject, kube::Error> {
         let name = desired.meta().name.clone().unwrap_or_default();
-        let cached = self.cached_dynamic(resource, &name);
+        let cached = self.cached_dynamic(resource, true, &name);
         ensure_on(self.dynamic(resource), desired, cached).await
     }
 
@@ -358,12 +355,25 @@ impl Children {
         resource: &ApiResource,
         name: &str,
     ) -> Result<bool, kube::Error> {
-        delete_on(
-            self.dynamic(resource),
-            name,
-            self.cached_dynamic(resource, name),
-        )
-        .await
+        let cached = self.cached_dynamic(resource, true, name);
+        delete_on(self.dynamic(resource), name, cached).await
+    }
+}
+
+/// The object as the cache knows it, a cached "absent" believed; read when the cache does not
+/// know (for the callers where a stale "absent" is harmless: see [`super::cache`]).
+async fn known_or_read<K>(
+    cached: Cached<K>,
+    api: &Api<K>,
+    name: &str,
+) -> Result<Option<K>, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    match cached {
+        Cached::Present(object) => Ok(Some(object)),
+        Cached::Absent => Ok(None),
+        Cached::Unknown => api.get_opt(name).await,
     }
 }
 
@@ -376,12 +386,7 @@ where
 {
     let name = desired.meta().name.clone().unwrap_or_default();
     let wanted = serde_json::to_value(desired).map_err(kube::Error::SerdeError)?;
-    let live = match cached {
-        Cached::Present(live) => Some(live),
-        Cached::Absent => None,
-        Cached::Unknown => api.get_opt(&name).await?,
-    };
-    if let Some(live) = live {
+    if let Some(live) = known_or_read(cached, &api, &name).await? {
         let current = serde_json::to_value(&live).map_err(kube::Error::SerdeError)?;
         if covers(&current, &wanted) {
             return Ok(live);
@@ -401,12 +406,7 @@ async fn delete_on<K>(api: Api<K>, name: &str, cached: Cached<K>) -> Result<bool
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
-    let live = match cached {
-        Cached::Present(live) => Some(live),
-        Cached::Absent => None,
-        Cached::Unknown => api.get_opt(name).await?,
-    };
-    match live {
+    match known_or_read(cached, &api, name).await? {
         None => Ok(false),
         Some(live) if live.meta().deletion_timestamp.is_some() => Ok(false),
         Some(_) => match api.delete(name, &DeleteParams::background()).await {

@@ -17,17 +17,17 @@ use kube::runtime::watcher;
 /// The watch events of one kind, as one consumer of a fan-out receives them.
 pub type WatchEvents<K> = BoxStream<'static, Result<watcher::Event<K>, watcher::Error>>;
 
-/// The consumers' streams of `source`'s events, and the future that drives it (to run beside
-/// the consumers; it ends when the source does).
-pub fn fan_out<K>(
+/// The `N` consumers' streams of `source`'s events, and the future that drives it (to run
+/// beside the consumers; it ends when the source does).
+pub fn fan_out<K, const N: usize>(
     source: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
-    consumers: usize,
-) -> (Vec<WatchEvents<K>>, BoxFuture<'static, ()>)
+) -> ([WatchEvents<K>; N], BoxFuture<'static, ()>)
 where
     K: Clone + Send + 'static,
 {
-    let (senders, receivers): (Vec<UnboundedSender<watcher::Event<K>>>, Vec<_>) =
-        (0..consumers).map(|_| unbounded()).unzip();
+    let channels: [_; N] = std::array::from_fn(|_| unbounded::<watcher::Event<K>>());
+    let senders: Vec<UnboundedSender<watcher::Event<K>>> =
+        channels.iter().map(|(sender, _)| sender.clone()).collect();
     let driver = source.for_each(move |event| {
         match event {
             Ok(event) => {
@@ -40,10 +40,7 @@ where
         }
         futures::future::ready(())
     });
-    let streams = receivers
-        .into_iter()
-        .map(|r| r.map(Ok::<_, watcher::Error>).boxed())
-        .collect();
+    let streams = channels.map(|(_, receiver)| receiver.map(Ok::<_, watcher::Error>).boxed());
     (streams, FutureExt::boxed(driver))
 }
 
@@ -69,7 +66,7 @@ mod tests {
             Ok(watcher::Event::Apply(named("b"))),
             Ok(watcher::Event::Delete(named("a"))),
         ]);
-        let (streams, driver) = fan_out(source, 2);
+        let (streams, driver) = fan_out::<_, 2>(source);
         driver.await;
         for stream in streams {
             let seen: Vec<String> = stream

@@ -44,7 +44,7 @@ use super::{
     cache::{Cache, slim},
     events::Events,
     fanout::{WatchEvents, fan_out},
-    scope::{WatchScope, dynamic, typed},
+    scope::{WatchScope, dynamic, filling, typed},
 };
 use crate::{
     api::{barbican::Barbican, refs::SecretStoreKind, secret_store::BarbicanSecretStore},
@@ -194,13 +194,9 @@ impl<K: Resource<DynamicType = ()> + 'static> Runtime<K> {
     }
 }
 
-/// Waits for the watch cache's first lists ahead of a pass (see [`super::cache`]).
-async fn cache_listed(env: &Env) {
-    env.cache.listed().await;
-}
-
 async fn pass(barbican: Arc<Barbican>, runtime: Arc<Runtime<Barbican>>) -> Result<Action, Error> {
-    cache_listed(&runtime.env).await;
+    // Not before the watch cache's first lists (see [`super::cache`]).
+    runtime.env.cache.listed().await;
     let key = ObjectRef::from_obj(barbican.as_ref());
     let outcome = reconcile(runtime.env.clone(), barbican).await;
     runtime.settle(key, &outcome);
@@ -301,15 +297,14 @@ pub async fn run_barbican_controller(
     let scope = settings.watch_scope.clone();
     // The Barbicans, the stores and the Secrets are followed by both controllers: one watch
     // each, fanned out (see [`fan_out`]).
-    let (barbican_events, barbicans_watched) = fan_out(
+    let ([barbican_events, parent_events], barbicans_watched) = fan_out(
         scope
             .events(typed::<Barbican>(&client), &config)
             .modify(slim)
             .reflect(writer)
             .inspect(observe(runtime.env.clone())),
-        2,
     );
-    let (store_events, stores_watched) = fan_out(
+    let ([store_events, own_events], stores_watched) = fan_out(
         scope
             .events(typed::<BarbicanSecretStore>(&client), &config)
             .modify(slim)
@@ -325,18 +320,13 @@ pub async fn run_barbican_controller(
                     }
                 }
             }),
-        2,
     );
-    let (secret_events, secrets_watched) = fan_out(
+    let ([secret_events, owned_secret_events], secrets_watched) = fan_out(
         scope
             .events(typed::<Secret>(&client), &config)
             .modify(slim)
             .reflect(cache.writer::<Secret>()),
-        2,
     );
-    let [barbican_events, parent_events] = pair(barbican_events);
-    let [store_events, own_events] = pair(store_events);
-    let [secret_events, owned_secret_events] = pair(secret_events);
     let main = barbican_events
         .applied_objects()
         .predicate_filter(meaningful_change, Default::default());
@@ -443,15 +433,14 @@ pub async fn run_barbican_controller(
         let barbicans = barbicans.clone();
         // A ClusterSecretStore is cluster-scoped: watched whatever the namespaces.
         let trigger = match store_kind {
-            SecretStoreKind::ClusterSecretStore => watcher(
-                Api::<DynamicObject>::all_with(client.clone(), &resource),
-                config.clone(),
-            )
-            .default_backoff()
-            .modify(slim)
-            .reflect(cache.dynamic_writer(&resource))
-            .touched_objects()
-            .boxed(),
+            SecretStoreKind::ClusterSecretStore => filling(
+                watcher(
+                    Api::<DynamicObject>::all_with(client.clone(), &resource),
+                    config.clone(),
+                )
+                .default_backoff(),
+                cache.dynamic_writer(&resource),
+            ),
             SecretStoreKind::SecretStore => scope.cached(
                 dynamic(&client, &resource),
                 &config,
@@ -515,13 +504,6 @@ pub async fn run_barbican_controller(
     futures::join!(barbicans, stores, remote, watched);
 }
 
-/// The two halves of a fan-out to two consumers.
-fn pair<T>(mut streams: Vec<T>) -> [T; 2] {
-    let second = streams.pop().expect("a fan-out to two");
-    let first = streams.pop().expect("a fan-out to two");
-    [first, second]
-}
-
 /// What the BarbicanSecretStore controller shares with the Barbican controller: the two
 /// caches, and its halves of the watches of the stores, the Barbicans and the Secrets.
 struct Shared {
@@ -536,7 +518,8 @@ async fn store_pass(
     store: Arc<BarbicanSecretStore>,
     runtime: Arc<Runtime<BarbicanSecretStore>>,
 ) -> Result<Action, Error> {
-    cache_listed(&runtime.env).await;
+    // Not before the watch cache's first lists (see [`super::cache`]).
+    runtime.env.cache.listed().await;
     let key = ObjectRef::from_obj(store.as_ref());
     let outcome = super::secretstore::reconcile::reconcile(runtime.env.clone(), store).await;
     runtime.settle(key, &outcome);

@@ -11,10 +11,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use futures::{StreamExt, stream::BoxStream};
+use futures::{Stream, StreamExt, stream::BoxStream};
 use kube::{
     Api, Client, Resource,
-    core::PartialObjectMeta,
     runtime::{WatchStreamExt, reflector::store::Writer, watcher},
 };
 use serde::de::DeserializeOwned;
@@ -114,61 +113,25 @@ impl WatchScope {
         K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
         K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
     {
-        self.events(api, config)
-            .modify(super::cache::slim)
-            .reflect(writer)
-            .touched_objects()
-            .boxed()
+        filling(self.events(api, config), writer)
     }
+}
 
-    /// The objects of a namespaced kind in scope as they change: a controller's trigger, as
-    /// `Controller::watches` makes it (no cache, so no merging is needed).
-    pub fn touched<K>(
-        &self,
-        api: impl Fn(Option<&str>) -> Api<K>,
-        config: &watcher::Config,
-    ) -> BoxStream<'static, Result<K, watcher::Error>>
-    where
-        K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
-    {
-        self.each(api, |api| {
-            watcher(api, config.clone()).touched_objects().boxed()
-        })
-    }
-
-    /// The metadata of a namespaced kind's objects in scope as they change: the trigger of
-    /// owned children, as `Controller::owns` makes it.
-    pub fn touched_metadata<K>(
-        &self,
-        api: impl Fn(Option<&str>) -> Api<K>,
-        config: &watcher::Config,
-    ) -> BoxStream<'static, Result<PartialObjectMeta<K>, watcher::Error>>
-    where
-        K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
-    {
-        // What `Controller::owns` runs (kube deprecates the function in favour of an
-        // `Api<PartialObjectMeta<K>>`, which an `Api<K>` does not convert into).
-        #[allow(deprecated)]
-        self.each(api, |api| {
-            kube::runtime::metadata_watcher(api, config.clone())
-                .touched_objects()
-                .boxed()
-        })
-    }
-
-    /// `one` on the cluster-wide API, or on each namespace's, interleaved.
-    fn each<K, T: Send + 'static>(
-        &self,
-        api: impl Fn(Option<&str>) -> Api<K>,
-        one: impl Fn(Api<K>) -> BoxStream<'static, T>,
-    ) -> BoxStream<'static, T> {
-        match self {
-            Self::All => one(api(None)),
-            Self::Namespaces(names) => {
-                futures::stream::select_all(names.iter().map(|ns| one(api(Some(ns))))).boxed()
-            }
-        }
-    }
+/// The objects of `events` as they change, each written (slimmed) to `writer` before it is
+/// passed on (see [`WatchScope::cached`]; also for a cluster-scoped kind's watch).
+pub fn filling<K>(
+    events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
+    writer: Writer<K>,
+) -> BoxStream<'static, Result<K, watcher::Error>>
+where
+    K: Resource + Clone + Send + Sync + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
+{
+    events
+        .modify(super::cache::slim)
+        .reflect(writer)
+        .touched_objects()
+        .boxed()
 }
 
 /// The API of the typed kind `K` in a namespace, or in all (for [`WatchScope::events`]).
