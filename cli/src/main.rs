@@ -108,6 +108,11 @@ enum Command {
         /// With --barbicans: also write the report as JSON here.
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,
+        /// With --barbicans: write the operator's steady-state requests other than watches
+        /// here, one per line, each write followed by the start of its body (what to read
+        /// when the steady state is not quiet).
+        #[arg(long, value_name = "PATH")]
+        steady_log: Option<PathBuf>,
     },
     /// Run every example under seeded random faults on the embedded sim, checking the
     /// operator's invariants throughout (see `barbican_features::soak`); exits 1 on any
@@ -337,12 +342,14 @@ fn main() -> ExitCode {
                 timeout,
                 operator,
                 json,
+                steady_log,
                 ..
             } => {
                 let options = operator_bench::Options {
                     barbicans,
                     steady,
                     timeout,
+                    steady_log,
                     operator: operator.unwrap_or_else(operator_bench::operator_beside_this_binary),
                 };
                 let report = operator_bench::run(&options).await?;

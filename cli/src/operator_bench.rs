@@ -18,7 +18,11 @@ use barbican_features::{
     examples::{example, in_namespace},
     sim_env::{MINIMAL_PREREQUISITES, Site, apply_object, apply_yaml_as},
 };
-use barbican_sim::{audit::Tally, clock::Clock};
+use barbican_sim::{
+    audit::{Entry, Tally},
+    clock::Clock,
+    cluster::WatchEndings,
+};
 use kube::{
     Api, Client,
     api::{DynamicObject, ListParams},
@@ -42,6 +46,8 @@ pub struct Options {
     pub timeout: Duration,
     /// The `barbican-operator` binary.
     pub operator: PathBuf,
+    /// Where to write the operator's steady-state requests other than watches.
+    pub steady_log: Option<PathBuf>,
 }
 
 /// Requests by verb and resource.
@@ -69,6 +75,12 @@ pub struct Report {
     pub steady_writes: u64,
     /// Reads other than watches during the steady state (get and list).
     pub steady_non_watch_reads: u64,
+    /// How the watch streams ended during convergence, as `group/resource reason` (see
+    /// [`barbican_sim::cluster::WatchEndings`]; only the operator watches in this run). An
+    /// `expired` ending costs a relist.
+    pub convergence_watch_endings: Requests,
+    /// How the watch streams ended during the steady state.
+    pub steady_watch_endings: Requests,
     /// The operator's peak resident memory, in MiB (VmHWM).
     pub operator_peak_rss_mib: f64,
     /// The operator's user and system CPU time, in seconds.
@@ -79,7 +91,7 @@ impl Report {
     /// One line for logs and the README.
     pub fn summary(&self) -> String {
         format!(
-            "bench: {} Barbicans Ready in {:.1}s; {:.1} writes per Barbican (minimum {:.1}); steady state over {:.0}s: {} writes, {} non-watch reads; operator peak RSS {:.1} MiB, {:.1} CPU s",
+            "bench: {} Barbicans Ready in {:.1}s; {:.1} writes per Barbican (minimum {:.1}); steady state over {:.0}s: {} writes, {} non-watch reads, {} watches expired; operator peak RSS {:.1} MiB, {:.1} CPU s",
             self.barbicans,
             self.converge_seconds,
             self.writes_per_barbican,
@@ -87,10 +99,50 @@ impl Report {
             self.steady_seconds,
             self.steady_writes,
             self.steady_non_watch_reads,
+            expired(&self.steady_watch_endings),
             self.operator_peak_rss_mib,
             self.operator_cpu_seconds
         )
     }
+}
+
+/// The watch endings between two counts, as `group/resource reason`.
+fn watch_endings_between(before: &WatchEndings, after: &WatchEndings) -> Requests {
+    after
+        .iter()
+        .filter_map(|((resource, reason), count)| {
+            let earlier = before
+                .get(&(resource.clone(), *reason))
+                .copied()
+                .unwrap_or(0);
+            (*count > earlier).then(|| (format!("{resource} {reason}"), count - earlier))
+        })
+        .collect()
+}
+
+/// How many watches had to list again (their resourceVersion was past the history).
+fn expired(endings: &Requests) -> u64 {
+    endings
+        .iter()
+        .filter(|(key, _)| key.ends_with(" expired"))
+        .map(|(_, count)| count)
+        .sum()
+}
+
+/// The operator's requests other than watches, one per line; a write is followed by the
+/// start of its body. (The audit log keeps the last 20,000 requests of every client.)
+fn steady_log(entries: &[Entry]) -> String {
+    let mut text = String::new();
+    for entry in entries {
+        if entry.user_agent == AGENT || entry.user_agent == "fakes" || entry.is_watch() {
+            continue;
+        }
+        text.push_str(&format!("{entry}\n"));
+        if entry.is_write() && !entry.body.is_empty() {
+            text.push_str(&format!("    {}\n", entry.body.replace('\n', " ")));
+        }
+    }
+    text
 }
 
 /// Whether a request key (`verb group/resource`) is a write.
@@ -354,7 +406,14 @@ pub async fn run(options: &Options) -> Result<Report, String> {
             "--resolve-overrides",
         ])
         .arg(&overrides)
-        .env("RUST_LOG", "error,vaultrs=off,rustify=off")
+        // The operator's log goes to this process's stderr: errors only, unless
+        // BARBICAN_BENCH_LOG gives another filter (for example `warn` when a figure needs
+        // explaining).
+        .env(
+            "RUST_LOG",
+            std::env::var("BARBICAN_BENCH_LOG")
+                .unwrap_or_else(|_| "error,vaultrs=off,rustify=off".to_string()),
+        )
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
@@ -363,6 +422,7 @@ pub async fn run(options: &Options) -> Result<Report, String> {
     let pid = operator.id().ok_or("the operator exited at once")?;
 
     let before = cluster.request_tally();
+    let endings_before = cluster.watch_endings();
     let started = Instant::now();
     let pairs: Vec<(Value, Value)> = (0..options.barbicans).map(pair).collect::<Result<_, _>>()?;
     for chunk in pairs.chunks(50) {
@@ -394,11 +454,17 @@ pub async fn run(options: &Options) -> Result<Report, String> {
     }
     let converge_seconds = started.elapsed().as_secs_f64();
     let converged = cluster.request_tally();
+    let endings_converged = cluster.watch_endings();
+    let steady_mark = cluster.audit_mark();
     let owned = owned_objects(&client).await?;
 
     let steady_started = Instant::now();
     tokio::time::sleep(options.steady).await;
     let after = cluster.request_tally();
+    let endings_after = cluster.watch_endings();
+    if let Some(path) = &options.steady_log {
+        write(path, &steady_log(&cluster.requests_since(steady_mark)))?;
+    }
     let steady_seconds = steady_started.elapsed().as_secs_f64();
     let (operator_peak_rss_mib, operator_cpu_seconds) = process_figures(pid);
     let _ = operator.kill().await;
@@ -415,6 +481,8 @@ pub async fn run(options: &Options) -> Result<Report, String> {
         steady_writes: writes(&steady_requests),
         steady_non_watch_reads: non_watch_reads(&steady_requests),
         convergence_requests,
+        convergence_watch_endings: watch_endings_between(&endings_before, &endings_converged),
+        steady_watch_endings: watch_endings_between(&endings_converged, &endings_after),
         steady_seconds,
         steady_requests,
         operator_peak_rss_mib,
@@ -454,6 +522,66 @@ mod tests {
         );
         assert_eq!(writes(&requests), 3);
         assert_eq!(non_watch_reads(&requests), 4);
+    }
+
+    #[test]
+    fn watch_endings_are_the_growth_and_expired_ones_count_as_relists() {
+        let before = WatchEndings::from([(("/secrets".to_string(), "timeout"), 2)]);
+        let after = WatchEndings::from([
+            (("/secrets".to_string(), "timeout"), 5),
+            (("/secrets".to_string(), "expired"), 1),
+            (("apps/deployments".to_string(), "unresponsive"), 4),
+            (("apps/deployments".to_string(), "expired"), 2),
+        ]);
+        let endings = watch_endings_between(&before, &after);
+        assert_eq!(
+            endings,
+            Requests::from([
+                ("/secrets expired".to_string(), 1),
+                ("/secrets timeout".to_string(), 3),
+                ("apps/deployments expired".to_string(), 2),
+                ("apps/deployments unresponsive".to_string(), 4),
+            ])
+        );
+        assert_eq!(expired(&endings), 3);
+        assert!(watch_endings_between(&after, &after).is_empty());
+    }
+
+    #[test]
+    fn the_steady_log_lists_the_operators_reads_and_writes_with_their_bodies() {
+        let entry = |agent: &str, method: &str, path: &str, body: &str| Entry {
+            user_agent: agent.to_string(),
+            method: method.to_string(),
+            path: path.to_string(),
+            code: 200,
+            body: body.to_string(),
+        };
+        let log = steady_log(&[
+            entry(
+                "barbican-operator/0.1.0",
+                "GET",
+                "/api/v1/namespaces/bench/secrets/a",
+                "",
+            ),
+            entry(
+                "barbican-operator/0.1.0",
+                "GET",
+                "/api/v1/secrets?watch=true",
+                "",
+            ),
+            entry("bench", "GET", "/api/v1/namespaces/bench/secrets/b", ""),
+            entry(
+                "barbican-operator/0.1.0",
+                "PATCH",
+                "/api/v1/namespaces/bench/secrets/a",
+                "{\"data\":\n{}}",
+            ),
+        ]);
+        assert_eq!(
+            log,
+            "GET /api/v1/namespaces/bench/secrets/a → 200 (barbican-operator/0.1.0)\n\
+             PATCH /api/v1/namespaces/bench/secrets/a → 200 (barbican-operator/0.1.0)\n    {\"data\": {}}\n"
+        );
     }
 
     #[test]

@@ -63,7 +63,18 @@ struct State_ {
     services: ServiceRegistry,
     /// Who sent which request.
     audit: crate::audit::Audit,
+    /// How watch streams ended, by resource and reason (see [`Cluster::watch_endings`]).
+    watch_endings: WatchEndings,
 }
+
+/// How many watch streams ended, by `group/resource` and reason:
+/// - `expired`: asked to resume from a resourceVersion past the kept history (410; the client
+///   lists again);
+/// - `unresponsive`: the client read too slowly and the stream was closed, as kube-apiserver
+///   closes an unresponsive watcher (the client resumes from its last resourceVersion);
+/// - `timeout`: the request's `timeoutSeconds` ran out;
+/// - `dropped`: [`Cluster::drop_watches`] ended it.
+pub type WatchEndings = BTreeMap<(String, &'static str), u64>;
 
 /// A simulated cluster. Cheap to clone; clones share the cluster.
 #[derive(Clone)]
@@ -131,6 +142,7 @@ impl Cluster {
                 watch_drops: watch::Sender::new(0),
                 services: ServiceRegistry::default(),
                 audit: crate::audit::Audit::default(),
+                watch_endings: WatchEndings::new(),
             })),
         };
         let namespaces = cluster
@@ -383,6 +395,20 @@ impl Cluster {
         for rule in rules {
             state.faults.add(rule);
         }
+    }
+
+    /// How watch streams have ended so far (subtract two for what happened in between).
+    pub fn watch_endings(&self) -> WatchEndings {
+        self.lock().watch_endings.clone()
+    }
+
+    /// Counts a watch stream's end.
+    fn watch_ended(&self, resource: &str, reason: &'static str) {
+        *self
+            .lock()
+            .watch_endings
+            .entry((resource.to_string(), reason))
+            .or_default() += 1;
     }
 
     /// Ends every open watch stream, as an API server restart or a network cut would; clients
@@ -2020,6 +2046,7 @@ fn watch(
         }
     };
     let line = |kind: &str, object: &Value| render(kind, object);
+    let resource = format!("{}/{}", t.group, t.plural);
     let (backlog, mut live, mut last) = {
         let state = cluster.lock();
         let live = state.store.subscribe();
@@ -2067,10 +2094,14 @@ fn watch(
         }
         (backlog, live, last)
     };
+    if last == u64::MAX {
+        cluster.watch_ended(&resource, "expired");
+    }
     let api_version = t.api_version();
     let kind = t.kind.clone();
     let mut drops = cluster.lock().watch_drops.subscribe();
     drops.mark_unchanged();
+    let cluster = cluster.clone();
     tokio::spawn(async move {
         for bytes in backlog {
             if tx.send(bytes).await.is_err() {
@@ -2080,6 +2111,7 @@ fn watch(
         if last == u64::MAX {
             return;
         }
+        let ended = |reason| cluster.watch_ended(&resource, reason);
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         // A bookmark comes a period after the watch starts, never at once: a plain interval's
         // first tick is immediate, which raced the first change.
@@ -2103,9 +2135,12 @@ fn watch(
                             return;
                         }
                     }
+                    // The client read too slowly for the events to wait for it. kube-apiserver
+                    // closes such a watcher's stream without an error; the client watches
+                    // again from the last resourceVersion it saw, which the history still
+                    // holds unless it too has moved on (then 410, and the client lists).
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        let gone = ApiError::gone("the watch fell too far behind");
-                        let _ = tx.send(Bytes::from(format!("{}\n", json!({"type": "ERROR", "object": gone.status()})))).await;
+                        ended("unresponsive");
                         return;
                     }
                     Err(_) => return,
@@ -2116,9 +2151,15 @@ fn watch(
                         return;
                     }
                 }
-                () = sleep => return,
+                () = sleep => {
+                    ended("timeout");
+                    return;
+                }
                 () = tx.closed() => return,
-                _ = drops.changed() => return,
+                _ = drops.changed() => {
+                    ended("dropped");
+                    return;
+                }
             }
         }
     });

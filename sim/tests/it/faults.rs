@@ -268,3 +268,64 @@ async fn an_outage_refuses_connections_until_it_ends() {
     }
     assert!(local.get("up").await.is_ok());
 }
+
+#[tokio::test]
+async fn an_unresponsive_watch_is_closed_and_resumes_from_its_last_version() {
+    let cluster = Cluster::new();
+    let maps = maps(&cluster);
+    let mut raw = maps
+        .watch(&WatchParams::default(), &cluster.revision().to_string())
+        .await
+        .unwrap()
+        .boxed();
+    // More changes than the stream holds pass while nobody reads it.
+    let changes = 5_000;
+    for i in 0..changes {
+        maps.create(&PostParams::default(), &config_map(&format!("m{i}")))
+            .await
+            .unwrap();
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut last = String::new();
+    while let Some(event) = raw.try_next().await.unwrap() {
+        match event {
+            WatchEvent::Added(m) => {
+                last = m.resource_version().unwrap();
+                seen.insert(m.name_any());
+            }
+            WatchEvent::Bookmark(b) => last = b.metadata.resource_version,
+            other => panic!("the stream ends without an error, got {other:?}"),
+        }
+    }
+    assert!(
+        seen.len() < changes,
+        "the slow reader was cut off ({} of {changes} delivered)",
+        seen.len()
+    );
+    assert_eq!(
+        cluster
+            .watch_endings()
+            .get(&("/configmaps".to_string(), "unresponsive")),
+        Some(&1)
+    );
+    // Resuming from the last version seen delivers the rest, without a 410.
+    let mut resumed = maps
+        .watch(&WatchParams::default().timeout(5), &last)
+        .await
+        .unwrap()
+        .boxed();
+    while seen.len() < changes {
+        match next_change(&mut resumed).await {
+            Some(Ok(WatchEvent::Added(m))) => {
+                seen.insert(m.name_any());
+            }
+            other => panic!("expected the rest replayed, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        cluster
+            .watch_endings()
+            .get(&("/configmaps".to_string(), "expired")),
+        None
+    );
+}
