@@ -297,14 +297,14 @@ pub async fn run_barbican_controller(
     let scope = settings.watch_scope.clone();
     // The Barbicans, the stores and the Secrets are followed by both controllers: one watch
     // each, fanned out (see [`fan_out`]).
-    let ([barbican_events, parent_events], barbicans_watched) = fan_out(
+    let [barbican_events, parent_events] = fan_out(
         scope
             .events(typed::<Barbican>(&client), &config)
             .modify(slim)
             .reflect(writer)
             .inspect(observe(runtime.env.clone())),
     );
-    let ([store_events, own_events], stores_watched) = fan_out(
+    let [store_events, own_events] = fan_out(
         scope
             .events(typed::<BarbicanSecretStore>(&client), &config)
             .modify(slim)
@@ -321,7 +321,7 @@ pub async fn run_barbican_controller(
                 }
             }),
     );
-    let ([secret_events, owned_secret_events], secrets_watched) = fan_out(
+    let [secret_events, owned_secret_events] = fan_out(
         scope
             .events(typed::<Secret>(&client), &config)
             .modify(slim)
@@ -497,11 +497,7 @@ pub async fn run_barbican_controller(
         remotely_woken_stores,
         shutdown.clone(),
     );
-    let watched = async move {
-        let all = futures::future::join3(barbicans_watched, stores_watched, secrets_watched);
-        futures::future::select(Box::pin(all), shutdown).await;
-    };
-    futures::join!(barbicans, stores, remote, watched);
+    futures::join!(barbicans, stores, remote);
 }
 
 /// What the BarbicanSecretStore controller shares with the Barbican controller: the two

@@ -118,7 +118,8 @@ impl WatchScope {
 }
 
 /// The objects of `events` as they change, each written (slimmed) to `writer` before it is
-/// passed on (see [`WatchScope::cached`]; also for a cluster-scoped kind's watch).
+/// passed on, the watch driven on a task of its own (see [`super::fanout::fan_out`]; also for
+/// a cluster-scoped kind's watch).
 pub fn filling<K>(
     events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
     writer: Writer<K>,
@@ -127,11 +128,9 @@ where
     K: Resource + Clone + Send + Sync + 'static,
     K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
 {
-    events
-        .modify(super::cache::slim)
-        .reflect(writer)
-        .touched_objects()
-        .boxed()
+    let [filled] =
+        super::fanout::fan_out::<K, 1>(events.modify(super::cache::slim).reflect(writer));
+    filled.touched_objects().boxed()
 }
 
 /// The API of the typed kind `K` in a namespace, or in all (for [`WatchScope::events`]).
