@@ -21,6 +21,17 @@ fn maps(cluster: &Cluster) -> Api<ConfigMap> {
     Api::default_namespaced(cluster.client())
 }
 
+/// A raw watch of the ConfigMaps from resourceVersion `version`.
+async fn watch_from(
+    maps: &Api<ConfigMap>,
+    version: &str,
+) -> futures::stream::BoxStream<'static, kube::Result<WatchEvent<ConfigMap>>> {
+    maps.watch(&WatchParams::default(), version)
+        .await
+        .unwrap()
+        .boxed()
+}
+
 fn code(result: Result<impl std::fmt::Debug, kube::Error>) -> (u16, String) {
     match result {
         Err(kube::Error::Api(status)) => (status.code, status.reason.clone()),
@@ -164,11 +175,7 @@ where
 async fn dropped_watches_end_and_kube_watchers_resume() {
     let cluster = Cluster::new();
     let maps = maps(&cluster);
-    let mut raw = maps
-        .watch(&WatchParams::default(), &cluster.revision().to_string())
-        .await
-        .unwrap()
-        .boxed();
+    let mut raw = watch_from(&maps, &cluster.revision().to_string()).await;
     let mut watched = watcher(maps.clone(), watcher::Config::default())
         .applied_objects()
         .boxed();
@@ -205,11 +212,7 @@ async fn compaction_answers_old_resource_versions_with_410() {
         .await
         .unwrap();
     cluster.compact();
-    let mut stream = maps
-        .watch(&WatchParams::default(), &from)
-        .await
-        .unwrap()
-        .boxed();
+    let mut stream = watch_from(&maps, &from).await;
     match stream.next().await {
         Some(Ok(WatchEvent::Error(e))) => assert_eq!(e.code, 410),
         other => panic!("expected 410 Gone, got {other:?}"),
@@ -273,11 +276,7 @@ async fn an_outage_refuses_connections_until_it_ends() {
 async fn an_unresponsive_watch_is_closed_and_resumes_from_its_last_version() {
     let cluster = Cluster::new();
     let maps = maps(&cluster);
-    let mut raw = maps
-        .watch(&WatchParams::default(), &cluster.revision().to_string())
-        .await
-        .unwrap()
-        .boxed();
+    let mut raw = watch_from(&maps, &cluster.revision().to_string()).await;
     // More changes than the stream holds pass while nobody reads it.
     let changes = 5_000;
     for i in 0..changes {
@@ -309,19 +308,19 @@ async fn an_unresponsive_watch_is_closed_and_resumes_from_its_last_version() {
         Some(&1)
     );
     // Resuming from the last version seen delivers the rest, without a 410.
-    let mut resumed = maps
-        .watch(&WatchParams::default().timeout(5), &last)
-        .await
-        .unwrap()
-        .boxed();
-    while seen.len() < changes {
-        match next_change(&mut resumed).await {
-            Some(Ok(WatchEvent::Added(m))) => {
-                seen.insert(m.name_any());
+    let mut resumed = watch_from(&maps, &last).await;
+    let replayed = tokio::time::timeout(Duration::from_secs(30), async {
+        while seen.len() < changes {
+            match next_change(&mut resumed).await {
+                Some(Ok(WatchEvent::Added(m))) => {
+                    seen.insert(m.name_any());
+                }
+                other => panic!("expected the rest replayed, got {other:?}"),
             }
-            other => panic!("expected the rest replayed, got {other:?}"),
         }
-    }
+    })
+    .await;
+    assert!(replayed.is_ok(), "{} of {changes} replayed", seen.len());
     assert_eq!(
         cluster
             .watch_endings()
