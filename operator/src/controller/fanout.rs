@@ -3,8 +3,10 @@
 //! controller (a watch is a long-lived connection and a full list on every relist).
 //!
 //! The source stream (typically a watch already written into its reflector store) is driven
-//! by one future; every event goes to each consumer's channel in order. Watch errors stop at
-//! the fan-out: the source's backoff has seen them, and a controller only logs them.
+//! on a task of its own; every event goes to each consumer's channel in order. Watch errors
+//! stop at the fan-out: the source's backoff has seen them, and a controller only logs them.
+//! Every cached watch goes through here, with one consumer or several (see
+//! [`super::scope::filling`]).
 
 use futures::{Stream, StreamExt, stream::BoxStream};
 use kube::runtime::watcher;
