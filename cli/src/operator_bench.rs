@@ -108,25 +108,40 @@ impl Report {
 
 /// The watch endings between two counts, as `group/resource reason`.
 fn watch_endings_between(before: &WatchEndings, after: &WatchEndings) -> Requests {
-    after
-        .iter()
-        .filter_map(|((resource, reason), count)| {
-            let earlier = before
-                .get(&(resource.clone(), *reason))
-                .copied()
-                .unwrap_or(0);
-            (*count > earlier).then(|| (format!("{resource} {reason}"), count - earlier))
-        })
+    growth(before, after)
+        .map(|((resource, reason), n)| (format!("{resource} {reason}"), n))
         .collect()
 }
 
 /// How many watches had to list again (their resourceVersion was past the history).
 fn expired(endings: &Requests) -> u64 {
-    endings
+    total(endings, |key| key.ends_with(" expired"))
+}
+
+/// The counts that grew from `before` to `after`, by how much.
+fn growth<'a, K: Ord>(
+    before: &'a BTreeMap<K, u64>,
+    after: &'a BTreeMap<K, u64>,
+) -> impl Iterator<Item = (&'a K, u64)> {
+    after.iter().filter_map(|(key, count)| {
+        let earlier = before.get(key).copied().unwrap_or(0);
+        (*count > earlier).then(|| (key, count - earlier))
+    })
+}
+
+/// The sum of the counts whose key `keep` selects.
+fn total(requests: &Requests, keep: impl Fn(&str) -> bool) -> u64 {
+    requests
         .iter()
-        .filter(|(key, _)| key.ends_with(" expired"))
-        .map(|(_, count)| count)
+        .filter(|(key, _)| keep(key))
+        .map(|(_, n)| n)
         .sum()
+}
+
+/// Whether a user agent is the operator's: everything but the bench's own client and the
+/// fakes'.
+fn is_operators(agent: &str) -> bool {
+    agent != AGENT && agent != "fakes"
 }
 
 /// The operator's requests other than watches, one per line; a write is followed by the
@@ -134,7 +149,7 @@ fn expired(endings: &Requests) -> u64 {
 fn steady_log(entries: &[Entry]) -> String {
     let mut text = String::new();
     for entry in entries {
-        if entry.user_agent == AGENT || entry.user_agent == "fakes" || entry.is_watch() {
+        if !is_operators(&entry.user_agent) || entry.is_watch() {
             continue;
         }
         text.push_str(&format!("{entry}\n"));
@@ -161,35 +176,22 @@ fn is_write(key: &str) -> bool {
 /// The operator's requests between two tallies, as `verb group/resource`.
 fn operator_requests(before: &Tally, after: &Tally) -> Requests {
     let mut out = Requests::new();
-    for ((agent, verb, resource), count) in after {
-        if agent == AGENT || agent == "fakes" {
-            continue;
-        }
-        let earlier = before
-            .get(&(agent.clone(), verb.clone(), resource.clone()))
-            .copied()
-            .unwrap_or(0);
-        if count > &earlier {
-            *out.entry(format!("{verb} {resource}")).or_default() += count - earlier;
+    for ((agent, verb, resource), n) in growth(before, after) {
+        if is_operators(agent) {
+            *out.entry(format!("{verb} {resource}")).or_default() += n;
         }
     }
     out
 }
 
 fn writes(requests: &Requests) -> u64 {
-    requests
-        .iter()
-        .filter(|(k, _)| is_write(k))
-        .map(|(_, n)| n)
-        .sum()
+    total(requests, is_write)
 }
 
 fn non_watch_reads(requests: &Requests) -> u64 {
-    requests
-        .iter()
-        .filter(|(k, _)| k.starts_with("get ") || k.starts_with("list "))
-        .map(|(_, n)| n)
-        .sum()
+    total(requests, |key| {
+        key.starts_with("get ") || key.starts_with("list ")
+    })
 }
 
 /// The operator's peak RSS (MiB) and CPU seconds, from `/proc`.
