@@ -56,9 +56,36 @@ fn custom() -> Vec<(ApiResource, bool)> {
     ]
 }
 
+/// What a remote watch brings: an object of a kind that changed, or a failed watch request.
+enum Seen {
+    Changed(String, Box<DynamicObject>),
+    Failed,
+}
+
+/// Whether a cluster's watches are failing: a healthy cluster's first failure wakes the CRs
+/// placed on it (a converged CR has no requeue due before the 10-minute resync, and a read
+/// of the target in a pass is how it learns the cluster is gone). Later failures of the same
+/// stretch wake nothing; any event from the cluster ends the stretch.
+#[derive(Debug, Default)]
+struct Liveness {
+    failing: bool,
+}
+
+impl Liveness {
+    /// Records a failed watch request: `true` when it starts a failing stretch.
+    fn failed(&mut self) -> bool {
+        !std::mem::replace(&mut self.failing, true)
+    }
+
+    /// Records an event from the cluster.
+    fn answered(&mut self) {
+        self.failing = false;
+    }
+}
+
 /// The watch streams of one engaged cluster: per kind, cluster-wide, or one per declared
 /// namespace (a cluster-scoped kind is then not watched at all).
-async fn streams(engaged: &Engaged) -> Vec<BoxStream<'static, (String, DynamicObject)>> {
+async fn streams(engaged: &Engaged) -> Vec<BoxStream<'static, Seen>> {
     let mut kinds: Vec<(ApiResource, bool)> = projected_kinds(false)
         .into_iter()
         .map(|r| (r, true))
@@ -84,9 +111,9 @@ async fn streams(engaged: &Engaged) -> Vec<BoxStream<'static, (String, DynamicOb
                 watcher(api, watcher::Config::default())
                     .default_backoff()
                     .touched_objects()
-                    .filter_map(move |event| {
-                        let kind = kind.clone();
-                        async move { event.ok().map(|object| (kind, object)) }
+                    .map(move |event| match event {
+                        Ok(object) => Seen::Changed(kind.clone(), Box::new(object)),
+                        Err(_) => Seen::Failed,
                     })
                     .boxed(),
             );
@@ -103,7 +130,20 @@ async fn watch_cluster(
     wakes: Wakes,
 ) {
     let mut events = futures::stream::select_all(streams(&engaged).await);
-    while let Some((kind, object)) = events.next().await {
+    let mut liveness = Liveness::default();
+    while let Some(seen) = events.next().await {
+        let (kind, object) = match seen {
+            Seen::Failed => {
+                if liveness.failed() {
+                    wake_placed(&engaged.name, &barbicans, &stores, &wakes);
+                }
+                continue;
+            }
+            Seen::Changed(kind, object) => {
+                liveness.answered();
+                (kind, *object)
+            }
+        };
         let (woken, stores_woken) = remote_wakes(
             &engaged.name,
             &kind,
@@ -207,5 +247,20 @@ pub async fn run_remote_watches(
             changed = changes.changed() => if changed.is_err() { break },
             () = &mut shutdown => break,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_first_failure_of_a_stretch_wakes_and_an_event_ends_the_stretch() {
+        let mut liveness = Liveness::default();
+        assert!(liveness.failed(), "a healthy cluster's first failure wakes");
+        assert!(!liveness.failed(), "the same outage wakes once");
+        assert!(!liveness.failed());
+        liveness.answered();
+        assert!(liveness.failed(), "the next outage wakes again");
     }
 }
