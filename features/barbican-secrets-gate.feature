@@ -77,12 +77,12 @@ Feature: Nothing is deployed until the credentials and a default store are there
     And the Barbican "barbican" in "openstack" has "/status/projectedSecretStores/0" set to "openbao-primary"
     And the Barbican "barbican" in "openstack" has "/status/projectedSecretStoreHosts/0" set to "https://openbao-instance.openstack.svc:8200"
 
+  # The Barbican's database credentials are held back until both stores have minted: its pipeline
+  # stops at the Secrets step, ahead of the store step, so no store is projected early. Without
+  # that, whichever store mints first is projected on its own, the schema syncs, and the second
+  # store then meets the last-good configuration instead (barbican-config.feature covers that).
   Scenario: two credential-ready stores are more than barbican can take
     Given the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
-    And the Secret "barbican-db" in "openstack" holds:
-      | key      | value    |
-      | username | barbican |
-      | password | pw       |
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value |
       | password | pw    |
@@ -104,6 +104,19 @@ Feature: Nothing is deployed until the credentials and a default store are there
             name: openbao-instance
       """
     When the example "barbican.yaml" is applied
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                  |
+      | SecretsReady | False  | WaitingForDBCredentials |
+    And within 1 minute the BarbicanSecretStore "openbao-primary" in "openstack" reports:
+      | condition        | status | reason               |
+      | CredentialsReady | True   | CredentialsAvailable |
+    And within 1 minute the BarbicanSecretStore "openbao-secondary" in "openstack" reports:
+      | condition        | status | reason               |
+      | CredentialsReady | True   | CredentialsAvailable |
+    When the Secret "barbican-db" in "openstack" holds:
+      | key      | value    |
+      | username | barbican |
+      | password | pw       |
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition         | status | reason                 |
       | SecretStoresReady | False  | MultipleOpenBaoStores  |
