@@ -104,6 +104,10 @@ static POKES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0
 /// Real time the operator gets between checks for its round trips.
 pub const REAL_PAUSE: Duration = Duration::from_millis(15);
 
+/// How long [`SimEnv::operator_quiet`] wants the operator to have written nothing: twenty
+/// real pauses, longer than a pass's round trips take even on a loaded machine.
+pub const QUIET: Duration = Duration::from_millis(300);
+
 /// The running environment.
 pub struct SimEnv {
     /// The management cluster: where the operator runs and the CRs live.
@@ -872,6 +876,28 @@ impl SimEnv {
             }
         })
         .await
+    }
+
+    /// Waits, without moving virtual time, until the operator has written nothing for a
+    /// stretch of real time ([`QUIET`]), so writes still draining from what came before (a
+    /// store's ConfigProjected catching up with a roll the scenario waited for) are over
+    /// before a window that must be write-free opens. Fails after a minute of real time.
+    pub async fn operator_quiet(&self) -> Result<(), Error> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let mark = self.cluster.audit_mark();
+            tokio::time::sleep(QUIET).await;
+            let writes = self.operator_writes_since(mark);
+            if writes.is_empty() {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "the operator kept writing with virtual time standing still, last: {}",
+                    writes[writes.len() - 1]
+                ));
+            }
+        }
     }
 
     /// The operator's writes since `mark` (see [`Cluster::audit_mark`]).

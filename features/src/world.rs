@@ -300,10 +300,12 @@ async fn endpoint(world: &mut BarbicanWorld, name: String, namespace: String, ur
 #[then(expr = "a full pass over the Barbican {string} in {string} writes nothing")]
 async fn idle_pass(world: &mut BarbicanWorld, name: String, namespace: String) {
     let env = world.env();
-    // A pass still in flight when the scenario got here may finish its writes; one full pass
-    // settles that, and the next one is the pass over a converged Barbican. The scenario's
-    // own annotation writes are not the operator's and do not count.
+    // A pass still in flight when the scenario got here may finish its writes, and so may the
+    // other controllers (a store observing the roll the scenario waited for); one full pass
+    // and a quiet stretch settle that, and the next pass is the pass over a converged
+    // Barbican. The scenario's own annotation writes are not the operator's and do not count.
     ok(env.full_pass(&namespace, &name).await);
+    ok(env.operator_quiet().await);
     let mark = env
         .needs_sim("the audit log")
         .unwrap_or_else(|e| panic!("{e}"))
