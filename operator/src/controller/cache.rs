@@ -125,7 +125,7 @@ fn matches(selector: &str, labels: &std::collections::BTreeMap<String, String>) 
         if key.ends_with('!') || value.starts_with('=') {
             return None;
         }
-        all &= labels.get(key) == Some(&value.to_string());
+        all &= labels.get(key).map(String::as_str) == Some(value);
     }
     Some(all)
 }
@@ -236,8 +236,10 @@ impl Cache {
         let mut found: Vec<K> = store
             .state()
             .iter()
+            // Borrowed comparisons only: every pass lists this way, over every cached object
+            // of the kind, so an allocation per object made the lists quadratic in the CRs.
             .filter(|o| {
-                o.namespace().as_deref() == Some(namespace)
+                o.meta().namespace.as_deref() == Some(namespace)
                     && matches(selector, o.labels()).unwrap_or(false)
             })
             .map(|o| o.as_ref().clone())

@@ -68,7 +68,8 @@ pub struct Invalid {
 
 /// Whether `store` is attached to the Barbican `namespace/name`.
 pub fn attaches(store: &BarbicanSecretStore, namespace: &str, name: &str) -> bool {
-    store.namespace().as_deref() == Some(namespace) && store.spec.barbican_ref.name == name
+    // Borrowed: every pass and every store event asks this of every cached store.
+    store.metadata.namespace.as_deref() == Some(namespace) && store.spec.barbican_ref.name == name
 }
 
 /// The stores in `namespace` attached to the Barbican `name`, from the watch cache.
