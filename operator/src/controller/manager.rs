@@ -358,14 +358,15 @@ pub async fn run_barbican_controller(
             let (barbicans, stores) = (barbicans.clone(), stores.clone());
             move |secret: Secret| {
                 // Only the CRs placed on this (the management) cluster hear of its Secrets.
+                // One snapshot of the Barbicans serves both placements.
                 let owner = watches::controlling_barbican(&secret);
-                let local = watches::placed_on(&barbicans.state(), None);
+                let all = barbicans.state();
                 watches::for_secret(
                     &secret.namespace().unwrap_or_default(),
                     &secret.name_any(),
                     owner.as_deref(),
-                    &local,
-                    &watches::stores_placed_on(&stores.state(), &barbicans.state(), None),
+                    &watches::placed_on(&all, None),
+                    &watches::stores_placed_on(&stores.state(), &all, None),
                 )
             }
         })

@@ -8,7 +8,6 @@ use std::{
     sync::Arc,
 };
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{Resource, ResourceExt, api::DynamicObject, runtime::reflector::ObjectRef};
 
 use crate::api::{
@@ -85,12 +84,14 @@ pub fn for_secret(
         found.insert(owner.to_string());
     }
     for barbican in barbicans {
-        if namespace_of(&barbican.metadata) == namespace && secret_names(barbican).contains(&name) {
+        if barbican.metadata.namespace.as_deref() == Some(namespace)
+            && secret_names(barbican).contains(&name)
+        {
             found.insert(barbican.name_any());
         }
     }
     for store in stores {
-        if namespace_of(&store.metadata) == namespace
+        if store.metadata.namespace.as_deref() == Some(namespace)
             && store_secret_names(store).iter().any(|n| n == name)
         {
             found.insert(store.spec.barbican_ref.name.clone());
@@ -173,33 +174,24 @@ pub fn stores_placed_on(
     // One table per call, keyed by borrowed names: this runs on every watch event, and a scan
     // of the Barbicans per store made each event quadratic in the CR count (the Secret
     // watch's mapping was 58% of the operator's CPU while 600 Barbicans converged).
-    let parents: HashMap<(&str, &str), Option<&str>> = barbicans
+    let parents: HashMap<(Option<&str>, Option<&str>), Option<&str>> = barbicans
         .iter()
         .map(|b| {
-            (
-                (namespace_of(&b.metadata), name_of(&b.metadata)),
-                cluster_of(b),
-            )
+            let key = (b.metadata.namespace.as_deref(), b.metadata.name.as_deref());
+            (key, cluster_of(b))
         })
         .collect();
     stores
         .iter()
         .filter(|s| {
-            let parent = (namespace_of(&s.metadata), s.spec.barbican_ref.name.as_str());
+            let parent = (
+                s.metadata.namespace.as_deref(),
+                Some(s.spec.barbican_ref.name.as_str()),
+            );
             parents.get(&parent).copied().flatten() == cluster
         })
         .cloned()
         .collect()
-}
-
-/// An object's namespace, borrowed (`ResourceExt::namespace` clones it).
-fn namespace_of(meta: &ObjectMeta) -> &str {
-    meta.namespace.as_deref().unwrap_or_default()
-}
-
-/// An object's name, borrowed (`ResourceExt::name_any` clones it).
-fn name_of(meta: &ObjectMeta) -> &str {
-    meta.name.as_deref().unwrap_or_default()
 }
 
 /// What a change to `object` (of `kind`) on the target cluster `cluster` wakes: the owner its
