@@ -887,14 +887,12 @@ impl SimEnv {
         loop {
             let mark = self.cluster.audit_mark();
             tokio::time::sleep(QUIET).await;
-            let writes = self.operator_writes_since(mark);
-            if writes.is_empty() {
+            let Some(last) = self.operator_writes_since(mark).pop() else {
                 return Ok(());
-            }
+            };
             if std::time::Instant::now() >= deadline {
                 return Err(format!(
-                    "the operator kept writing with virtual time standing still, last: {}",
-                    writes[writes.len() - 1]
+                    "the operator kept writing with virtual time standing still, last: {last}"
                 ));
             }
         }

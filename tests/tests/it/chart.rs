@@ -663,27 +663,26 @@ fn assert_exactly(what: &str, granted: &BTreeSet<Grant>, used: &BTreeSet<Grant>)
     if std::env::var_os("BARBICAN_SHOW_RBAC").is_some() {
         println!("{what} used:{}", show(used.iter().collect()));
     }
-    let explained = |g: &Grant| {
-        NEEDED_BEYOND_THE_RUN
-            .iter()
-            .chain(NEEDED_WHEN_THE_CACHE_LAGS)
-            .any(|(cluster, group, resource, verb, _)| {
-                (*cluster, *group, *resource, *verb) == (what, &g.0[..], &g.1[..], &g.2[..])
-            })
-    };
-    // Every listed grant is granted; only those beyond the run must also go unused by it.
-    let listed = NEEDED_BEYOND_THE_RUN
+    // Every listed grant must be granted; only those beyond the run must also go unused by it.
+    let listed: Vec<_> = NEEDED_BEYOND_THE_RUN
         .iter()
         .map(|e| (e, true))
-        .chain(NEEDED_WHEN_THE_CACHE_LAGS.iter().map(|e| (e, false)));
-    for ((_, group, resource, verb, why), beyond_the_run) in listed.filter(|(e, _)| e.0 == what) {
+        .chain(NEEDED_WHEN_THE_CACHE_LAGS.iter().map(|e| (e, false)))
+        .filter(|(e, _)| e.0 == what)
+        .collect();
+    let explained = |g: &Grant| {
+        listed.iter().any(|((_, group, resource, verb, _), _)| {
+            (*group, *resource, *verb) == (&g.0[..], &g.1[..], &g.2[..])
+        })
+    };
+    for ((_, group, resource, verb, why), beyond_the_run) in &listed {
         let grant = (group.to_string(), resource.to_string(), verb.to_string());
         assert!(
             granted.contains(&grant),
             "{what}: {verb} {resource} is listed as needed ({why}) but not granted"
         );
         assert!(
-            !(beyond_the_run && used.contains(&grant)),
+            !(*beyond_the_run && used.contains(&grant)),
             "{what}: the run now uses {verb} {resource}: drop it from NEEDED_BEYOND_THE_RUN"
         );
     }
