@@ -37,13 +37,18 @@ pub const HISTORY: usize = 3;
 /// The pod volume that mounts the config Secret.
 pub const CONFIG_VOLUME: &str = "config";
 
-/// The config Secrets to delete: this Barbican's, other than `current`, beyond the newest
-/// [`HISTORY`] (newest by creation time, ties broken by name, both descending).
-pub fn prunable(barbican: &str, current: &str, mut owned: Vec<Secret>) -> Vec<String> {
+/// The config Secrets to delete: this Barbican's, other than those in `keep` (the current one
+/// and the one the live Deployment mounts), beyond the newest [`HISTORY`] (newest by creation
+/// time, ties broken by name, both descending).
+///
+/// The mounted one is kept even when it is older than the history: while a pass stops
+/// before the Deployment step (the database waiting, say) renders can pile up, and deleting
+/// what the running pods mount would leave a restarted pod without its configuration.
+pub fn prunable(barbican: &str, keep: &[&str], mut owned: Vec<Secret>) -> Vec<String> {
     let prefix = format!("{barbican}-config-");
     owned.retain(|s| {
         let name = s.name_any();
-        name.starts_with(&prefix) && name != current
+        name.starts_with(&prefix) && !keep.contains(&name.as_str())
     });
     owned.sort_by(|a, b| {
         let created = |s: &Secret| s.metadata.creation_timestamp.clone().map(|t| t.0);
@@ -199,7 +204,13 @@ async fn prune(state: &State, current: &str) -> Result<(), StepError> {
         .into_iter()
         .filter(|s| owned_by(s, &state.barbican))
         .collect();
-    for name in prunable(&state.name(), current, owned) {
+    let live = state
+        .children
+        .get::<Deployment>(&state.name())
+        .await
+        .map_err(|e| api_error("reading the Deployment", e))?;
+    let mounted = live.as_ref().and_then(mounted_config).unwrap_or_default();
+    for name in prunable(&state.name(), &[current, &mounted], owned) {
         state
             .children
             .delete::<Secret>(&name)
@@ -281,8 +292,24 @@ mod tests {
             secret("other-config-00000009", 0),
         ];
         assert_eq!(
-            prunable("kms", "kms-config-current", owned),
+            prunable("kms", &["kms-config-current"], owned),
             ["kms-config-00000002", "kms-config-00000001"]
+        );
+    }
+
+    #[test]
+    fn the_config_the_deployment_mounts_is_kept_however_old() {
+        let owned = vec![
+            secret("kms-config-00000001", 1),
+            secret("kms-config-00000002", 2),
+            secret("kms-config-00000003", 3),
+            secret("kms-config-00000004", 4),
+            secret("kms-config-00000005", 5),
+            secret("kms-config-current", 0),
+        ];
+        assert_eq!(
+            prunable("kms", &["kms-config-current", "kms-config-00000001"], owned),
+            ["kms-config-00000002"]
         );
     }
 
@@ -294,7 +321,7 @@ mod tests {
             secret("kms-config-c", 1),
             secret("kms-config-d", 1),
         ];
-        assert_eq!(prunable("kms", "x", owned), ["kms-config-a"]);
+        assert_eq!(prunable("kms", &["x"], owned), ["kms-config-a"]);
     }
 
     #[test]
