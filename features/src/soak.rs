@@ -1128,7 +1128,7 @@ async fn act(env: &mut SimEnv, observer: &mut Observer, action: &Action) -> Resu
                 .await
                 .map_err(|e| format!("editing the brownfield store's URL: {e}"))?;
         }
-        Action::Sabotage(sabotage) => sabotage_now(env, *sabotage).await?,
+        Action::Sabotage(sabotage) => sabotage_retried(env, *sabotage).await?,
         Action::Repair => {
             // Every fault's own "off" action; the re-applied store is the default again.
             for undo in [
@@ -1180,6 +1180,20 @@ async fn delete_failed_db_syncs(env: &SimEnv) {
             }
         }
     }
+}
+
+/// [`sabotage_now`], tried again on failure: the sabotage writes as the operator, so the
+/// fault rules the schedule set for the operator's client (a 429 on creates, say) refuse it
+/// too, where the operator would have retried. The last error is returned after ten tries.
+async fn sabotage_retried(env: &SimEnv, sabotage: Sabotage) -> Result<(), Error> {
+    let mut last = Ok(());
+    for _ in 0..10 {
+        last = sabotage_now(env, sabotage).await;
+        if last.is_ok() {
+            break;
+        }
+    }
+    last
 }
 
 /// Does a deliberate bug on the operator's behalf.
