@@ -116,9 +116,22 @@ fn escape(text: &str) -> String {
 
 /// A kubeconfig naming the API server at `server` (a URL), presenting `token` when given.
 pub fn kubeconfig(server: &str, token: Option<&str>) -> String {
+    kubeconfig_with_ca(server, token, None)
+}
+
+/// [`kubeconfig`], trusting the PEM `ca` (inline, as `certificate-authority-data`).
+pub fn kubeconfig_with_ca(server: &str, token: Option<&str>, ca: Option<&str>) -> String {
     let user = token.map_or_else(|| "{}".to_string(), |t| format!("{{token: {t}}}"));
+    // A ByteString serializes as base64, the encoding of `certificate-authority-data`.
+    let ca = ca.map_or_else(String::new, |pem| {
+        let encoded = serde_json::to_value(k8s_openapi::ByteString(pem.as_bytes().to_vec()))
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        format!(", certificate-authority-data: {encoded}")
+    });
     format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: cluster\n  cluster: {{server: '{server}'}}\nusers:\n- name: user\n  user: {user}\ncontexts:\n- name: cluster\n  context: {{cluster: cluster, user: user, namespace: default}}\ncurrent-context: cluster\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: cluster\n  cluster: {{server: '{server}'{ca}}}\nusers:\n- name: user\n  user: {user}\ncontexts:\n- name: cluster\n  context: {{cluster: cluster, user: user, namespace: default}}\ncurrent-context: cluster\n"
     )
 }
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use cucumber::{gherkin::Step, then};
+use cucumber::{gherkin::Step, given, then, when};
 
 use crate::{
     sim_env::{SimEnv, TICK},
@@ -257,4 +257,32 @@ mod tests {
         assert_eq!(metric_value(text, "x_total", "barbican=c"), None);
         assert_eq!(metric_value(text, "x_total_other", ""), Some(9.0));
     }
+}
+
+#[when(expr = "applying the following is refused with {string}:")]
+#[then(expr = "applying the following is refused with {string}:")]
+async fn refused(world: &mut BarbicanWorld, message: String, step: &Step) {
+    let yaml = step.docstring.as_deref().expect("a YAML docstring");
+    match world.env().apply_yaml(yaml).await {
+        Ok(()) => panic!("the documents were admitted; expected a refusal with {message:?}"),
+        Err(refusal) => assert!(
+            refusal.contains(&message),
+            "refused, but the refusal lacks {message:?}: {refusal}"
+        ),
+    }
+}
+
+#[then(expr = "{string} appears nowhere in {string}")]
+async fn nowhere(world: &mut BarbicanWorld, planted: String, namespace: String) {
+    ok(world
+        .env()
+        .nowhere_in(&namespace, &[planted], "the planted string")
+        .await);
+}
+
+#[given(expr = "the target cluster {string} is registered with the kubeconfig:")]
+#[when(expr = "the target cluster {string} is registered with the kubeconfig:")]
+async fn registered_with(world: &mut BarbicanWorld, name: String, step: &Step) {
+    let kubeconfig = step.docstring.as_deref().expect("a kubeconfig docstring");
+    ok(world.env().register(&name, kubeconfig, None).await);
 }

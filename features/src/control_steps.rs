@@ -115,13 +115,13 @@ async fn eso_store_back(world: &mut BarbicanWorld, name: String) {
 #[when(expr = "the target cluster {string} goes down")]
 async fn target_down(world: &mut BarbicanWorld, name: String) {
     let target = world.env().target(&name).expect("a started target cluster");
-    target.site.cluster.set_outage(true);
+    target.set_outage(true);
 }
 
 #[when(expr = "the target cluster {string} comes back")]
 async fn target_back(world: &mut BarbicanWorld, name: String) {
     let target = world.env().target(&name).expect("a started target cluster");
-    target.site.cluster.set_outage(false);
+    target.set_outage(false);
 }
 
 #[given(expr = "the API server answers by the fault rule {string}")]

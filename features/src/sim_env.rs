@@ -261,7 +261,11 @@ fn start_operator(
     );
     let controllers = run_barbican_controller(client, settings, std::future::pending());
     tokio::spawn(async move {
-        futures::join!(registry, controllers);
+        let (_, outcome) = futures::join!(registry, controllers);
+        // A scenario's operator that stops on its own is a failure the scenario must see.
+        if let Err(stopped) = outcome {
+            panic!("the operator under test stopped: {stopped}");
+        }
     })
 }
 
@@ -332,15 +336,21 @@ impl Site {
     }
 }
 
-/// A registered target cluster: a [`Site`] served over loopback HTTP that requires bearer
-/// tokens, registered on the management cluster by a Secret whose kubeconfig carries one.
+/// A registered target cluster: a [`Site`] served over loopback HTTPS (a TLS front with a CA
+/// of its own, as the operator accepts registrations only over `https://` with an inline
+/// `certificate-authority-data`) that requires bearer tokens, registered on the management
+/// cluster by a Secret whose kubeconfig carries one.
 pub struct TargetCluster {
     /// The cluster and its fakes.
     pub site: Arc<Site>,
     /// The scenario's client on it.
     pub client: Client,
-    /// Where it is served.
+    /// Where it is served over HTTPS.
     pub addr: std::net::SocketAddr,
+    /// The TLS front, taken down with the cluster.
+    pub front: barbican_fakes::tls::Front,
+    /// The PEM CA the front's certificate is signed by.
+    pub ca_pem: String,
     /// The token the fakes and the scenario present.
     pub local_token: String,
     /// The token the registration's kubeconfig carries now.
@@ -350,7 +360,18 @@ pub struct TargetCluster {
 impl TargetCluster {
     /// The kubeconfig a registration of this cluster carries, authenticating with `token`.
     pub fn kubeconfig(&self, token: &str) -> String {
-        crate::backend::kubeconfig(&format!("http://{}", self.addr), Some(token))
+        crate::backend::kubeconfig_with_ca(
+            &format!("https://{}", self.addr),
+            Some(token),
+            Some(&self.ca_pem),
+        )
+    }
+
+    /// Takes the cluster down (`true`: its API server and its front refuse connections) or
+    /// brings it back.
+    pub fn set_outage(&self, down: bool) {
+        self.site.cluster.set_outage(down);
+        self.front.set_down(down);
     }
 
     /// Accepts exactly `operator_tokens` from the operator (besides the local token).
@@ -577,11 +598,18 @@ impl SimEnv {
         self.needs_sim("a second simulated cluster")?;
         let local_token = format!("{name}-local");
         let site = Site::start(self.clock(), gateway_api, &local_token)?;
-        let addr = site.cluster.serve_on_loopback().await.map_err(text)?;
+        let plain = site.cluster.serve_on_loopback().await.map_err(text)?;
+        let authority = Arc::new(barbican_fakes::tls::Authority::new());
+        let ca_pem = authority.ca_pem();
+        let front = barbican_fakes::tls::Front::start(authority, plain)
+            .await
+            .map_err(text)?;
         let target = Arc::new(TargetCluster {
             client: site.cluster.client_with_token(SCENARIO_AGENT, &local_token),
             site: Arc::new(site),
-            addr,
+            addr: front.addr(),
+            front,
+            ca_pem,
             local_token,
             operator_token: Mutex::new(token.to_string()),
         });
@@ -1229,7 +1257,20 @@ impl SimEnv {
         if ids.is_empty() {
             return Err("no OpenBao issued a secret ID: nothing to check".into());
         }
+        self.nowhere_in(namespace, &ids, "a secret ID").await
+    }
+
+    /// Checks that none of `planted` appears in `namespace` outside the Secrets that hold
+    /// credentials (a `secret-id` key) and the registration Secrets: not in another Secret, an
+    /// event, a CR or a Deployment, not in the operator's log, and not in its `/metrics`.
+    pub async fn nowhere_in(
+        &self,
+        namespace: &str,
+        planted: &[String],
+        what: &str,
+    ) -> Result<(), Error> {
         let mut places: Vec<(String, String)> = Vec::new();
+        places.push(("the operator's /metrics".into(), self.metrics.render()));
         let secrets = Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
             self.scenario_client(),
             namespace,
@@ -1270,13 +1311,13 @@ impl SimEnv {
         places.push(("the operator's log".into(), log));
         let leaks: Vec<String> = places
             .iter()
-            .filter(|(_, content)| ids.iter().any(|id| content.contains(id.as_str())))
+            .filter(|(_, content)| planted.iter().any(|id| content.contains(id.as_str())))
             .map(|(place, _)| place.clone())
             .collect();
         if leaks.is_empty() {
             Ok(())
         } else {
-            Err(format!("a secret ID appears in: {}", leaks.join(", ")))
+            Err(format!("{what} appears in: {}", leaks.join(", ")))
         }
     }
 

@@ -1082,8 +1082,8 @@ async fn act(env: &mut SimEnv, observer: &mut Observer, action: &Action) -> Resu
                 .release(NAMESPACE, "openstack-mariadb")
                 .await
         }
-        Action::TargetDown => target.site.cluster.set_outage(true),
-        Action::TargetUp => target.site.cluster.set_outage(false),
+        Action::TargetDown => target.set_outage(true),
+        Action::TargetUp => target.set_outage(false),
         Action::ReleaseBump(namespace) => {
             let release = BUMPS
                 .iter()

@@ -40,6 +40,7 @@ pub struct Metrics {
     jobs_total: [IntCounterVec; 2],
     jobs_duration: [HistogramVec; 2],
     remints: IntCounterVec,
+    panics: IntCounterVec,
 }
 
 /// The Job counters, indexed by [`JobKind`] (without the prefix).
@@ -102,6 +103,14 @@ fn histogram(
 impl Metrics {
     /// A registry with every series registered.
     pub fn new() -> Self {
+        let metrics = Self::unstarted();
+        for controller in Self::CONTROLLERS {
+            metrics.panics.with_label_values(&[controller]);
+        }
+        metrics
+    }
+
+    fn unstarted() -> Self {
         let registry = Registry::new();
         let job_labels = ["barbican", "namespace", "result"];
         let cr_labels = ["barbican", "namespace"];
@@ -156,8 +165,28 @@ impl Metrics {
                 "AppRole secret IDs re-minted, by trigger (an initial mint is not counted)",
                 &["store", "namespace", "trigger"],
             ),
+            panics: counter(
+                &registry,
+                "reconcile_panics_total",
+                "Passes that panicked, by controller (the CR is retried with backoff; the others go on)",
+                &["controller"],
+            ),
             registry,
         }
+    }
+
+    /// The controllers whose panics are counted; their series exist from the start at 0, so an
+    /// alert on an increase has a series to watch.
+    pub const CONTROLLERS: [&str; 2] = ["barbican", "secretstore"];
+
+    /// Counts one pass of `controller` (`barbican` or `secretstore`) that panicked.
+    pub fn panicked(&self, controller: &str) {
+        self.panics.with_label_values(&[controller]).inc();
+    }
+
+    /// How many passes of `controller` panicked.
+    pub fn panics(&self, controller: &str) -> u64 {
+        self.counted("reconcile_panics_total", &[("controller", controller)])
     }
 
     /// Counts one re-mint of the store `namespace/store`'s secret ID.

@@ -1,7 +1,9 @@
 //! The operator's plain-HTTP endpoints: `/metrics` (Prometheus text) on the metrics address,
 //! `/healthz` and `/readyz` on the health-probe address.
 //!
-//! `/healthz` answers while the process runs. `/readyz` answers 200 once the operator has
+//! `/healthz` answers 200 while the controllers run, and 503 once one of them has ended on its
+//! own (the process exits right after, non-zero; the failing probe covers the moment between,
+//! and a runtime that wedges instead of exiting). `/readyz` answers 200 once the operator has
 //! reached its API server, and 503 before: a replica waiting for the leader Lease is ready (it
 //! can take over at once), a replica that cannot reach the API server is not.
 
@@ -35,6 +37,22 @@ impl Readiness {
     }
 }
 
+/// Whether the controllers still run; a new one is alive.
+#[derive(Clone, Default)]
+pub struct Liveness(Arc<AtomicBool>);
+
+impl Liveness {
+    /// Marks the process as failed: `/healthz` answers 503 from now on.
+    pub fn fail(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether it still runs.
+    pub fn alive(&self) -> bool {
+        !self.0.load(Ordering::SeqCst)
+    }
+}
+
 /// `/metrics`.
 pub fn metrics_router(metrics: Arc<Metrics>) -> Router {
     Router::new()
@@ -48,9 +66,18 @@ pub fn metrics_router(metrics: Arc<Metrics>) -> Router {
 }
 
 /// `/healthz` and `/readyz`.
-pub fn health_router(readiness: Readiness) -> Router {
+pub fn health_router(readiness: Readiness, liveness: Liveness) -> Router {
     Router::new()
-        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/healthz",
+            get(move || async move {
+                if liveness.alive() {
+                    (StatusCode::OK, "ok").into_response()
+                } else {
+                    (StatusCode::SERVICE_UNAVAILABLE, "a controller stopped").into_response()
+                }
+            }),
+        )
         .route(
             "/readyz",
             get(|State(readiness): State<Readiness>| async move {
@@ -82,16 +109,21 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn readyz_follows_readiness_and_healthz_always_answers() {
-        let readiness = Readiness::default();
-        let router = health_router(readiness.clone());
+    async fn readyz_follows_readiness_and_healthz_follows_the_controllers() {
+        let (readiness, liveness) = (Readiness::default(), Liveness::default());
+        let router = health_router(readiness.clone(), liveness.clone());
         assert_eq!(get_(router.clone(), "/healthz").await.0, StatusCode::OK);
         assert_eq!(
             get_(router.clone(), "/readyz").await.0,
             StatusCode::SERVICE_UNAVAILABLE
         );
         readiness.set(true);
-        assert_eq!(get_(router, "/readyz").await.0, StatusCode::OK);
+        assert_eq!(get_(router.clone(), "/readyz").await.0, StatusCode::OK);
+        liveness.fail();
+        assert_eq!(
+            get_(router, "/healthz").await.0,
+            StatusCode::SERVICE_UNAVAILABLE
+        );
     }
 
     #[tokio::test]

@@ -162,7 +162,46 @@ fn applies(webhook: &Value, request: &Request<'_>) -> bool {
         .into_iter()
         .flatten()
         .any(|o| matches_label_selector(selector, &o["metadata"]["labels"]));
-    rules && namespace && object
+    rules && namespace && object && conditions_hold(webhook, request)
+}
+
+/// Whether every `matchConditions` entry of `webhook` holds for `request`, evaluated as
+/// kube-apiserver does: CEL over `request` (the AdmissionRequest without the objects),
+/// `object` and `oldObject` (null where the operation has none). One false condition skips
+/// the webhook. A condition that does not compile or evaluate to a bool counts as holding, so
+/// the webhook is called and its failurePolicy decides (kube-apiserver refuses such a
+/// configuration at creation, or fails the request by that policy).
+pub fn conditions_hold(webhook: &Value, request: &Request<'_>) -> bool {
+    use kube::core::cel::cel::{Context, Program, Value as CelValue, to_value};
+    let conditions = webhook["matchConditions"].as_array();
+    let Some(conditions) = conditions.filter(|c| !c.is_empty()) else {
+        return true;
+    };
+    let mut admission = review("", request)["request"].clone();
+    if let Some(fields) = admission.as_object_mut() {
+        fields.remove("object");
+        fields.remove("oldObject");
+    }
+    let mut context = Context::default();
+    for (name, value) in [
+        ("request", admission),
+        ("object", request.object.cloned().unwrap_or(Value::Null)),
+        ("oldObject", request.old.cloned().unwrap_or(Value::Null)),
+    ] {
+        match to_value(value) {
+            Ok(value) => context.add_variable_from_value(name, value),
+            Err(_) => return true,
+        }
+    }
+    conditions.iter().all(|condition| {
+        let Some(expression) = condition["expression"].as_str() else {
+            return true;
+        };
+        match Program::compile(expression).map(|p| p.execute(&context)) {
+            Ok(Ok(CelValue::Bool(holds))) => holds,
+            _ => true,
+        }
+    })
 }
 
 fn target(webhook: &Value) -> Option<Target> {
@@ -506,6 +545,40 @@ mod tests {
         });
         json_patch::merge(&mut hook, &webhook);
         json!({"metadata": {"name": "barbican"}, "webhooks": [hook]})
+    }
+
+    #[test]
+    fn match_conditions_skip_a_webhook_as_kube_apiserver_does() {
+        let spec_changes = json!({"matchConditions": [{
+            "name": "spec-changes",
+            "expression": "request.operation != 'UPDATE' || object.spec != oldObject.spec"
+        }]});
+        let old = json!({"metadata": {"name": "kms"}, "spec": {"replicas": 3}});
+        let finalizer_dropped =
+            json!({"metadata": {"name": "kms", "finalizers": []}, "spec": {"replicas": 3}});
+        let scaled = json!({"metadata": {"name": "kms"}, "spec": {"replicas": 5}});
+        let labels = json!({});
+        let request = |operation, object: &'static Value, old: Option<&'static Value>| Request {
+            group: "barbican.openstack.c5c3.io",
+            version: "v1alpha1",
+            kind: "Barbican",
+            resource: "barbicans",
+            subresource: None,
+            operation,
+            namespaced: true,
+            namespace: "openstack",
+            name: "kms",
+            namespace_labels: Box::leak(Box::new(labels.clone())),
+            object: Some(object),
+            old,
+            dry_run: false,
+        };
+        let leak = |v: Value| -> &'static Value { Box::leak(Box::new(v)) };
+        let (old, finalizer_dropped, scaled) = (leak(old), leak(finalizer_dropped), leak(scaled));
+        assert!(!conditions_hold(&spec_changes, &request("UPDATE", finalizer_dropped, Some(old))));
+        assert!(conditions_hold(&spec_changes, &request("UPDATE", scaled, Some(old))));
+        assert!(conditions_hold(&spec_changes, &request("CREATE", scaled, None)));
+        assert!(conditions_hold(&json!({}), &request("UPDATE", finalizer_dropped, Some(old))));
     }
 
     #[test]

@@ -28,7 +28,12 @@ use super::{
     quantity,
     verdict::{Operation, Verdict, has_line_break},
 };
-use crate::api::{config_ownership::OWNED_KEYS, db_clean::DbCleanSpec, refs::is_dns1123_subdomain};
+use crate::api::{
+    config_ownership,
+    db_clean::DbCleanSpec,
+    paste::{MAX_EXTRA_CONFIG_SECTIONS, MAX_OPTION_VALUE_LENGTH, MAX_PLUGINS, MAX_SECTION_OPTIONS},
+    refs::is_dns1123_subdomain,
+};
 
 /// Why `targetClusterRef` cannot change, appended to the schema rule's message.
 pub const TARGET_CLUSTER_REF_IMMUTABLE_REASON: &str = "changing it would strand the children already created on the previously selected cluster, so delete and recreate the Barbican instead";
@@ -536,17 +541,62 @@ fn selects(
 }
 
 /// Plugin sections are written verbatim: section names, option names and values must survive
-/// the INI syntax.
+/// the INI syntax, and no credential the operator keeps out of the file may come in this way.
 fn check_plugins(verdict: &mut Verdict, new: &Barbican) {
-    for (i, plugin) in new.spec.plugins.iter().flatten().enumerate() {
-        if let Some(problem) = section_name_problem(&plugin.config_section) {
+    let plugins = new.spec.plugins.as_deref().unwrap_or_default();
+    if plugins.len() > MAX_PLUGINS as usize {
+        verdict.require("spec.plugins", format!("must have at most {MAX_PLUGINS} items"));
+    }
+    for (i, plugin) in plugins.iter().enumerate() {
+        let section = &plugin.config_section;
+        if let Some(config) = &plugin.config {
+            check_section_bounds(verdict, &format!("spec.plugins[{i}].config"), config);
+        }
+        if let Some(problem) = section_name_problem(section) {
             verdict.require(format!("spec.plugins[{i}].configSection"), problem);
         }
         for (key, value) in plugin.config.iter().flatten() {
             if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
                 verdict.require(format!("spec.plugins[{i}].config"), problem);
             }
+            refuse_credential(verdict, &format!("spec.plugins[{i}].config[{key}]"), section, key);
         }
+    }
+}
+
+/// The schema's bounds on one INI section (re-checked here, as for every schema rule).
+fn check_section_bounds(
+    verdict: &mut Verdict,
+    field: &str,
+    options: &std::collections::BTreeMap<String, String>,
+) {
+    if options.len() > MAX_SECTION_OPTIONS as usize {
+        verdict.require(field, format!("must have at most {MAX_SECTION_OPTIONS} options"));
+    }
+    for (key, value) in options {
+        if value.chars().count() > MAX_OPTION_VALUE_LENGTH as usize {
+            verdict.require(
+                format!("{field}[{key}]"),
+                format!("must be at most {MAX_OPTION_VALUE_LENGTH} characters"),
+            );
+        }
+    }
+}
+
+/// Refuses `[section] key` at `field` when it is one of the credentials the registry keeps out
+/// of the file, the section compared as oslo.config reads it (`[VAULT_PLUGIN]` is
+/// `[vault_plugin]`), whatever the release.
+fn refuse_credential(verdict: &mut Verdict, field: &str, section: &str, key: &str) {
+    if let Some(owned) = config_ownership::owned(section, key)
+        && let Some(why) = owned.rejected
+    {
+        verdict.require(
+            field,
+            format!(
+                "[{}] {} is managed through {} and must not be set in the config: {why}",
+                owned.section, owned.key, owned.owned_by
+            ),
+        );
     }
 }
 
@@ -604,7 +654,14 @@ fn check_extra_config(
     let Some(extra) = &new.spec.extra_config else {
         return;
     };
+    if extra.len() > MAX_EXTRA_CONFIG_SECTIONS as usize {
+        verdict.require(
+            "spec.extraConfig",
+            format!("must have at most {MAX_EXTRA_CONFIG_SECTIONS} sections"),
+        );
+    }
     for (section, options) in extra {
+        check_section_bounds(verdict, &format!("spec.extraConfig[{section}]"), options);
         if let Some(problem) = section_name_problem(section) {
             verdict.require("spec.extraConfig", problem);
             continue;
@@ -615,20 +672,9 @@ fn check_extra_config(
             }
         }
     }
-    for owned in OWNED_KEYS {
-        let Some(why) = owned.rejected else { continue };
-        let set = extra
-            .iter()
-            .filter(|(section, _)| section.as_str() == owned.section)
-            .any(|(_, options)| options.contains_key(owned.key));
-        if set {
-            verdict.require(
-                format!("spec.extraConfig[{}][{}]", owned.section, owned.key),
-                format!(
-                    "is managed through {} and must not be set in extraConfig: {why}",
-                    owned.owned_by
-                ),
-            );
+    for (section, options) in extra {
+        for key in options.keys() {
+            refuse_credential(verdict, &format!("spec.extraConfig[{section}][{key}]"), section, key);
         }
     }
     // On update the catalog re-runs only when one of its inputs changed, so an unrelated edit
@@ -1180,6 +1226,39 @@ mod tests {
             "{}",
             verdict.message()
         );
+    }
+
+    #[test]
+    fn plugins_and_extra_config_are_bounded_as_the_schema_bounds_them() {
+        let many = |n: usize| {
+            (0..n)
+                .map(|i| (format!("o{i}"), json!("v")))
+                .collect::<serde_json::Map<_, _>>()
+        };
+        let sections = (0..65)
+            .map(|i| (format!("section_{i}"), json!({})))
+            .collect::<serde_json::Map<_, _>>();
+        let plugins: Vec<Value> = (0..33)
+            .map(|i| json!({"name": "p", "configSection": format!("p{i}")}))
+            .collect();
+        check(&[
+            (json!({"extraConfig": {"DEFAULT": {"debug": "x".repeat(4096)}}}), &[]),
+            (
+                json!({"extraConfig": {"DEFAULT": {"debug": "x".repeat(4097)}}}),
+                &["spec.extraConfig[DEFAULT][debug]"],
+            ),
+            (
+                // A store's section: the catalog leaves its option names alone.
+                json!({"extraConfig": {"secretstore:bounded": many(129)}}),
+                &["spec.extraConfig[secretstore:bounded]"],
+            ),
+            (json!({"extraConfig": sections}), &["spec.extraConfig"]),
+            (json!({"plugins": plugins}), &["spec.plugins"]),
+            (
+                json!({"plugins": [{"name": "p", "configSection": "s", "config": many(129)}]}),
+                &["spec.plugins[0].config"],
+            ),
+        ]);
     }
 
     #[test]

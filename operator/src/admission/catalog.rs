@@ -84,11 +84,9 @@ pub fn check(
         {
             continue;
         }
-        let name = if section.eq_ignore_ascii_case("DEFAULT") {
-            "DEFAULT"
-        } else {
-            section.as_str()
-        };
+        // As oslo.config reads it: `[VAULT_PLUGIN]` is `[vault_plugin]`.
+        let normalized = config_ownership::oslo_section(section);
+        let name = normalized.as_str();
         let known = catalog.sections.get(name);
         for option in options.keys() {
             if key_problem(option).is_some() || config_ownership::owned(name, option).is_some() {

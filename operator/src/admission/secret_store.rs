@@ -10,7 +10,7 @@ use crate::api::{
     names::MAX_SECRET_STORE_NAME_LENGTH,
     secret_store::{
         DEFAULT_KV_MOUNTPOINT, OPENBAO_MANAGED_PIN_MESSAGE, OPENBAO_MODE_UNION_MESSAGE,
-        TYPE_UNION_MESSAGE,
+        TYPE_UNION_MESSAGE, check_path, url_has_userinfo,
     },
 };
 use crate::render::ini::value_problem;
@@ -105,14 +105,33 @@ pub fn validate_secret_store(
             {
                 verdict.require("spec.openBao", OPENBAO_MANAGED_PIN_MESSAGE);
             }
-            if let Some(server) = &open_bao.server
-                && !server.url.starts_with("https://")
+            if let Some(server) = &open_bao.server {
+                // A URL with userinfo is never echoed: it carries a password.
+                if url_has_userinfo(&server.url) {
+                    verdict.require(
+                        "spec.openBao.server.url",
+                        "must not carry credentials (user:password@ before the host): the AppRole credentials come from credentialsSecretRef",
+                    );
+                } else if !server.url.starts_with("https://") {
+                    verdict.reject(
+                        "spec.openBao.server.url",
+                        &server.url,
+                        "must start with https://: TLS is mandatory",
+                    );
+                } else if server.url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                    verdict.require(
+                        "spec.openBao.server.url",
+                        "must not contain spaces or control characters",
+                    );
+                }
+            }
+            if let Err(allowed) = check_path(&open_bao.kv_mountpoint) {
+                verdict.require("spec.openBao.kvMountpoint", allowed);
+            }
+            if let Some(namespace) = open_bao.namespace.as_deref().filter(|n| !n.is_empty())
+                && let Err(allowed) = check_path(namespace)
             {
-                verdict.reject(
-                    "spec.openBao.server.url",
-                    &server.url,
-                    "must start with https://: TLS is mandatory",
-                );
+                verdict.require("spec.openBao.namespace", allowed);
             }
         }
     }

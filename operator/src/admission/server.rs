@@ -117,6 +117,20 @@ impl LookupSource for ApiLookups {
     }
 }
 
+/// The largest object kube-apiserver stores (its request limit, 3 MiB).
+pub const MAX_OBJECT_BYTES: usize = 3 * 1024 * 1024;
+/// The largest AdmissionReview read: an update carries the object and the old object, each up
+/// to [`MAX_OBJECT_BYTES`], and the request around them. Anything kube-apiserver would pass on
+/// is read; a larger body is refused (413) without being read whole.
+pub const MAX_REVIEW_BYTES: usize = 2 * MAX_OBJECT_BYTES + 1024 * 1024;
+/// How long a client may take over the TLS handshake.
+pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a client may take to send a request's headers (also how long a kept-alive
+/// connection may sit idle).
+pub const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// The most connections served at once; further ones wait in the listen queue.
+pub const MAX_CONNECTIONS: usize = 128;
+
 /// The router: the four endpoints and `/healthz`.
 pub fn router<L: LookupSource>(lookups: Arc<L>) -> Router {
     let mut router = Router::new().route("/healthz", get(|| async { "ok" }));
@@ -126,7 +140,9 @@ pub fn router<L: LookupSource>(lookups: Arc<L>) -> Router {
             post(move |State(lookups): State<Arc<L>>, body: Bytes| handle(lookups, endpoint, body)),
         );
     }
-    router.with_state(lookups)
+    router
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_REVIEW_BYTES))
+        .with_state(lookups)
 }
 
 async fn handle<L: LookupSource>(
@@ -163,7 +179,16 @@ pub async fn serve(
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let acceptor = TlsAcceptor::from(Arc::new(config));
     tokio::pin!(shutdown);
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
+        // A free slot first: past the cap, connections wait in the kernel's queue.
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => return Ok(()),
+            },
+            () = &mut shutdown => return Ok(()),
+        };
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -176,7 +201,10 @@ pub async fn serve(
         };
         let acceptor = acceptor.clone();
         let service = TowerToHyperService::new(router.clone());
-        tokio::spawn(async move { connection(acceptor, tcp, peer, service).await });
+        tokio::spawn(async move {
+            connection(acceptor, tcp, peer, service).await;
+            drop(slot);
+        });
     }
 }
 
@@ -186,14 +214,28 @@ async fn connection(
     peer: SocketAddr,
     service: TowerToHyperService<Router>,
 ) {
-    let tls = match acceptor.accept(tcp).await {
-        Ok(tls) => tls,
-        Err(e) => {
+    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(e)) => {
             tracing::debug!(%peer, error = %e, "webhook TLS handshake failed");
             return;
         }
+        Err(_) => {
+            tracing::debug!(%peer, "webhook TLS handshake timed out");
+            return;
+        }
     };
-    if let Err(e) = auto::Builder::new(TokioExecutor::new())
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT);
+    builder
+        .http2()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .keep_alive_interval(Some(HEADER_TIMEOUT))
+        .keep_alive_timeout(HEADER_TIMEOUT);
+    if let Err(e) = builder
         .serve_connection(TokioIo::new(tls), service)
         .await
     {

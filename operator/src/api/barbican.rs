@@ -136,14 +136,16 @@ pub struct BarbicanSpec {
     /// WSGI filters for the `barbican-api-keystone` pipeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub middleware: Option<Vec<MiddlewareSpec>>,
-    /// Plugin sections, one per `configSection`.
+    /// Plugin sections, one per `configSection`; at most 32.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("maxItems" = super::paste::MAX_PLUGINS))]
     #[x_kube(merge_strategy = kube::core::ListMerge::Map(vec!["configSection".into()]))]
     pub plugins: Option<Vec<PluginSpec>>,
     /// Free-form INI sections (`section → option → value`), merged last so user values win.
     /// Overrides of operator-owned keys are honoured and reported, except the three credential
     /// keys the webhook refuses; option names are checked against the release's catalog.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::paste::extra_config_schema")]
     pub extra_config: Option<BTreeMap<String, BTreeMap<String, String>>>,
 }
 

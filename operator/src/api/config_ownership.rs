@@ -142,14 +142,22 @@ pub const OWNED_KEYS: &[OwnedKey] = &[
     honoured("oslo_policy", "policy_file", "spec.policyOverrides"),
 ];
 
-/// The registry entry for `[section] key`, if the operator owns it. Section names compare
-/// case-sensitively except `DEFAULT`, which oslo.config also reads as `default`.
-pub fn owned(section: &str, key: &str) -> Option<&'static OwnedKey> {
-    let section = if section.eq_ignore_ascii_case("DEFAULT") {
-        "DEFAULT"
+/// The section oslo.config reads `section` as: it lowercases every group name but `DEFAULT`
+/// (so `[VAULT_PLUGIN]` is `[vault_plugin]`). `default` in any case is taken as `DEFAULT`
+/// here, one step stricter than oslo.config (which reads `[default]` as a group of that name),
+/// so no spelling of it escapes the registry. Option names oslo.config compares exactly.
+pub fn oslo_section(section: &str) -> String {
+    if section.eq_ignore_ascii_case("DEFAULT") {
+        "DEFAULT".to_string()
     } else {
-        section
-    };
+        section.to_ascii_lowercase()
+    }
+}
+
+/// The registry entry for `[section] key`, if the operator owns it, with `section` compared
+/// as oslo.config reads it ([`oslo_section`]).
+pub fn owned(section: &str, key: &str) -> Option<&'static OwnedKey> {
+    let section = oslo_section(section);
     OWNED_KEYS
         .iter()
         .find(|k| k.section == section && k.key == key)
@@ -183,6 +191,14 @@ mod tests {
             "spec.database (delivered as OS_DATABASE__CONNECTION)"
         );
         assert!(owned("default", "host_href").is_some());
+        // oslo.config lowercases group names: every spelling of a section is the same one.
+        assert_eq!(
+            owned("VAULT_PLUGIN", "root_token_id").map(|k| k.key),
+            Some("root_token_id")
+        );
+        assert!(owned("Keystone_AuthToken", "password").is_some());
+        // Option names it compares exactly.
+        assert!(owned("vault_plugin", "ROOT_TOKEN_ID").is_none());
         assert!(owned("database", "max_retries").is_none());
         assert!(owned("DEFAULT", "debug").is_none());
     }

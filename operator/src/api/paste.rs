@@ -46,7 +46,42 @@ pub struct PluginSpec {
     /// claim one section and server-side apply merges entries by section.
     #[schemars(length(min = 1, max = 253))]
     pub config_section: String,
-    /// Options of the section.
+    /// Options of the section: at most 128, values up to 4096 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "plugin_config_schema")]
     pub config: Option<BTreeMap<String, String>>,
+}
+
+/// Most plugin entries `spec.plugins` may hold.
+pub const MAX_PLUGINS: u32 = 32;
+/// Most options one INI section of `plugins` or `extraConfig` may hold.
+pub const MAX_SECTION_OPTIONS: u32 = 128;
+/// Most sections `extraConfig` may hold.
+pub const MAX_EXTRA_CONFIG_SECTIONS: u32 = 64;
+/// The longest option value of `plugins` or `extraConfig`.
+pub const MAX_OPTION_VALUE_LENGTH: u32 = 4096;
+
+/// The options of one INI section: bounded, so one CR cannot grow the config Secret every API
+/// pod mounts (and the operator's memory) without limit.
+fn section_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "maxProperties": MAX_SECTION_OPTIONS,
+        "additionalProperties": {"type": "string", "maxLength": MAX_OPTION_VALUE_LENGTH},
+    })
+}
+
+fn plugin_config_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::Schema::try_from(section_schema()).unwrap_or_default()
+}
+
+/// The schema of `spec.extraConfig`: at most [`MAX_EXTRA_CONFIG_SECTIONS`] sections of
+/// bounded options.
+pub fn extra_config_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::Schema::try_from(serde_json::json!({
+        "type": "object",
+        "maxProperties": MAX_EXTRA_CONFIG_SECTIONS,
+        "additionalProperties": section_schema(),
+    }))
+    .unwrap_or_default()
 }

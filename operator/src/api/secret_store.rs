@@ -62,6 +62,46 @@ pub const OPENBAO_MODE_FROZEN_RULE: &str = "has(self.instanceRef) == has(oldSelf
 pub const OPENBAO_MODE_FROZEN_MESSAGE: &str =
     "the store mode (instanceRef vs server) is immutable: delete and recreate the store instead";
 
+/// The pattern of an OpenBao path (`kvMountpoint`): segments of letters, digits, `_`, `-` and
+/// `.`, none starting with `.` (so never `.` or `..`), joined by single `/`, an optional `/` at
+/// the end. No control character or space can reach a header or a URL path.
+pub const OPENBAO_PATH_PATTERN: &str =
+    r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*/?$";
+/// The pattern of `namespace`: an OpenBao path, or empty (the root namespace).
+pub const OPENBAO_NAMESPACE_PATTERN: &str =
+    r"^([A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*/?)?$";
+/// What [`OPENBAO_PATH_PATTERN`] allows, in words.
+pub const OPENBAO_PATH_ALLOWED: &str = "must be path segments of letters, digits, '_', '-' and '.', joined by '/', none starting with '.' (no '..'), with no spaces or control characters";
+/// The pattern of a brownfield server URL: `https://`, then a host with no userinfo (`@`
+/// before the path) and no whitespace.
+pub const SERVER_URL_PATTERN: &str = r"^https://[^/?#@\s]+([/?#][^\s]*)?$";
+
+/// Checks an OpenBao path (`kvMountpoint`, a non-empty `namespace`) against
+/// [`OPENBAO_PATH_PATTERN`]; the error says what is allowed and never quotes the value.
+pub fn check_path(value: &str) -> Result<(), &'static str> {
+    let body = value.strip_suffix('/').unwrap_or(value);
+    let segment_ok = |segment: &str| {
+        !segment.is_empty()
+            && !segment.starts_with('.')
+            && segment
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    };
+    if body.split('/').all(segment_ok) {
+        Ok(())
+    } else {
+        Err(OPENBAO_PATH_ALLOWED)
+    }
+}
+
+/// Whether a server URL names credentials before its host (`https://user:pass@host`): they
+/// would be echoed wherever the URL is (errors, the rendered `vault_url`).
+pub fn url_has_userinfo(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority.contains('@')
+}
+
 /// The secret-store plugin of a store.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
 pub enum SecretStoreType {
@@ -158,11 +198,12 @@ pub struct OpenBaoStoreSpec {
     /// Path of the KV v2 engine holding Barbican's material; `barbican` by default and the
     /// only value a managed store may use. Immutable.
     #[serde(default = "default_kv_mountpoint")]
-    #[schemars(length(min = 1, max = 255))]
+    #[schemars(length(min = 1, max = 255), regex(pattern = OPENBAO_PATH_PATTERN))]
     pub kv_mountpoint: String,
-    /// OpenBao/Vault namespace every request is scoped to (brownfield only).
+    /// OpenBao/Vault namespace every request is scoped to (brownfield only); path segments
+    /// joined by `/`, empty for the root namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 255))]
+    #[schemars(length(max = 255), regex(pattern = OPENBAO_NAMESPACE_PATTERN))]
     pub namespace: Option<String>,
 }
 
@@ -175,7 +216,8 @@ fn default_kv_mountpoint() -> String {
 #[serde(rename_all = "camelCase")]
 pub struct OpenBaoServerSpec {
     /// API base URL. TLS is mandatory: the AppRole login and every stored secret travel it.
-    #[schemars(length(min = 1, max = 2048), regex(pattern = r"^https://"))]
+    /// No credentials in it (`user:password@`): they would be echoed wherever the URL is.
+    #[schemars(length(min = 1, max = 2048), regex(pattern = SERVER_URL_PATTERN))]
     pub url: String,
     /// Secret with the PEM CA bundle under `ca.crt`; omit it when the pods' system trust store
     /// already trusts the server.

@@ -345,7 +345,7 @@ pub async fn run_registry(
     let api: Api<Secret> = Api::namespaced(client, &namespace);
     let config = watcher::Config::default().labels(REGISTRATION_LABEL);
     let mut seen: Vec<String> = Vec::new();
-    let events = watcher(api, config).default_backoff();
+    let events = watcher(api, config).backoff(crate::controller::relist::Relist::default());
     let mut events = std::pin::pin!(events.take_until(shutdown));
     while let Some(event) = events.next().await {
         match event {

@@ -36,18 +36,20 @@ pub enum RegistrationError {
     /// No `data.kubeconfig`.
     #[error("data.{KUBECONFIG_KEY} is missing or empty")]
     MissingKubeconfig,
-    /// The kubeconfig does not parse.
+    /// The kubeconfig does not parse. Only where is said, never what is there: the lines
+    /// around the error hold tokens and keys.
     #[error("data.{KUBECONFIG_KEY} is not a kubeconfig: {0}")]
     InvalidKubeconfig(String),
-    /// A user authenticates through a plugin the operator will not run.
-    #[error(
-        "data.{KUBECONFIG_KEY}: user {user:?} uses {block}; a target authenticates with a bearer token or a client certificate"
-    )]
-    ExternalCredentials {
-        /// The user entry.
-        user: String,
-        /// `exec` or `auth-provider`.
-        block: &'static str,
+    /// An entry sets something the operator refuses to act on: it would read a local file,
+    /// run a program, skip the certificate check, or send the credentials somewhere else.
+    #[error("data.{KUBECONFIG_KEY}: {entry} sets {field}, which is refused: {why}")]
+    Refused {
+        /// The entry: `user "<name>"` or `cluster "<name>"`.
+        entry: String,
+        /// The kubeconfig field.
+        field: &'static str,
+        /// Why, and what to use instead.
+        why: &'static str,
     },
     /// `data.namespaces` is present but empty or not a list of DNS-1123 labels.
     #[error(
@@ -85,6 +87,108 @@ pub fn engagement_hash(kubeconfig: &[u8], namespaces: Option<&[u8]>) -> String {
     format!("{:x}", hasher.finalize())
 }
 
+/// Where a kubeconfig failed to parse, as "line L, column C": the parser's own message
+/// quotes the text around the error, which is where the tokens and keys are.
+fn position(error: &kube::config::KubeconfigError) -> String {
+    match error {
+        kube::config::KubeconfigError::Parse(inner) => match inner.location() {
+            Some(at) => format!(
+                "it does not parse as YAML at line {}, column {}",
+                at.line(),
+                at.column()
+            ),
+            None => "it does not parse as YAML".to_string(),
+        },
+        _ => "it does not parse".to_string(),
+    }
+}
+
+/// An entry's name as shown in a refusal: quoted, shortened, and only if it reads as a name.
+fn entry(kind: &str, name: &str) -> String {
+    let shown: String = name.chars().take(63).collect();
+    if shown
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@' | ':' | '/'))
+    {
+        format!("{kind} {shown:?}")
+    } else {
+        format!("a {kind}")
+    }
+}
+
+fn refused(entry: String, field: &'static str, why: &'static str) -> RegistrationError {
+    RegistrationError::Refused { entry, field, why }
+}
+
+/// A registration authenticates with inline credentials only (`token`, or
+/// `client-certificate-data` with `client-key-data`) and trusts an inline
+/// `certificate-authority-data` (or the platform's roots) over `https://`. Anything that would
+/// make the operator read its own files (a `tokenFile` naming its ServiceAccount token), run a
+/// program, skip the certificate check or route its credentials elsewhere is refused, each
+/// with its reason.
+fn check_credentials(kubeconfig: &Kubeconfig) -> Result<(), RegistrationError> {
+    const FILE: &str = "it names a file on the operator's host; the registration carries the value inline";
+    for named in &kubeconfig.clusters {
+        let at = || entry("cluster", &named.name);
+        let Some(cluster) = &named.cluster else {
+            continue;
+        };
+        if cluster.certificate_authority.is_some() {
+            return Err(refused(at(), "certificate-authority", FILE));
+        }
+        if cluster.insecure_skip_tls_verify == Some(true) {
+            return Err(refused(
+                at(),
+                "insecure-skip-tls-verify",
+                "it turns off the check of the target's certificate; give certificate-authority-data",
+            ));
+        }
+        if cluster.proxy_url.is_some() {
+            return Err(refused(
+                at(),
+                "proxy-url",
+                "it sends the credentials through another host; the operator connects to the target directly",
+            ));
+        }
+        let server = cluster.server.as_deref().unwrap_or_default();
+        let Some(rest) = server.strip_prefix("https://") else {
+            return Err(refused(
+                at(),
+                "server",
+                "it is not an https:// URL, and the token would travel in clear",
+            ));
+        };
+        if rest.split(['/', '?', '#']).next().unwrap_or_default().contains('@') {
+            return Err(refused(
+                at(),
+                "server",
+                "it carries credentials before the host (user:password@)",
+            ));
+        }
+    }
+    for named in &kubeconfig.auth_infos {
+        let at = || entry("user", &named.name);
+        let Some(info) = &named.auth_info else {
+            continue;
+        };
+        let checks: [(bool, &'static str, &'static str); 9] = [
+            (info.exec.is_some(), "exec", "it runs a program on the operator's host; use a token or a client certificate"),
+            (info.auth_provider.is_some(), "auth-provider", "it runs an authentication plugin in the operator; use a token or a client certificate"),
+            (info.token_file.is_some(), "tokenFile", FILE),
+            (info.client_certificate.is_some(), "client-certificate", FILE),
+            (info.client_key.is_some(), "client-key", FILE),
+            (info.username.is_some() || info.password.is_some(), "username/password", "basic authentication is not accepted; use a token or a client certificate"),
+            (info.impersonate.is_some() || info.impersonate_uid.is_some() || info.impersonate_groups.is_some() || info.impersonate_user_extra.is_some(), "as (impersonation)", "the registration's own identity must hold the access"),
+            (info.client_certificate_data.is_some() != info.client_key_data.is_some(), "client-certificate-data/client-key-data", "a client certificate needs both, inline"),
+            (info.token.is_none() && info.client_certificate_data.is_none(), "no credentials", "a target authenticates with a token or a client certificate"),
+        ];
+        if let Some((_, field, why)) = checks.into_iter().find(|(hit, ..)| *hit) {
+            return Err(refused(at(), field, why));
+        }
+    }
+    Ok(())
+}
+
 /// Reads a registration Secret.
 pub fn parse(secret: &Secret) -> Result<Registration, RegistrationError> {
     if secret.labels().get(REGISTRATION_LABEL).map(String::as_str) != Some("true") {
@@ -93,28 +197,15 @@ pub fn parse(secret: &Secret) -> Result<Registration, RegistrationError> {
     let raw = data(secret, KUBECONFIG_KEY)
         .filter(|k| !k.is_empty())
         .ok_or(RegistrationError::MissingKubeconfig)?;
-    let text = std::str::from_utf8(raw)
-        .map_err(|e| RegistrationError::InvalidKubeconfig(e.to_string()))?;
+    let text = std::str::from_utf8(raw).map_err(|e| {
+        RegistrationError::InvalidKubeconfig(format!(
+            "it is not UTF-8 (byte {})",
+            e.valid_up_to()
+        ))
+    })?;
     let kubeconfig = Kubeconfig::from_yaml(text)
-        .map_err(|e| RegistrationError::InvalidKubeconfig(e.to_string()))?;
-    for named in &kubeconfig.auth_infos {
-        let Some(info) = &named.auth_info else {
-            continue;
-        };
-        let block = if info.exec.is_some() {
-            Some("exec")
-        } else if info.auth_provider.is_some() {
-            Some("auth-provider")
-        } else {
-            None
-        };
-        if let Some(block) = block {
-            return Err(RegistrationError::ExternalCredentials {
-                user: named.name.clone(),
-                block,
-            });
-        }
-    }
+        .map_err(|e| RegistrationError::InvalidKubeconfig(position(&e)))?;
+    check_credentials(&kubeconfig)?;
     let raw_namespaces = data(secret, NAMESPACES_KEY);
     let namespaces = match raw_namespaces {
         None => None,
@@ -202,11 +293,64 @@ current-context: edge
             KUBECONFIG.replace("user: {token: abc}", "user: {auth-provider: {name: gcp}}");
         assert!(matches!(
             parse(&secret(Some("true"), &[(KUBECONFIG_KEY, &provider)])).unwrap_err(),
-            RegistrationError::ExternalCredentials {
-                block: "auth-provider",
+            RegistrationError::Refused {
+                field: "auth-provider",
                 ..
             }
         ));
+    }
+
+    fn refusal(kubeconfig: &str) -> Option<&'static str> {
+        match parse(&secret(Some("true"), &[(KUBECONFIG_KEY, kubeconfig)])) {
+            Err(RegistrationError::Refused { field, .. }) => Some(field),
+            Err(other) => panic!("refused as {other}, not for a field"),
+            Ok(_) => None,
+        }
+    }
+
+    #[test]
+    fn only_inline_credentials_over_https_are_accepted() {
+        let user = |u: &str| KUBECONFIG.replace("user: {token: abc}", u);
+        let cluster = |c: &str| {
+            KUBECONFIG.replace("cluster: {server: 'https://edge.example:6443'}", c)
+        };
+        assert_eq!(refusal(KUBECONFIG), None);
+        assert_eq!(
+            refusal(&user("user: {client-certificate-data: Y2VydA==, client-key-data: a2V5}")),
+            None
+        );
+        assert_eq!(
+            refusal(&cluster("cluster: {server: 'https://edge.example:6443', certificate-authority-data: Y2E=}")),
+            None
+        );
+        for (kubeconfig, field) in [
+            (user("user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}"), "tokenFile"),
+            (user("user: {client-certificate: /etc/cert, client-key: /etc/key}"), "client-certificate"),
+            (user("user: {client-certificate-data: Y2VydA==, client-key: /etc/key}"), "client-key"),
+            (user("user: {client-certificate-data: Y2VydA==}"), "client-certificate-data/client-key-data"),
+            (user("user: {username: admin, password: hunter2}"), "username/password"),
+            (user("user: {token: abc, as: system:admin}"), "as (impersonation)"),
+            (user("user: {}"), "no credentials"),
+            (cluster("cluster: {server: 'http://127.0.0.1:6443'}"), "server"),
+            (cluster("cluster: {server: 'https://u:p@edge.example'}"), "server"),
+            (cluster("cluster: {server: 'https://edge.example', insecure-skip-tls-verify: true}"), "insecure-skip-tls-verify"),
+            (cluster("cluster: {server: 'https://edge.example', proxy-url: 'http://evil:3128'}"), "proxy-url"),
+            (cluster("cluster: {server: 'https://edge.example', certificate-authority: /etc/ca.crt}"), "certificate-authority"),
+        ] {
+            assert_eq!(refusal(&kubeconfig), Some(field), "{kubeconfig}");
+        }
+    }
+
+    #[test]
+    fn a_parse_error_names_the_position_and_never_the_text() {
+        let broken = "apiVersion: v1\nclusters:\n- name: edge\n  cluster: {server: 'https://e'}\nusers:\n- name: u\n  user: {token: s3cr3t-token, client-key-data: UExBTlRFRA==\n  bad: [\n";
+        let refused = parse(&secret(Some("true"), &[(KUBECONFIG_KEY, broken)])).unwrap_err();
+        let text = refused.to_string();
+        assert!(matches!(refused, RegistrationError::InvalidKubeconfig(_)), "{text}");
+        assert!(text.contains("line"), "{text}");
+        for planted in ["s3cr3t-token", "UExBTlRFRA==", "token", "client-key-data"] {
+            assert!(!text.contains(planted), "{text}");
+        }
     }
 
     #[test]

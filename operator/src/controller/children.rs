@@ -115,6 +115,31 @@ pub fn owned_by<K: Resource, O: Resource<DynamicType = ()>>(object: &K, owner: &
     referenced || labelled
 }
 
+/// Whether `object` was made for `owner` on the cluster `cluster` names (`None`: the
+/// management cluster): there, only a controller ownerReference to the owner's uid counts (a
+/// foreign object that merely shares the name, or copies the labels, is not ours); on a target
+/// cluster, which holds no ownerReferences to the management cluster's objects, the owner
+/// labels ([`owned_by`]).
+pub fn made_for<K: Resource, O: Resource<DynamicType = ()>>(
+    cluster: Option<&str>,
+    object: &K,
+    owner: &O,
+) -> bool {
+    match cluster {
+        Some(_) => owned_by(object, owner),
+        None => {
+            let uid = owner.meta().uid.as_deref();
+            uid.is_some()
+                && object
+                    .meta()
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.controller == Some(true) && Some(o.uid.as_str()) == uid)
+        }
+    }
+}
+
 /// Whether `live` already carries everything `desired` says: every key of an object, every
 /// element of a list (lists must have the same length), every scalar equal. Fields the server
 /// adds (defaults, status, managedFields) do not count.

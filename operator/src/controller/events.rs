@@ -1,15 +1,87 @@
 //! Kubernetes Events about the CRs, stamped by the operator's [`Clock`] so a scenario on
 //! virtual time reads them in its own time line.
 
-use std::sync::Arc;
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
+use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::{
     api::{core::v1::ObjectReference, events::v1::Event},
     apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
 };
-use kube::{Api, Client, Resource, ResourceExt, api::PostParams};
+use kube::{
+    Api, Client, Resource, ResourceExt,
+    api::{Patch, PatchParams, PostParams},
+};
 
 use crate::clock::Clock;
+
+/// How long after its last occurrence an event that happens again joins its series instead of
+/// being created anew (a stuck CR that repeats an event every 30 s makes one Event).
+pub const SERIES_WINDOW: Duration = Duration::from_secs(30 * 60);
+/// How often a series' count is written back at most (its second occurrence always is).
+pub const SERIES_WRITE_INTERVAL: Duration = Duration::from_secs(5 * 60);
+/// The most series remembered; past it the oldest are forgotten.
+pub const MAX_SERIES: usize = 4096;
+
+/// What one series of isomorphic events holds: the Event written for it, how often it
+/// happened, and when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Series {
+    /// The name of the Event written for the series.
+    pub event: String,
+    /// How many times it happened.
+    pub count: i32,
+    /// When it last happened.
+    pub last_seen: Timestamp,
+    /// When the count was last written.
+    pub written: Timestamp,
+}
+
+/// What to do with an event that happens at `now`, given its series so far.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// Write a new Event.
+    Create,
+    /// Write the series' count and last time onto its Event.
+    Update {
+        /// The Event.
+        event: String,
+        /// The count now.
+        count: i32,
+    },
+    /// Count it; the write waits for the next interval.
+    Count,
+}
+
+/// Folds an occurrence at `now` into `series` (`None`: none yet) as kube's event recorders
+/// do: a repeat within [`SERIES_WINDOW`] counts toward the existing Event, whose count is
+/// written on the second occurrence and then at most every [`SERIES_WRITE_INTERVAL`].
+pub fn fold(series: Option<&mut Series>, now: Timestamp) -> Record {
+    let within = |since: Timestamp, span: Duration| {
+        SignedDuration::try_from(span).is_ok_and(|span| now.duration_since(since) < span)
+    };
+    let Some(series) = series.filter(|s| within(s.last_seen, SERIES_WINDOW)) else {
+        return Record::Create;
+    };
+    series.count = series.count.saturating_add(1);
+    series.last_seen = now;
+    if series.count == 2 || !within(series.written, SERIES_WRITE_INTERVAL) {
+        series.written = now;
+        Record::Update {
+            event: series.event.clone(),
+            count: series.count,
+        }
+    } else {
+        Record::Count
+    }
+}
+
+/// What makes two events the same one: the object, the type, the reason and the note.
+type SeriesKey = (String, String, String, String, String, String);
 
 /// The reporting controller named on every event.
 pub const REPORTING_CONTROLLER: &str = "barbican-operator";
@@ -38,6 +110,7 @@ pub struct Events {
     client: Client,
     clock: Arc<dyn Clock>,
     instance: String,
+    series: Arc<Mutex<HashMap<SeriesKey, Series>>>,
 }
 
 /// The reference to an object events are about.
@@ -52,6 +125,7 @@ impl Events {
             client,
             clock,
             instance: instance.to_string(),
+            series: Arc::default(),
         }
     }
 
@@ -66,6 +140,49 @@ impl Events {
     ) {
         let namespace = regarding.namespace.clone().unwrap_or_default();
         let now = self.clock.now();
+        let note: String = note.chars().take(1024).collect();
+        let key: SeriesKey = (
+            namespace.clone(),
+            regarding.name.clone().unwrap_or_default(),
+            regarding.uid.clone().unwrap_or_default(),
+            severity.as_str().to_string(),
+            reason.to_string(),
+            note.clone(),
+        );
+        let record = {
+            let mut series = self.series.lock().unwrap_or_else(|p| p.into_inner());
+            series.retain(|_, s| {
+                SignedDuration::try_from(SERIES_WINDOW)
+                    .is_ok_and(|window| now.duration_since(s.last_seen) < window)
+            });
+            if series.len() >= MAX_SERIES {
+                series.clear();
+            }
+            fold(series.get_mut(&key), now)
+        };
+        let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+        match record {
+            Record::Count => return,
+            Record::Update { event, count } => {
+                let patch = serde_json::json!({"series": {
+                    "count": count,
+                    "lastObservedTime": MicroTime(now),
+                }});
+                match api
+                    .patch(&event, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                {
+                    Ok(_) => return,
+                    // The Event is gone (expired, deleted): the series starts over below.
+                    Err(kube::Error::Api(s)) if s.code == 404 => {}
+                    Err(error) => {
+                        tracing::warn!(%error, reason, "updating an event series failed");
+                        return;
+                    }
+                }
+            }
+            Record::Create => {}
+        }
         let event = Event {
             metadata: ObjectMeta {
                 generate_name: Some(format!("{}.", regarding.name.clone().unwrap_or_default())),
@@ -75,16 +192,31 @@ impl Events {
             event_time: Some(MicroTime(now)),
             type_: Some(severity.as_str().to_string()),
             reason: Some(reason.to_string()),
-            note: Some(note.chars().take(1024).collect()),
+            note: Some(note),
             action: Some("Reconcile".to_string()),
             regarding: Some(regarding.clone()),
             reporting_controller: Some(REPORTING_CONTROLLER.to_string()),
             reporting_instance: Some(self.instance.clone()),
             ..Event::default()
         };
-        let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
-        if let Err(error) = api.create(&PostParams::default(), &event).await {
-            tracing::warn!(%error, reason, object = regarding.name.as_deref().unwrap_or(""), "publishing an event failed");
+        match api.create(&PostParams::default(), &event).await {
+            Ok(created) => {
+                self.series
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(
+                        key,
+                        Series {
+                            event: created.name_any(),
+                            count: 1,
+                            last_seen: now,
+                            written: now,
+                        },
+                    );
+            }
+            Err(error) => {
+                tracing::warn!(%error, reason, object = regarding.name.as_deref().unwrap_or(""), "publishing an event failed");
+            }
         }
     }
 }
@@ -96,4 +228,47 @@ pub fn describe<K: Resource>(object: &K) -> String {
         object.namespace().unwrap_or_default(),
         object.name_any()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + seconds).unwrap()
+    }
+
+    #[test]
+    fn a_repeating_event_is_one_event_with_a_series() {
+        assert_eq!(fold(None, at(0)), Record::Create);
+        let mut series = Series {
+            event: "kms.1".into(),
+            count: 1,
+            last_seen: at(0),
+            written: at(0),
+        };
+        // Every 30 s, as a stuck finalizer repeats FinalizingDatabase.
+        let mut writes = Vec::new();
+        for step in 1..=40 {
+            match fold(Some(&mut series), at(step * 30)) {
+                Record::Update { count, .. } => writes.push((step, count)),
+                Record::Count => {}
+                Record::Create => panic!("a repeat within the window created a new Event"),
+            }
+        }
+        assert_eq!(series.count, 41);
+        // The second occurrence at once, then once per five minutes.
+        assert_eq!(writes, [(1, 2), (11, 12), (21, 22), (31, 32)]);
+    }
+
+    #[test]
+    fn an_event_after_a_quiet_window_starts_a_new_series() {
+        let mut series = Series {
+            event: "kms.1".into(),
+            count: 7,
+            last_seen: at(0),
+            written: at(0),
+        };
+        assert_eq!(fold(Some(&mut series), at(30 * 60)), Record::Create);
+    }
 }

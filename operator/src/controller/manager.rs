@@ -116,11 +116,14 @@ pub fn backoff(failures: u32) -> Duration {
 }
 
 /// Requeues on the operator's clock: at most one pending wake-up per CR, the newest wins.
+/// Both maps stay as small as the set of live CRs: a wake-up's entry goes when it fires, and a
+/// deleted CR's entries go when its deletion is observed ([`Requeues::forget`]).
 struct Requeues<K: Resource<DynamicType = ()>> {
     clock: Arc<dyn Clock>,
     wake: mpsc::UnboundedSender<ObjectRef<K>>,
-    pending: Mutex<HashMap<ObjectRef<K>, tokio::task::AbortHandle>>,
+    pending: Arc<Mutex<HashMap<ObjectRef<K>, (u64, tokio::task::AbortHandle)>>>,
     failures: Mutex<HashMap<ObjectRef<K>, u32>>,
+    scheduled: std::sync::atomic::AtomicU64,
 }
 
 impl<K: Resource<DynamicType = ()> + 'static> Requeues<K> {
@@ -131,29 +134,65 @@ impl<K: Resource<DynamicType = ()> + 'static> Requeues<K> {
             Self {
                 clock,
                 wake,
-                pending: Mutex::default(),
+                pending: Arc::default(),
                 failures: Mutex::default(),
+                scheduled: Default::default(),
             },
             woken,
         )
     }
 
     fn schedule(&self, key: ObjectRef<K>, after: Duration) {
+        let id = self
+            .scheduled
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (sleep, wake, target) = (self.clock.sleep(after), self.wake.clone(), key.clone());
+        let pending = self.pending.clone();
+        // Held until the entry is in the map, so a zero-length sleep cannot fire before it.
+        let mut entries = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         let task = tokio::spawn(async move {
             sleep.await;
+            {
+                let mut entries = pending.lock().unwrap_or_else(|p| p.into_inner());
+                if entries.get(&target).is_some_and(|(current, _)| *current == id) {
+                    entries.remove(&target);
+                }
+            }
             let _ = wake.unbounded_send(target);
         });
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(previous) = pending.insert(key, task.abort_handle()) {
+        if let Some((_, previous)) = entries.insert(key, (id, task.abort_handle())) {
             previous.abort();
         }
+    }
+
+    /// Drops what is kept for a CR that is gone: its pending wake-up and its failure count.
+    fn forget(&self, key: &ObjectRef<K>) {
+        if let Some((_, task)) = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key)
+        {
+            task.abort();
+        }
+        self.failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
+    }
+
+    /// How many CRs have something kept (a pending wake-up or a failure count).
+    #[cfg(test)]
+    fn kept(&self) -> usize {
+        let pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        pending.keys().chain(failures.keys()).collect::<std::collections::HashSet<_>>().len()
     }
 
     fn failed(&self, key: &ObjectRef<K>) -> Duration {
         let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
         let count = failures.entry(key.clone()).or_default();
-        *count += 1;
+        *count = count.saturating_add(1);
         backoff(*count)
     }
 
@@ -194,11 +233,36 @@ impl<K: Resource<DynamicType = ()> + 'static> Runtime<K> {
     }
 }
 
+/// Runs one pass, containing a panic: it becomes this CR's failure alone ([`Error::Panicked`],
+/// counted by controller and retried with backoff), never the end of the task that runs every
+/// other CR's passes. kube-runtime re-raises a panicking reconcile on the controller's task,
+/// which would stop both controllers while the process looked healthy.
+pub async fn contained(
+    controller: &'static str,
+    metrics: &Metrics,
+    pass: impl Future<Output = Result<Next, Error>>,
+) -> Result<Next, Error> {
+    match std::panic::AssertUnwindSafe(pass).catch_unwind().await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            // The payload is not logged: it may quote a tenant's input. The panic hook the
+            // binary installs logs where it happened.
+            metrics.panicked(controller);
+            Err(Error::Panicked)
+        }
+    }
+}
+
 async fn pass(barbican: Arc<Barbican>, runtime: Arc<Runtime<Barbican>>) -> Result<Action, Error> {
     // Not before the watch cache's first lists (see [`super::cache`]).
     runtime.env.cache.listed().await;
     let key = ObjectRef::from_obj(barbican.as_ref());
-    let outcome = reconcile(runtime.env.clone(), barbican).await;
+    let outcome = contained(
+        "barbican",
+        &runtime.env.metrics,
+        reconcile(runtime.env.clone(), barbican),
+    )
+    .await;
     runtime.settle(key, &outcome);
     outcome.map(|_| Action::await_change())
 }
@@ -237,6 +301,17 @@ fn observe<K: Resource>(
     }
 }
 
+/// Forgets the requeue state of each CR whose deletion the watch delivers.
+fn forget_deleted<K: Resource<DynamicType = ()> + 'static>(
+    runtime: Arc<Runtime<K>>,
+) -> impl Fn(&Result<watcher::Event<K>, watcher::Error>) + Send + 'static {
+    move |event| {
+        if let Ok(watcher::Event::Delete(object)) = event {
+            runtime.requeues.forget(&ObjectRef::from_obj(object));
+        }
+    }
+}
+
 /// Whether the API server serves `resource` (a failed probe is an error, not "no").
 pub async fn serves(client: &Client, resource: &ApiResource) -> Result<bool, kube::Error> {
     match client.list_api_group_resources(&resource.api_version).await {
@@ -261,7 +336,7 @@ pub async fn run_barbican_controller(
     client: Client,
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
-) {
+) -> Result<(), Stopped> {
     let shutdown = shutdown.shared();
     let gateway_api = probe_gateway_api(&client).await;
     let (stores, store_writer) = reflector::store();
@@ -284,10 +359,16 @@ pub async fn run_barbican_controller(
         writes: Default::default(),
         clusters: settings.clusters.clone(),
     });
+    let (store_requeues, store_woken) = Requeues::new(settings.clock.clone());
     let (requeues, woken) = Requeues::new(settings.clock.clone());
     let runtime = Arc::new(Runtime {
         env,
         requeues,
+        resync: settings.resync,
+    });
+    let store_runtime = Arc::new(Runtime {
+        env: runtime.env.clone(),
+        requeues: store_requeues,
         resync: settings.resync,
     });
     let (remote_barbicans, remotely_woken) = mpsc::unbounded();
@@ -302,7 +383,8 @@ pub async fn run_barbican_controller(
             .events(typed::<Barbican>(&client), &config)
             .modify(slim)
             .reflect(writer)
-            .inspect(observe(runtime.env.clone())),
+            .inspect(observe(runtime.env.clone()))
+            .inspect(forget_deleted(runtime.clone())),
     );
     let [store_events, own_events] = fan_out(
         scope
@@ -319,7 +401,8 @@ pub async fn run_barbican_controller(
                         super::secretstore::reconcile::forget(&env, store);
                     }
                 }
-            }),
+            })
+            .inspect(forget_deleted(store_runtime.clone())),
     );
     let [secret_events, owned_secret_events] = fan_out(
         scope
@@ -439,7 +522,7 @@ pub async fn run_barbican_controller(
                     Api::<DynamicObject>::all_with(client.clone(), &resource),
                     config.clone(),
                 )
-                .default_backoff(),
+                .backoff(crate::controller::relist::Relist::default()),
                 cache.dynamic_writer(&resource),
             ),
             SecretStoreKind::SecretStore => scope.cached(
@@ -485,8 +568,8 @@ pub async fn run_barbican_controller(
     let stores = run_secret_store_controller(
         client,
         scope,
-        runtime.env.clone(),
-        settings.resync,
+        store_runtime,
+        store_woken,
         settings.concurrency,
         Shared {
             stores,
@@ -498,7 +581,43 @@ pub async fn run_barbican_controller(
         remotely_woken_stores,
         shutdown.clone(),
     );
-    futures::join!(barbicans, stores, remote);
+    supervise(
+        [
+            ("the Barbican controller", barbicans.boxed()),
+            ("the BarbicanSecretStore controller", stores.boxed()),
+            ("the target-cluster watches", remote.boxed()),
+        ],
+        shutdown,
+    )
+    .await
+}
+
+/// Why the controllers returned before the shutdown asked them to.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} ended before the operator was asked to stop")]
+pub struct Stopped(pub &'static str);
+
+/// Runs `parts` each on a task of its own until all end after `shutdown`; the first to end
+/// (or panic) before it stops the rest and is returned: a process whose controllers are gone
+/// must exit, so Kubernetes restarts it, rather than renew its Lease and answer `/healthz`.
+pub async fn supervise(
+    parts: impl IntoIterator<Item = (&'static str, futures::future::BoxFuture<'static, ()>)>,
+    shutdown: futures::future::Shared<impl Future<Output = ()> + Send + 'static>,
+) -> Result<(), Stopped> {
+    let mut running = tokio::task::JoinSet::new();
+    for (what, part) in parts {
+        running.spawn(part.map(move |()| what));
+    }
+    while let Some(ended) = running.join_next().await {
+        if shutdown.clone().now_or_never().is_some() {
+            continue;
+        }
+        running.abort_all();
+        let what = ended.unwrap_or("a controller task (it panicked)");
+        tracing::error!(part = what, "ended before the operator was asked to stop");
+        return Err(Stopped(what));
+    }
+    Ok(())
 }
 
 /// What the BarbicanSecretStore controller shares with the Barbican controller: the two
@@ -518,7 +637,12 @@ async fn store_pass(
     // Not before the watch cache's first lists (see [`super::cache`]).
     runtime.env.cache.listed().await;
     let key = ObjectRef::from_obj(store.as_ref());
-    let outcome = super::secretstore::reconcile::reconcile(runtime.env.clone(), store).await;
+    let outcome = contained(
+        "secretstore",
+        &runtime.env.metrics,
+        super::secretstore::reconcile::reconcile(runtime.env.clone(), store),
+    )
+    .await;
     runtime.settle(key, &outcome);
     outcome.map(|_| Action::await_change())
 }
@@ -530,20 +654,14 @@ async fn store_pass(
 async fn run_secret_store_controller(
     client: Client,
     scope: WatchScope,
-    env: Arc<Env>,
-    resync: Duration,
+    runtime: Arc<Runtime<BarbicanSecretStore>>,
+    woken: mpsc::UnboundedReceiver<ObjectRef<BarbicanSecretStore>>,
     concurrency: u16,
     shared: Shared,
     remotely_woken: mpsc::UnboundedReceiver<ObjectRef<BarbicanSecretStore>>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let (requeues, woken) = Requeues::new(env.clock.clone());
-    let env_cache = env.cache.clone();
-    let runtime = Arc::new(Runtime {
-        env,
-        requeues,
-        resync,
-    });
+    let env_cache = runtime.env.cache.clone();
     let config = watcher::Config::default();
     let Shared {
         stores,
@@ -601,6 +719,63 @@ async fn run_secret_store_controller(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_pass_is_that_crs_failure_alone_and_the_next_pass_runs() {
+        let metrics = Metrics::new();
+        let panicked = contained("barbican", &metrics, async {
+            if metrics.panics("barbican") == 0 {
+                panic!("a tenant's value broke the pass");
+            }
+            Ok(Next::AwaitChange)
+        })
+        .await;
+        assert!(matches!(panicked, Err(Error::Panicked)), "{panicked:?}");
+        assert_eq!(metrics.panics("barbican"), 1);
+        assert!(
+            metrics
+                .render()
+                .contains("barbican_operator_reconcile_panics_total{controller=\"barbican\"} 1")
+        );
+        // The same task goes on: the next pass (of this CR or another) runs and succeeds.
+        let next = contained("barbican", &metrics, async { Ok(Next::AwaitChange) }).await;
+        assert!(matches!(next, Ok(Next::AwaitChange)));
+        assert_eq!(metrics.panics("secretstore"), 0);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_pass_is_retried_with_backoff_and_other_crs_are_untouched() {
+        let clock: Arc<dyn Clock> = Arc::new(crate::clock::SystemClock);
+        let (requeues, _woken) = Requeues::<Barbican>::new(clock);
+        let (hostile, victim) = (
+            ObjectRef::new("hostile").within("tenant-a"),
+            ObjectRef::new("victim").within("tenant-b"),
+        );
+        let metrics = Metrics::new();
+        for expected in [1, 2, 4] {
+            let outcome = contained("barbican", &metrics, async { panic!("again") }).await;
+            assert!(outcome.is_err());
+            assert_eq!(requeues.failed(&hostile), Duration::from_secs(expected));
+        }
+        assert_eq!(requeues.failed(&victim), Duration::from_secs(1), "its own count");
+    }
+
+    #[tokio::test]
+    async fn requeue_state_goes_when_a_wake_up_fires_or_the_cr_is_deleted() {
+        let clock: Arc<dyn Clock> = Arc::new(crate::clock::SystemClock);
+        let (requeues, mut woken) = Requeues::<Barbican>::new(clock);
+        let gone = ObjectRef::new("gone").within("ns");
+        requeues.schedule(gone.clone(), Duration::from_secs(3600));
+        let _ = requeues.failed(&gone);
+        assert_eq!(requeues.kept(), 1);
+        requeues.forget(&gone);
+        assert_eq!(requeues.kept(), 0, "a deleted CR leaves nothing behind");
+        let soon = ObjectRef::new("soon").within("ns");
+        requeues.schedule(soon.clone(), Duration::ZERO);
+        assert_eq!(woken.next().await, Some(soon));
+        tokio::task::yield_now().await;
+        assert_eq!(requeues.kept(), 0, "a fired wake-up leaves nothing behind");
+    }
 
     #[test]
     fn backoff_doubles_from_one_second_up_to_five_minutes() {

@@ -2,7 +2,7 @@
 //! [`status`], the status skeleton's pure rules; [`children`], the per-CR cluster handle;
 //! [`events`]; [`barbican`], the Barbican controller's steps; [`remote`], the watches on the
 //! target clusters; [`cache`], the management cluster's watch cache the passes read;
-//! [`fanout`], one watch shared by both controllers.
+//! [`fanout`], one watch shared by both controllers; [`relist`], the backoff of every watch.
 
 pub mod barbican;
 pub mod cache;
@@ -11,6 +11,7 @@ pub mod events;
 pub mod fanout;
 pub mod manager;
 pub mod pipeline;
+pub mod relist;
 pub mod remote;
 pub mod scope;
 pub mod secretstore;

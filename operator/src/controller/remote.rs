@@ -109,7 +109,7 @@ async fn streams(engaged: &Engaged) -> Vec<BoxStream<'static, Seen>> {
             let kind = resource.kind.clone();
             streams.push(
                 watcher(api, watcher::Config::default())
-                    .default_backoff()
+                    .backoff(crate::controller::relist::Relist::default())
                     .touched_objects()
                     .map(move |event| match event {
                         Ok(object) => Seen::Changed(kind.clone(), Box::new(object)),
@@ -244,7 +244,12 @@ pub async fn run_remote_watches(
             wake_placed(name, &barbicans, &stores, &wakes);
         }
         tokio::select! {
-            changed = changes.changed() => if changed.is_err() { break },
+            changed = changes.changed() => if changed.is_err() {
+                // No registry is left to change: the watches run on until the shutdown (an
+                // early end would read as a failed task, see `run_barbican_controller`).
+                shutdown.await;
+                break;
+            },
             () = &mut shutdown => break,
         }
     }

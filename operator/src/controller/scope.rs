@@ -86,13 +86,13 @@ impl WatchScope {
         K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
     {
         match self {
-            Self::All => watcher(api(None), config.clone()).default_backoff().boxed(),
+            Self::All => watcher(api(None), config.clone()).backoff(crate::controller::relist::Relist::default()).boxed(),
             Self::Namespaces(names) => merged(
                 names
                     .iter()
                     .map(|ns| {
                         watcher(api(Some(ns)), config.clone())
-                            .default_backoff()
+                            .backoff(crate::controller::relist::Relist::default())
                             .boxed()
                     })
                     .collect(),

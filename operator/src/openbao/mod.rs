@@ -1,35 +1,32 @@
-//! The operator's OpenBao (or Vault) client: the handful of calls a store needs, over vaultrs
-//! where it covers the call and plain HTTP where it does not.
+//! The operator's OpenBao (or Vault) client: the handful of calls a store needs, over plain
+//! HTTP with OpenBao's JSON shapes.
 //!
 //! - TLS is always verified: against the given CA bundle alone when there is one (a managed
 //!   instance's `<instance>-tls-ca`, a brownfield `caBundleSecretRef`), else against the
 //!   platform's trust store.
-//! - Requests are bounded by [`TIMEOUT`].
+//! - Requests are bounded by [`TIMEOUT`], answers by [`MAX_ANSWER_BYTES`].
 //! - They carry `X-Vault-Namespace` when a namespace is set.
 //! - Names go through the [`Resolve`] seam. It may change where a connection goes, never the name
 //!   the certificate must be valid for.
 //!
-//! vaultrs builds its own HTTP client from file paths and the process environment. We hand it
-//! ours instead, so the CA comes from a Secret and the resolver applies. The secret-id mint
-//! and the capability read go over plain HTTP:
-//! - vaultrs sends the mint a body and insists on a numeric `secret_id_ttl`, where the
-//!   reference sends none and reads a missing TTL as 0;
-//! - vaultrs has no `sys/capabilities-self`.
+//! Every input is hostile: the URL, namespace and mount come from a tenant's CR and the token
+//! from the server's answer. Each is checked before it reaches a header or a path, and an
+//! error never quotes a value that could carry a credential (a URL's userinfo, a token).
+//! vaultrs is not used here for that reason: it builds headers with `unwrap` (a namespace or
+//! token holding a control character panicked the pass) and reads answers without a bound.
 
 use std::time::Duration;
 
-use reqwest::{Method, StatusCode};
+use reqwest::{Method, StatusCode, header::HeaderValue};
 use serde_json::{Value, json};
-use vaultrs::{
-    api::EndpointMiddleware,
-    client::{VaultClient, VaultClientSettingsBuilder},
-    error::ClientError,
-};
 
 use crate::resolve::Resolve;
 
 /// How long any one request may take.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest answer read from a server (a brownfield one is anybody's): larger ones are
+/// refused as [`Error::Malformed`] without being read further.
+pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 /// Where AppRole auth is mounted (fixed by the self-init contract).
 pub const APPROLE_MOUNT: &str = "approle";
 /// Where Kubernetes auth is mounted (fixed by the self-init contract).
@@ -38,6 +35,9 @@ pub const KUBERNETES_MOUNT: &str = "kubernetes";
 pub const BARBICAN_ROLE: &str = "barbican";
 /// The Kubernetes auth role the operator logs in with on a managed instance.
 pub const PROVISIONER_ROLE: &str = "provisioner";
+/// The largest secret-ID TTL kept as the server gave it (`i64::MAX` seconds); a larger one is
+/// clamped to it.
+pub const MAX_TTL_SECONDS: u64 = i64::MAX.unsigned_abs();
 /// The capabilities barbican needs on its mount's data path.
 pub const REQUIRED_CAPABILITIES: [&str; 5] = ["create", "read", "update", "delete", "list"];
 
@@ -85,20 +85,6 @@ impl Error {
     /// A 404 (or the 400 OpenBao gives for a mount that does not exist).
     pub fn is_missing(&self) -> bool {
         matches!(self.code(), Some(400 | 404))
-    }
-}
-
-impl From<ClientError> for Error {
-    fn from(error: ClientError) -> Self {
-        match error {
-            ClientError::APIError { code, errors } => Error::Status {
-                code,
-                message: errors.join("; "),
-            },
-            ClientError::RestClientError { source } => Error::Unreachable(chain(&source)),
-            ClientError::RestClientBuildError { source } => Error::Client(source.to_string()),
-            other => Error::Malformed(other.to_string()),
-        }
     }
 }
 
@@ -197,17 +183,27 @@ impl OpenBao {
         // The process installs ring at start; tests and embedders may not have.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut url = reqwest::Url::parse(&target.url)
-            .map_err(|e| Error::Client(format!("{:?} is not a URL: {e}", target.url)))?;
+            .map_err(|e| Error::Client(format!("the server URL is not a URL: {e}")))?;
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(Error::Client(
+                "the server URL carries credentials (user:password@); the AppRole credentials come from credentialsSecretRef".into(),
+            ));
+        }
         if url.scheme() != "https" {
             return Err(Error::Client(format!(
-                "{:?} is not an https:// URL",
-                target.url
+                "{} is not an https:// URL",
+                url.as_str()
             )));
         }
         let host = url
             .host_str()
-            .ok_or_else(|| Error::Client(format!("{:?} names no host", target.url)))?
+            .ok_or_else(|| Error::Client(format!("{} names no host", url.as_str())))?
             .to_string();
+        let namespace = target.namespace.clone().filter(|n| !n.is_empty());
+        if let Some(namespace) = &namespace {
+            crate::api::secret_store::check_path(namespace)
+                .map_err(|why| Error::Client(format!("the namespace {why}")))?;
+        }
         let port = url.port_or_known_default().unwrap_or(443);
         let mut builder = reqwest::Client::builder()
             .tls_backend_rustls()
@@ -232,7 +228,7 @@ impl OpenBao {
         Ok(Self {
             http,
             base: url.as_str().trim_end_matches('/').to_string(),
-            namespace: target.namespace.clone().filter(|n| !n.is_empty()),
+            namespace,
             token: None,
         })
     }
@@ -245,64 +241,61 @@ impl OpenBao {
         }
     }
 
-    fn vault(&self) -> Result<VaultClient, Error> {
-        let token = self.token.as_ref().map(|t| t.0.clone()).unwrap_or_default();
-        // Every field that would otherwise be read from VAULT_* variables is set.
-        let settings = VaultClientSettingsBuilder::default()
-            .address(&self.base)
-            .token(&token)
-            .namespace(self.namespace.clone())
-            .verify(true)
-            .ca_certs(Vec::new())
-            .timeout(None)
-            .build()
-            .map_err(|e| Error::Client(e.to_string()))?;
-        Ok(VaultClient {
-            http: rustify::clients::reqwest::Client::new(&self.base, self.http.clone()),
-            middle: EndpointMiddleware {
-                token,
-                version: "v1".into(),
-                wrap: None,
-                namespace: self.namespace.clone(),
-            },
-            settings,
-        })
-    }
-
     /// Logs in through Kubernetes auth as `role` with a service-account `jwt`.
     pub async fn kubernetes_login(&self, role: &str, jwt: &str) -> Result<Token, Error> {
-        let auth =
-            vaultrs::auth::kubernetes::login(&self.vault()?, KUBERNETES_MOUNT, role, jwt).await?;
-        Ok(Token(auth.client_token))
+        let answer = self
+            .raw(
+                Method::POST,
+                &format!("auth/{KUBERNETES_MOUNT}/login"),
+                Some(json!({"role": role, "jwt": jwt})),
+            )
+            .await?;
+        issued_token(&answer)
     }
 
     /// Logs in through AppRole auth.
     pub async fn approle_login(&self, role_id: &str, secret_id: &str) -> Result<Token, Error> {
-        let auth = vaultrs::auth::approle::login(&self.vault()?, APPROLE_MOUNT, role_id, secret_id)
+        let answer = self
+            .raw(
+                Method::POST,
+                &format!("auth/{APPROLE_MOUNT}/login"),
+                Some(json!({"role_id": role_id, "secret_id": secret_id})),
+            )
             .await?;
-        Ok(Token(auth.client_token))
+        issued_token(&answer)
     }
 
     /// Whether a secrets engine is mounted at `path`.
     pub async fn mount_exists(&self, path: &str) -> Result<bool, Error> {
-        match vaultrs::sys::mount::get_configuration_of_a_secret_engine(&self.vault()?, path).await
+        crate::api::secret_store::check_path(path)
+            .map_err(|why| Error::Client(format!("the mount {why}")))?;
+        match self
+            .raw(Method::GET, &format!("sys/mounts/{path}"), None)
+            .await
         {
             Ok(_) => Ok(true),
-            Err(e) => match Error::from(e) {
-                e if e.is_missing() => Ok(false),
-                e => Err(e),
-            },
+            Err(e) if e.is_missing() => Ok(false),
+            Err(e) => Err(e),
         }
     }
 
     /// The role ID of the AppRole `role`; `None` when the role does not exist.
     pub async fn role_id(&self, role: &str) -> Result<Option<String>, Error> {
-        match vaultrs::auth::approle::role::read_id(&self.vault()?, APPROLE_MOUNT, role).await {
-            Ok(read) => Ok(Some(read.role_id)),
-            Err(e) => match Error::from(e) {
-                e if e.code() == Some(404) => Ok(None),
-                e => Err(e),
-            },
+        match self
+            .raw(
+                Method::GET,
+                &format!("auth/{APPROLE_MOUNT}/role/{role}/role-id"),
+                None,
+            )
+            .await
+        {
+            Ok(answer) => answer["data"]["role_id"]
+                .as_str()
+                .filter(|r| !r.is_empty())
+                .map(|r| Some(r.to_string()))
+                .ok_or_else(|| Error::Malformed("the role-id answer carries no role_id".into())),
+            Err(e) if e.code() == Some(404) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 
@@ -323,7 +316,12 @@ impl OpenBao {
             .to_string();
         Ok(SecretId {
             value,
-            ttl_seconds: answer["data"]["secret_id_ttl"].as_u64().unwrap_or(0),
+            // Clamped so the TTL annotation reads back (it is parsed as a signed number): a
+            // TTL that large is, for every purpose, one that never lapses.
+            ttl_seconds: answer["data"]["secret_id_ttl"]
+                .as_u64()
+                .unwrap_or(0)
+                .min(MAX_TTL_SECONDS),
         })
     }
 
@@ -354,12 +352,9 @@ impl OpenBao {
         if self.token.is_none() {
             return;
         }
-        let outcome = match self.vault() {
-            Ok(vault) => vaultrs::token::revoke_self(&vault)
-                .await
-                .map_err(Error::from),
-            Err(e) => Err(e),
-        };
+        let outcome = self
+            .raw(Method::PUT, "auth/token/revoke-self", None)
+            .await;
         if let Err(error) = outcome {
             tracing::debug!(%error, server = %self.base, "revoking the operator's token failed");
         }
@@ -370,19 +365,27 @@ impl OpenBao {
             .http
             .request(method, format!("{}/v1/{path}", self.base));
         if let Some(token) = &self.token {
-            request = request.header("X-Vault-Token", &token.0);
+            request = request.header("X-Vault-Token", header(&token.0, "the token")?);
         }
         if let Some(namespace) = &self.namespace {
-            request = request.header("X-Vault-Namespace", namespace);
+            request = request.header("X-Vault-Namespace", header(namespace, "the namespace")?);
         }
         if let Some(body) = body {
             request = request
                 .header("Content-Type", "application/json")
                 .body(body.to_string());
         }
-        let response = request.send().await.map_err(unreachable)?;
+        let mut response = request.send().await.map_err(unreachable)?;
         let status = response.status();
-        let bytes = response.bytes().await.map_err(unreachable)?;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(unreachable)? {
+            if bytes.len().saturating_add(chunk.len()) > MAX_ANSWER_BYTES {
+                return Err(Error::Malformed(format!(
+                    "the answer is larger than {MAX_ANSWER_BYTES} bytes"
+                )));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
         let json: Value = if bytes.is_empty() {
             Value::Null
         } else {
@@ -396,6 +399,25 @@ impl OpenBao {
             message: server_errors(&json, status),
         })
     }
+}
+
+/// `value` as a header value, or an error naming `what` (never the value: a token).
+fn header(value: &str, what: &str) -> Result<HeaderValue, Error> {
+    let mut value =
+        HeaderValue::from_str(value).map_err(|_| Error::Malformed(format!("{what} holds characters a header cannot carry")))?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// The token a login answer issued (`auth.client_token`), checked to be one the next request
+/// can carry.
+fn issued_token(answer: &Value) -> Result<Token, Error> {
+    let token = answer["auth"]["client_token"]
+        .as_str()
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| Error::Malformed("the login answer carries no auth.client_token".into()))?;
+    header(token, "the issued token")?;
+    Ok(Token(token.to_string()))
 }
 
 fn server_errors(json: &Value, status: StatusCode) -> String {

@@ -213,6 +213,7 @@ pub fn plugin_sections(spec: &BarbicanSpec) -> Result<Ini, RenderError> {
             let field = format!("{field}.config[{key}]");
             super::check_key(&field, key)?;
             super::check_value(&field, value)?;
+            never_rendered(&field, &plugin.config_section, key)?;
             ini.set(&plugin.config_section, key, value);
         }
     }
@@ -230,21 +231,25 @@ pub fn extra_config(spec: &BarbicanSpec) -> Result<(Ini, Vec<String>), RenderErr
             let field = format!("spec.extraConfig[{section}][{key}]");
             super::check_key(&field, key)?;
             super::check_value(&field, value)?;
+            never_rendered(&field, section, key)?;
             if let Some(owned) = config_ownership::owned(section, key) {
-                if owned.rejected.is_some() {
-                    // Refused at admission; a CR that bypassed it still never renders one.
-                    return Err(RenderError {
-                        field,
-                        problem: format!(
-                            "is managed through {} and is never rendered",
-                            owned.owned_by
-                        ),
-                    });
-                }
                 overridden.push(format!("[{}] {key}", owned.section));
             }
             ini.set(section, key, value);
         }
     }
     Ok((ini, overridden))
+}
+
+/// Refuses `[section] key` at `field` when it is a credential the registry keeps out of the
+/// file: refused at admission, so a CR that bypassed it (in `extraConfig` or `plugins`, in
+/// any spelling of the section) still never renders one.
+fn never_rendered(field: &str, section: &str, key: &str) -> Result<(), RenderError> {
+    match config_ownership::owned(section, key) {
+        Some(owned) if owned.rejected.is_some() => Err(RenderError {
+            field: field.to_string(),
+            problem: format!("is managed through {} and is never rendered", owned.owned_by),
+        }),
+        _ => Ok(()),
+    }
 }

@@ -385,3 +385,54 @@ async fn the_binary_serves_the_webhook_and_fails_closed_without_an_api_server() 
         "{store}"
     );
 }
+
+#[tokio::test]
+async fn an_update_of_a_large_object_is_judged_and_a_body_past_the_bound_refused() {
+    use barbican_operator::admission::server::{MAX_OBJECT_BYTES, MAX_REVIEW_BYTES};
+    let pki = pki();
+    let webhook = start("large", &pki, KnownState::default()).await;
+    // An update of a 2.5 MiB Barbican: the object and the old object, 5 MiB in all, which
+    // kube-apiserver (3 MiB per object) passes on.
+    let mut object = minimal_barbican();
+    object["metadata"]["annotations"] =
+        json!({"example.com/blob": "x".repeat(MAX_OBJECT_BYTES * 5 / 6)});
+    let body = admission_review("Barbican", "UPDATE", &object, Some(&object));
+    assert!(body.len() > 2 * 1024 * 1024, "{}", body.len());
+    let response = review(&webhook, &pki.ca, Endpoint::ValidateBarbican, body).await;
+    assert_eq!(response["uid"], ADMISSION_UID);
+    // Past the bound: refused without being read whole.
+    let (status, _) = call(
+        &webhook,
+        &pki.ca,
+        "POST",
+        Endpoint::ValidateBarbican.path(),
+        vec![b' '; MAX_REVIEW_BYTES + 1],
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 413);
+}
+
+#[tokio::test]
+async fn a_silent_client_is_cut_off_after_the_handshake_timeout() {
+    use barbican_operator::admission::server::HANDSHAKE_TIMEOUT;
+    use tokio::io::AsyncReadExt;
+    let pki = pki();
+    let webhook = start("silent", &pki, KnownState::default()).await;
+    let mut silent = TcpStream::connect(webhook.addr).await.unwrap();
+    // Say nothing: the server gives up on the handshake and closes the connection (real
+    // time: a paused clock would also fire the timeouts of the client that does speak).
+    let mut buf = [0u8; 16];
+    let read = tokio::time::timeout(
+        HANDSHAKE_TIMEOUT + std::time::Duration::from_secs(5),
+        silent.read(&mut buf),
+    )
+    .await
+    .expect("the server closed the connection");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    // The server still serves everyone else.
+    let (status, _) = call(&webhook, &pki.ca, "GET", "/healthz", Vec::new())
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+}

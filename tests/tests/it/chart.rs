@@ -572,19 +572,15 @@ fn used_by(cluster: &barbican_sim::Cluster, account: &str) -> BTreeSet<Grant> {
 /// The grants the run cannot show in use, each with why it is still needed: the cluster it is
 /// granted on, the group, resource and verb, and the reason.
 const NEEDED_BEYOND_THE_RUN: &[(&str, &str, &str, &str, &str)] = &[
+    (TARGET, "k8s.mariadb.com", "databases", "delete", BROWNFIELD_ON_TARGET),
+    (TARGET, "k8s.mariadb.com", "users", "delete", BROWNFIELD_ON_TARGET),
+    (TARGET, "k8s.mariadb.com", "grants", "delete", BROWNFIELD_ON_TARGET),
     (
         MANAGEMENT,
         "apps",
         "deployments",
         "delete",
         "a Deployment whose selector an older operator wrote is replaced (the selector is immutable)",
-    ),
-    (
-        MANAGEMENT,
-        "events.k8s.io",
-        "events",
-        "patch",
-        "kube-runtime's Recorder patches an Event's series when the same event repeats",
     ),
     (
         TARGET,
@@ -631,6 +627,13 @@ const NEEDED_BEYOND_THE_RUN: &[(&str, &str, &str, &str, &str)] = &[
 const NEEDED_WHEN_THE_CACHE_LAGS: &[(&str, &str, &str, &str, &str)] = &[
     (
         MANAGEMENT,
+        "events.k8s.io",
+        "events",
+        "patch",
+        "the operator writes an Event's series count when the same event repeats (controller::events), which a run may or may not see",
+    ),
+    (
+        MANAGEMENT,
         "barbican.openstack.c5c3.io",
         "barbicans",
         "get",
@@ -644,6 +647,9 @@ const NEEDED_WHEN_THE_CACHE_LAGS: &[(&str, &str, &str, &str, &str)] = &[
         "a pass reads its store when the watch has not delivered the operator's last write",
     ),
 ];
+
+/// Why a target grants `delete` on the MariaDB CRs the run never deletes there.
+const BROWNFIELD_ON_TARGET: &str = "the Barbican the run places on the target has a brownfield database (spec.database.host), whose teardown deletes nothing; one with a managed database deletes its Database, User and Grant there";
 
 /// Why the management cluster grants `get` on the inputs the run finds in the watch cache.
 const INPUT_WITHOUT_WATCH: &str = "an input whose CRD is installed after the operator started has no watch, so it is read from the API server";

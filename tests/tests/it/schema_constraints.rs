@@ -308,6 +308,41 @@ fn barbican_openapi_constraints() {
                 json!(3),
                 Some(("spec.replicas", "unknown field")),
             ),
+            // Bounded so one CR cannot grow the config Secret (and the operator) without limit.
+            (
+                "/spec/extraConfig",
+                json!({"DEFAULT": {"debug": "x".repeat(4096)}}),
+                None,
+            ),
+            (
+                "/spec/extraConfig",
+                json!({"DEFAULT": {"debug": "x".repeat(4097)}}),
+                Some(("spec.extraConfig.DEFAULT.debug", "may not be more than 4096")),
+            ),
+            (
+                "/spec/extraConfig",
+                Value::Object(
+                    (0..65)
+                        .map(|i| (format!("section_{i}"), json!({})))
+                        .collect(),
+                ),
+                Some(("spec.extraConfig", "must have at most 64 items")),
+            ),
+            (
+                "/spec/extraConfig",
+                json!({"DEFAULT": (0..129).map(|i| (format!("o{i}"), json!("v"))).collect::<serde_json::Map<_, _>>()}),
+                Some(("spec.extraConfig.DEFAULT", "must have at most 128 items")),
+            ),
+            (
+                "/spec/plugins",
+                json!((0..33).map(|i| json!({"name": "p", "configSection": format!("s{i}")})).collect::<Vec<_>>()),
+                Some(("spec.plugins", "must have at most 32 items")),
+            ),
+            (
+                "/spec/plugins",
+                json!([{"name": "p", "configSection": "s", "config": {"k": "x".repeat(4097)}}]),
+                Some(("spec.plugins[0].config.k", "may not be more than 4096")),
+            ),
         ],
     );
 }
@@ -343,8 +378,41 @@ fn secret_store_openapi_constraints() {
             (
                 "/spec/openBao/server/url",
                 json!("http://vault.example.com"),
-                Some(("spec.openBao.server.url", "should match '^https://'")),
+                Some(("spec.openBao.server.url", "should match '^https://")),
             ),
+            (
+                "/spec/openBao/server/url",
+                json!("https://admin:hunter2@vault.example.com"),
+                Some(("spec.openBao.server.url", "should match '^https://")),
+            ),
+            (
+                "/spec/openBao/server/url",
+                json!("https://vault.example.com:8200/v1"),
+                None,
+            ),
+            (
+                "/spec/openBao/namespace",
+                json!("tenant\u{1}a"),
+                Some(("spec.openBao.namespace", "should match")),
+            ),
+            (
+                "/spec/openBao/namespace",
+                json!("a/../b"),
+                Some(("spec.openBao.namespace", "should match")),
+            ),
+            ("/spec/openBao/namespace", json!("admin/tenant-a/"), None),
+            ("/spec/openBao/namespace", json!(""), None),
+            (
+                "/spec/openBao/kvMountpoint",
+                json!("kv/.."),
+                Some(("spec.openBao.kvMountpoint", "should match")),
+            ),
+            (
+                "/spec/openBao/kvMountpoint",
+                json!("kv barbican"),
+                Some(("spec.openBao.kvMountpoint", "should match")),
+            ),
+            ("/spec/openBao/kvMountpoint", json!("secret/barbican"), None),
             (
                 "/spec/openBao/server/url",
                 json!(""),

@@ -25,6 +25,7 @@ use crate::{
         names::db_sync_job_name,
     },
     controller::{
+        children::made_for,
         events::Severity,
         pipeline::{Outcome, StepError, StepFuture},
         status::Report,
@@ -314,9 +315,17 @@ pub fn database(state: &mut State) -> StepFuture<'_> {
     })
 }
 
-/// Deletes the managed database CRs; `true` while any of them was still live, judged before
-/// the delete (a delete sets deletionTimestamp, so a check after it would always find nothing).
-pub async fn tear_down(state: &State) -> Result<bool, StepError> {
+/// Deletes the managed database CRs this Barbican made; `true` while any of them was still
+/// live, judged before the delete (a delete sets deletionTimestamp, so a check after it would
+/// always find nothing). Returns the kinds still live in `left`.
+///
+/// Only what the operator made for this Barbican is deleted (see [`made_for`]): a brownfield
+/// Barbican (`spec.database.host`) made none, and a Database, User or Grant that only shares
+/// its name belongs to someone else.
+pub async fn tear_down(state: &State, left: &mut Vec<&'static str>) -> Result<bool, StepError> {
+    if state.barbican.spec.database.host.is_some() {
+        return Ok(false);
+    }
     let mut live = false;
     for (kind, plural) in [
         ("Database", "databases"),
@@ -326,8 +335,17 @@ pub async fn tear_down(state: &State) -> Result<bool, StepError> {
         let resource = mariadb_resource(kind, plural);
         let api = state.children.dynamic(&resource);
         match api.get_opt(&state.name()).await {
-            Ok(Some(_)) => live = true,
-            Ok(None) => continue,
+            Ok(Some(object))
+                if made_for(
+                    state.children.cluster(),
+                    &object,
+                    state.barbican.as_ref(),
+                ) =>
+            {
+                live = true;
+                left.push(kind);
+            }
+            Ok(_) => continue,
             // The kind is not served: nothing was provisioned.
             Err(kube::Error::Api(s)) if s.code == 404 => continue,
             Err(e) => return Err(api_error("reading a mariadb-operator resource", e)),

@@ -36,6 +36,29 @@ pub const PROBE_TTL: Duration = Duration::from_secs(30);
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How much of an unhealthy answer's body the condition quotes.
 pub const BODY_QUOTE: usize = 256;
+/// The most of a `/healthcheck` answer that is read: the endpoint is the tenant's, and an
+/// answer of any size must not grow the operator.
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// Reads at most [`MAX_BODY`] bytes of `body`; a longer one is an error.
+async fn bounded<B>(body: B) -> Result<Bytes, String>
+where
+    B: hyper::body::Body,
+    B::Error: std::fmt::Display + Send + Sync + 'static,
+    Box<dyn std::error::Error + Send + Sync>: From<B::Error>,
+{
+    http_body_util::Limited::new(body, MAX_BODY)
+        .collect()
+        .await
+        .map(|collected| collected.to_bytes())
+        .map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                format!("the answer is larger than {MAX_BODY} bytes")
+            } else {
+                e.to_string()
+            }
+        })
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Entry {
@@ -133,7 +156,7 @@ pub fn quote(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     let mut end = text.len().min(BODY_QUOTE);
     while !text.is_char_boundary(end) {
-        end -= 1;
+        end = end.saturating_sub(1);
     }
     text[..end].trim().to_string()
 }
@@ -149,24 +172,24 @@ async fn exchange(host: &str, addr: SocketAddr, path: &str) -> Probe {
         Err(e) => return Probe::Failed(e.to_string()),
     };
     let driver = tokio::spawn(connection);
-    let request = hyper::Request::get(path)
+    let request = match hyper::Request::get(path)
         .header(hyper::header::HOST, format!("{host}:{API_PORT}"))
         .body(Empty::<Bytes>::new())
-        .expect("a static request is valid");
+    {
+        Ok(request) => request,
+        Err(e) => {
+            driver.abort();
+            return Probe::Failed(e.to_string());
+        }
+    };
     let probe = match sender.send_request(request).await {
         Err(e) => Probe::Failed(e.to_string()),
         Ok(response) => {
             let status = response.status();
-            let body = response
-                .into_body()
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
-            if status.is_success() {
-                Probe::Healthy
-            } else {
-                Probe::Unhealthy(status.as_u16(), quote(&body))
+            match bounded(response.into_body()).await {
+                Ok(_) if status.is_success() => Probe::Healthy,
+                Ok(body) => Probe::Unhealthy(status.as_u16(), quote(&body)),
+                Err(e) => Probe::Failed(e),
             }
         }
     };
@@ -238,9 +261,9 @@ pub async fn probe_through_proxy(
             Err(e) => return Probe::ConnectionFailed(e.to_string()),
         };
         let status = response.status().as_u16();
-        match response.into_body().collect().await {
-            Ok(body) => proxied(status, &body.to_bytes()),
-            Err(e) => Probe::Failed(e.to_string()),
+        match bounded(response.into_body()).await {
+            Ok(body) => proxied(status, &body),
+            Err(e) => Probe::Failed(e),
         }
     };
     tokio::time::timeout(timeout, attempt)
@@ -410,6 +433,37 @@ mod tests {
             Probe::Timeout
         );
         drop(silent);
+    }
+
+    #[tokio::test]
+    async fn an_endless_answer_is_read_only_up_to_the_bound() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let served = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 1024];
+            let _ = socket.read(&mut buf).await;
+            let _ = socket
+                .write_all(b"HTTP/1.1 500 Oops\r\ntransfer-encoding: chunked\r\n\r\n")
+                .await;
+            // A megabyte at a time, for as long as the operator reads.
+            let chunk = format!("{:x}\r\n{}\r\n", 1 << 20, "x".repeat(1 << 20));
+            let mut sent = 0usize;
+            while socket.write_all(chunk.as_bytes()).await.is_ok() {
+                sent += 1 << 20;
+                if sent > 64 << 20 {
+                    break;
+                }
+            }
+            sent
+        });
+        let outcome = probe("kms", &To(addr), PROBE_TIMEOUT).await;
+        assert_eq!(
+            outcome,
+            Probe::Failed(format!("the answer is larger than {MAX_BODY} bytes"))
+        );
+        assert!(served.await.unwrap() < 64 << 20, "the reading stopped");
     }
 
     #[test]

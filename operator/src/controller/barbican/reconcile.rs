@@ -48,6 +48,11 @@ pub enum Error {
         /// The client's error.
         source: kube::Error,
     },
+    /// The pass panicked: contained, counted in `barbican_operator_reconcile_panics_total`,
+    /// and retried with backoff like any failure. The panic's text is not carried (it may
+    /// quote what a tenant wrote); the log names where it happened.
+    #[error("the pass panicked (a bug: the operator's log says where)")]
+    Panicked,
 }
 
 /// What a pass asks of the scheduler.
@@ -142,6 +147,17 @@ where
 
 /// How long the finalizer holds while the MariaDB CRs tear down.
 pub const FINALIZER_HOLD: Duration = Duration::from_secs(30);
+/// How long after its deletion a Barbican waits for its MariaDB CRs to go. Past it the
+/// finalizer is released anyway, with a `DatabaseAbandoned` Warning naming what is left: a
+/// Database held by a foreign finalizer (or a mariadb-operator that was uninstalled) must not
+/// keep the Barbican in Terminating for ever.
+pub const FINALIZER_BOUND: Duration = Duration::from_secs(10 * 60);
+
+/// Whether a CR deleted at `deleted_at` has waited past [`FINALIZER_BOUND`] at `now`.
+pub fn past_finalizer_bound(deleted_at: Option<jiff::Timestamp>, now: jiff::Timestamp) -> bool {
+    let bound = jiff::SignedDuration::try_from(FINALIZER_BOUND).unwrap_or(jiff::SignedDuration::MAX);
+    deleted_at.is_some_and(|at| now.duration_since(at) >= bound)
+}
 
 /// The finalizers this operator puts on a Barbican.
 fn ours(finalizer: &str) -> bool {
@@ -271,12 +287,31 @@ async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error>
     };
     let state = State::new(env.clone(), barbican.clone(), children);
     // Whether cleanup remains is judged before the Delete is issued.
-    let live = super::database::tear_down(&state)
+    let mut left = Vec::new();
+    let live = super::database::tear_down(&state, &mut left)
         .await
         .map_err(|e| Error::Step {
             step: "Finalizer",
             message: e.0,
         })?;
+    let deleted_at = barbican.metadata.deletion_timestamp.as_ref().map(|t| t.0);
+    if live && past_finalizer_bound(deleted_at, now) {
+        if drop_finalizers(env, &barbican).await? {
+            state
+                .event(
+                    Severity::Warning,
+                    "DatabaseAbandoned",
+                    &format!(
+                        "the MariaDB {} {:?} did not go within {} minutes of the deletion (a finalizer of its own, or no mariadb-operator to remove it); the finalizer is released and they are left behind",
+                        left.join(", "),
+                        state.name(),
+                        FINALIZER_BOUND.as_secs() / 60
+                    ),
+                )
+                .await;
+        }
+        return Ok(Next::AwaitChange);
+    }
     if live {
         state
             .event(
@@ -420,6 +455,15 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
 mod tests {
     use super::*;
     use crate::api::barbican::BarbicanStatus;
+
+    #[test]
+    fn the_finalizer_wait_is_bounded_to_ten_minutes_after_the_deletion() {
+        let at = |s: &str| s.parse::<jiff::Timestamp>().unwrap();
+        let deleted = Some(at("2026-01-01T00:00:00Z"));
+        assert!(!past_finalizer_bound(deleted, at("2026-01-01T00:09:59Z")));
+        assert!(past_finalizer_bound(deleted, at("2026-01-01T00:10:00Z")));
+        assert!(!past_finalizer_bound(None, at("2030-01-01T00:00:00Z")));
+    }
 
     #[test]
     fn a_cleared_status_field_is_nulled_in_the_patch() {

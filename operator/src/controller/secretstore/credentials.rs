@@ -78,7 +78,12 @@ pub fn remint_at(stamp: &Stamp) -> Option<Timestamp> {
     if stamp.ttl.is_zero() {
         return None;
     }
-    let two_thirds = SignedDuration::try_from(stamp.ttl * 2 / 3).ok()?;
+    // The TTL is the server's word: near u64::MAX seconds, doubling it first would overflow.
+    let two_thirds = match stamp.ttl.checked_mul(2) {
+        Some(double) => double / 3,
+        None => stamp.ttl / 3 * 2,
+    };
+    let two_thirds = SignedDuration::try_from(two_thirds).ok()?;
     stamp.minted_at.checked_add(two_thirds).ok()
 }
 
@@ -143,6 +148,26 @@ mod tests {
             minted_at: t("2026-01-01T00:00:00Z"),
             ttl: Duration::from_secs(ttl),
         }
+    }
+
+    #[test]
+    fn a_ttl_near_the_largest_number_never_overflows() {
+        for ttl in [u64::MAX, u64::MAX / 2 + 1, i64::MAX as u64] {
+            let huge = stamp_of(ttl);
+            // Past any timestamp jiff can hold: no re-mint point, revalidated as if unexpiring.
+            assert_eq!(remint_at(&huge), None, "{ttl}");
+            assert_eq!(requeue_after(&huge, t("2026-01-01T00:00:00Z")), REVALIDATE);
+            assert_eq!(
+                step("r", "s", Some(&huge), t("2026-01-01T00:00:00Z")),
+                Step::Probe
+            );
+        }
+        let mut annotations = annotations(&stamp_of(1));
+        annotations.insert(
+            SECRET_ID_TTL_SECONDS_ANNOTATION.into(),
+            u64::MAX.to_string(),
+        );
+        assert_eq!(stamp(&annotations), None, "above i64::MAX reads as unstamped");
     }
 
     #[test]

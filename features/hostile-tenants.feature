@@ -1,0 +1,202 @@
+@sim-only
+Feature: Hostile tenants: one CR can never stop, leak or delete another's
+
+  Many tenants share one operator. Whatever one of them writes into a CR, a Secret or a
+  registration, the others' Barbicans keep reconciling, nothing a tenant planted reaches a
+  status, an event, a log line, /metrics or a rendered config, and teardown deletes only what
+  the operator made. Each scenario asserts the victim's side, not only the attacker's refusal.
+
+  Background:
+    Given a simulated cluster with the operator running
+    And the namespace "openstack"
+    And the MariaDB "openstack-mariadb" in "openstack" is running
+    And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
+    And the Secret "barbican-db" in "openstack" holds:
+      | key      | value        |
+      | username | barbican     |
+      | password | db-secret-pw |
+    And the Secret "barbican-keystone" in "openstack" holds:
+      | key      | value            |
+      | password | keystone-user-pw |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
+
+  Scenario: a store whose namespace would break a header is refused, and the other tenant's Barbican reaches Ready
+    When applying the following is refused with "spec.openBao.namespace":
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: BarbicanSecretStore
+      metadata: {name: hostile, namespace: openstack}
+      spec:
+        barbicanRef: {name: barbican}
+        type: OpenBao
+        openBao:
+          server: {url: "https://vault.example.com:8200", credentialsSecretRef: {name: vault-approle}}
+          namespace: "tenant\u0001a"
+      """
+    And applying the following is refused with "spec.openBao.server.url":
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: BarbicanSecretStore
+      metadata: {name: hostile, namespace: openstack}
+      spec:
+        barbicanRef: {name: barbican}
+        type: OpenBao
+        openBao:
+          server: {url: "https://admin:planted-url-password@vault.example.com", credentialsSecretRef: {name: vault-approle}}
+      """
+    And the example "barbicansecretstore-managed.yaml" is applied
+    And the example "barbican.yaml" is applied
+    Then within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    And the operator's metric "barbican_operator_reconcile_panics_total" with "controller=secretstore" reads 0
+    And the operator's metric "barbican_operator_reconcile_panics_total" with "controller=barbican" reads 0
+    And "planted-url-password" appears nowhere in "openstack"
+
+  Scenario: a root token slipped into a plugin section is never rendered, and nothing planted leaks
+    Given the example "barbicansecretstore-managed.yaml" is applied
+    When the following is applied:
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: Barbican
+      metadata: {name: barbican, namespace: openstack}
+      spec:
+        openStackRelease: "2025.2"
+        image: {repository: ghcr.io/c5c3/barbican, tag: "2025.2"}
+        database: {clusterRef: {name: openstack-mariadb}, database: barbican, secretRef: {name: barbican-db}}
+        cache: {servers: ["memcached-0.example.com:11211"]}
+        keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3
+        serviceUser: {secretRef: {name: barbican-keystone, key: password}}
+        plugins:
+          - {name: vault, configSection: VAULT_PLUGIN, config: {root_token_id: s.planted-root-token}}
+      """
+    Then within 2 minutes the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason      |
+      | SecretsReady | False  | ConfigError |
+    And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "never rendered"
+    And "s.planted-root-token" appears nowhere in "openstack"
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {plugins: null}
+      """
+    Then within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+
+  Scenario: deleting a brownfield Barbican leaves a Database and User of the same name alone
+    Given the following is applied:
+      """
+      apiVersion: k8s.mariadb.com/v1alpha1
+      kind: Database
+      metadata: {name: keystone, namespace: openstack}
+      spec: {mariaDbRef: {name: openstack-mariadb}, name: keystone}
+      ---
+      apiVersion: k8s.mariadb.com/v1alpha1
+      kind: User
+      metadata: {name: keystone, namespace: openstack}
+      spec: {mariaDbRef: {name: openstack-mariadb}, name: keystone}
+      """
+    When the following is applied:
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: Barbican
+      metadata: {name: keystone, namespace: openstack}
+      spec:
+        openStackRelease: "2025.2"
+        image: {repository: ghcr.io/c5c3/barbican, tag: "2025.2"}
+        database: {host: db.example.com, port: 3307, database: barbican, secretRef: {name: barbican-db}}
+        cache: {servers: ["memcached-0.example.com:11211"]}
+        keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3
+        serviceUser: {secretRef: {name: barbican-keystone, key: password}}
+      """
+    Then within 2 minutes the Barbican "keystone" in "openstack" reports:
+      | condition     | status | reason         |
+      | DatabaseReady | True   | DatabaseSynced |
+    When the Barbican "keystone" in "openstack" is deleted
+    Then within 2 minutes the Barbican "keystone" in "openstack" is gone
+    And the Database "keystone" in "openstack" has "/spec/name" set to "keystone"
+    And the User "keystone" in "openstack" has "/spec/name" set to "keystone"
+
+  Scenario: a Database that never goes holds the Barbican for ten minutes at most, then a warning names it
+    Given the mariadb-operator takes 30 minutes to tear a database down
+    And the example "barbicansecretstore-managed.yaml" is applied
+    When the example "barbican.yaml" is applied
+    Then within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the Barbican "barbican" in "openstack" is deleted
+    Then within 1 minute a Normal event "FinalizingDatabase" about "barbican" in "openstack" mentions "Database, User and Grant"
+    When 5 minutes pass
+    Then the Barbican "barbican" in "openstack" exists
+    And within 7 minutes the Barbican "barbican" in "openstack" is gone
+    And within 1 minute a Warning event "DatabaseAbandoned" about "barbican" in "openstack" mentions "left behind"
+    And the Database "barbican" in "openstack" exists
+
+  Scenario: a registration whose kubeconfig does not parse names the line, never the credentials
+    Given the target cluster "edge-1" is registered with the kubeconfig:
+      """
+      apiVersion: v1
+      kind: Config
+      clusters:
+      - name: edge
+        cluster: {server: 'https://edge.example:6443'}
+      users:
+      - name: operator
+        user: {token: planted-registration-token, client-key-data: UExBTlRFRC1LRVk=
+        broken: [
+      """
+    When the following is applied:
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: Barbican
+      metadata: {name: barbican, namespace: openstack}
+      spec:
+        openStackRelease: "2025.2"
+        targetClusterRef: {name: edge-1}
+        image: {repository: ghcr.io/c5c3/barbican, tag: "2025.2"}
+        database: {host: db.example.com, port: 3307, database: barbican, secretRef: {name: barbican-db}}
+        cache: {servers: ["memcached-0.example.com:11211"]}
+        keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3
+        serviceUser: {secretRef: {name: barbican-keystone, key: password}}
+      """
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                   |
+      | SecretsReady | False  | TargetClusterUnavailable |
+    And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "line"
+    And "planted-registration-token" appears nowhere in "openstack"
+    And "UExBTlRFRC1LRVk=" appears nowhere in "openstack"
+
+  Scenario: a registration that would read the operator's own token is refused before any connection
+    Given the target cluster "edge-1" is registered with the kubeconfig:
+      """
+      apiVersion: v1
+      kind: Config
+      clusters:
+      - name: edge
+        cluster: {server: 'http://127.0.0.1:9'}
+      users:
+      - name: operator
+        user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}
+      contexts:
+      - name: edge
+        context: {cluster: edge, user: operator}
+      current-context: edge
+      """
+    When the following is applied:
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: Barbican
+      metadata: {name: barbican, namespace: openstack}
+      spec:
+        openStackRelease: "2025.2"
+        targetClusterRef: {name: edge-1}
+        image: {repository: ghcr.io/c5c3/barbican, tag: "2025.2"}
+        database: {host: db.example.com, port: 3307, database: barbican, secretRef: {name: barbican-db}}
+        cache: {servers: ["memcached-0.example.com:11211"]}
+        keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3
+        serviceUser: {secretRef: {name: barbican-keystone, key: password}}
+      """
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                   |
+      | SecretsReady | False  | TargetClusterUnavailable |
+    And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "refused"
