@@ -110,8 +110,9 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
         serviceUser: {secretRef: {name: barbican-keystone, key: password}}
       """
     Then within 2 minutes the Barbican "keystone" in "openstack" reports:
-      | condition     | status | reason         |
-      | DatabaseReady | True   | DatabaseSynced |
+      | condition     | status | reason                 |
+      | DatabaseReady | False  | WaitingForSecretStores |
+    And the Barbican "keystone" in "openstack" has "/metadata/finalizers/0" set to "barbican.openstack.c5c3.io/finalizer"
     When the Barbican "keystone" in "openstack" is deleted
     Then within 2 minutes the Barbican "keystone" in "openstack" is gone
     And the Database "keystone" in "openstack" has "/spec/name" set to "keystone"
@@ -127,10 +128,10 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
     When the Barbican "barbican" in "openstack" is deleted
     Then within 1 minute a Normal event "FinalizingDatabase" about "barbican" in "openstack" mentions "Database, User and Grant"
     When 5 minutes pass
-    Then the Barbican "barbican" in "openstack" exists
+    Then within 1 minute the Barbican "barbican" in "openstack" exists
     And within 7 minutes the Barbican "barbican" in "openstack" is gone
     And within 1 minute a Warning event "DatabaseAbandoned" about "barbican" in "openstack" mentions "left behind"
-    And the Database "barbican" in "openstack" exists
+    And within 1 minute the Database "barbican" in "openstack" exists
 
   Scenario: a registration whose kubeconfig does not parse names the line, never the credentials
     Given the target cluster "edge-1" is registered with the kubeconfig:

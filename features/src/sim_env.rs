@@ -1300,8 +1300,14 @@ impl SimEnv {
                 .await
                 .map_err(text)?;
             for object in list.items {
-                let json = serde_json::to_string(&object).map_err(text)?;
-                places.push((format!("{kind} {}", object.name_any()), json));
+                // A CR's spec is what its tenant wrote; what the operator wrote is its status.
+                let mut json = serde_json::to_value(&object).map_err(text)?;
+                if kind != "Deployment"
+                    && let Some(fields) = json.as_object_mut()
+                {
+                    fields.remove("spec");
+                }
+                places.push((format!("{kind} {}", object.name_any()), json.to_string()));
             }
         }
         let log = crate::log_capture::contents();

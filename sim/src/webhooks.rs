@@ -575,10 +575,22 @@ mod tests {
         };
         let leak = |v: Value| -> &'static Value { Box::leak(Box::new(v)) };
         let (old, finalizer_dropped, scaled) = (leak(old), leak(finalizer_dropped), leak(scaled));
-        assert!(!conditions_hold(&spec_changes, &request("UPDATE", finalizer_dropped, Some(old))));
-        assert!(conditions_hold(&spec_changes, &request("UPDATE", scaled, Some(old))));
-        assert!(conditions_hold(&spec_changes, &request("CREATE", scaled, None)));
-        assert!(conditions_hold(&json!({}), &request("UPDATE", finalizer_dropped, Some(old))));
+        assert!(!conditions_hold(
+            &spec_changes,
+            &request("UPDATE", finalizer_dropped, Some(old))
+        ));
+        assert!(conditions_hold(
+            &spec_changes,
+            &request("UPDATE", scaled, Some(old))
+        ));
+        assert!(conditions_hold(
+            &spec_changes,
+            &request("CREATE", scaled, None)
+        ));
+        assert!(conditions_hold(
+            &json!({}),
+            &request("UPDATE", finalizer_dropped, Some(old))
+        ));
     }
 
     #[test]

@@ -545,7 +545,10 @@ fn selects(
 fn check_plugins(verdict: &mut Verdict, new: &Barbican) {
     let plugins = new.spec.plugins.as_deref().unwrap_or_default();
     if plugins.len() > MAX_PLUGINS as usize {
-        verdict.require("spec.plugins", format!("must have at most {MAX_PLUGINS} items"));
+        verdict.require(
+            "spec.plugins",
+            format!("must have at most {MAX_PLUGINS} items"),
+        );
     }
     for (i, plugin) in plugins.iter().enumerate() {
         let section = &plugin.config_section;
@@ -559,7 +562,12 @@ fn check_plugins(verdict: &mut Verdict, new: &Barbican) {
             if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
                 verdict.require(format!("spec.plugins[{i}].config"), problem);
             }
-            refuse_credential(verdict, &format!("spec.plugins[{i}].config[{key}]"), section, key);
+            refuse_credential(
+                verdict,
+                &format!("spec.plugins[{i}].config[{key}]"),
+                section,
+                key,
+            );
         }
     }
 }
@@ -571,7 +579,10 @@ fn check_section_bounds(
     options: &std::collections::BTreeMap<String, String>,
 ) {
     if options.len() > MAX_SECTION_OPTIONS as usize {
-        verdict.require(field, format!("must have at most {MAX_SECTION_OPTIONS} options"));
+        verdict.require(
+            field,
+            format!("must have at most {MAX_SECTION_OPTIONS} options"),
+        );
     }
     for (key, value) in options {
         if value.chars().count() > MAX_OPTION_VALUE_LENGTH as usize {
@@ -674,7 +685,12 @@ fn check_extra_config(
     }
     for (section, options) in extra {
         for key in options.keys() {
-            refuse_credential(verdict, &format!("spec.extraConfig[{section}][{key}]"), section, key);
+            refuse_credential(
+                verdict,
+                &format!("spec.extraConfig[{section}][{key}]"),
+                section,
+                key,
+            );
         }
     }
     // On update the catalog re-runs only when one of its inputs changed, so an unrelated edit
@@ -1242,7 +1258,10 @@ mod tests {
             .map(|i| json!({"name": "p", "configSection": format!("p{i}")}))
             .collect();
         check(&[
-            (json!({"extraConfig": {"DEFAULT": {"debug": "x".repeat(4096)}}}), &[]),
+            (
+                json!({"extraConfig": {"DEFAULT": {"debug": "x".repeat(4096)}}}),
+                &[],
+            ),
             (
                 json!({"extraConfig": {"DEFAULT": {"debug": "x".repeat(4097)}}}),
                 &["spec.extraConfig[DEFAULT][debug]"],

@@ -118,7 +118,11 @@ pub fn validate_secret_store(
                         &server.url,
                         "must start with https://: TLS is mandatory",
                     );
-                } else if server.url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                } else if server
+                    .url
+                    .chars()
+                    .any(|c| c.is_whitespace() || c.is_control())
+                {
                     verdict.require(
                         "spec.openBao.server.url",
                         "must not contain spaces or control characters",

@@ -235,10 +235,7 @@ async fn connection(
         .timer(hyper_util::rt::TokioTimer::new())
         .keep_alive_interval(Some(HEADER_TIMEOUT))
         .keep_alive_timeout(HEADER_TIMEOUT);
-    if let Err(e) = builder
-        .serve_connection(TokioIo::new(tls), service)
-        .await
-    {
+    if let Err(e) = builder.serve_connection(TokioIo::new(tls), service).await {
         tracing::debug!(%peer, error = %e, "webhook connection ended with an error");
     }
 }

@@ -127,7 +127,8 @@ fn refused(entry: String, field: &'static str, why: &'static str) -> Registratio
 /// program, skip the certificate check or route its credentials elsewhere is refused, each
 /// with its reason.
 fn check_credentials(kubeconfig: &Kubeconfig) -> Result<(), RegistrationError> {
-    const FILE: &str = "it names a file on the operator's host; the registration carries the value inline";
+    const FILE: &str =
+        "it names a file on the operator's host; the registration carries the value inline";
     for named in &kubeconfig.clusters {
         let at = || entry("cluster", &named.name);
         let Some(cluster) = &named.cluster else {
@@ -158,7 +159,12 @@ fn check_credentials(kubeconfig: &Kubeconfig) -> Result<(), RegistrationError> {
                 "it is not an https:// URL, and the token would travel in clear",
             ));
         };
-        if rest.split(['/', '?', '#']).next().unwrap_or_default().contains('@') {
+        if rest
+            .split(['/', '?', '#'])
+            .next()
+            .unwrap_or_default()
+            .contains('@')
+        {
             return Err(refused(
                 at(),
                 "server",
@@ -172,15 +178,46 @@ fn check_credentials(kubeconfig: &Kubeconfig) -> Result<(), RegistrationError> {
             continue;
         };
         let checks: [(bool, &'static str, &'static str); 9] = [
-            (info.exec.is_some(), "exec", "it runs a program on the operator's host; use a token or a client certificate"),
-            (info.auth_provider.is_some(), "auth-provider", "it runs an authentication plugin in the operator; use a token or a client certificate"),
+            (
+                info.exec.is_some(),
+                "exec",
+                "it runs a program on the operator's host; use a token or a client certificate",
+            ),
+            (
+                info.auth_provider.is_some(),
+                "auth-provider",
+                "it runs an authentication plugin in the operator; use a token or a client certificate",
+            ),
             (info.token_file.is_some(), "tokenFile", FILE),
-            (info.client_certificate.is_some(), "client-certificate", FILE),
+            (
+                info.client_certificate.is_some(),
+                "client-certificate",
+                FILE,
+            ),
             (info.client_key.is_some(), "client-key", FILE),
-            (info.username.is_some() || info.password.is_some(), "username/password", "basic authentication is not accepted; use a token or a client certificate"),
-            (info.impersonate.is_some() || info.impersonate_uid.is_some() || info.impersonate_groups.is_some() || info.impersonate_user_extra.is_some(), "as (impersonation)", "the registration's own identity must hold the access"),
-            (info.client_certificate_data.is_some() != info.client_key_data.is_some(), "client-certificate-data/client-key-data", "a client certificate needs both, inline"),
-            (info.token.is_none() && info.client_certificate_data.is_none(), "no credentials", "a target authenticates with a token or a client certificate"),
+            (
+                info.username.is_some() || info.password.is_some(),
+                "username/password",
+                "basic authentication is not accepted; use a token or a client certificate",
+            ),
+            (
+                info.impersonate.is_some()
+                    || info.impersonate_uid.is_some()
+                    || info.impersonate_groups.is_some()
+                    || info.impersonate_user_extra.is_some(),
+                "as (impersonation)",
+                "the registration's own identity must hold the access",
+            ),
+            (
+                info.client_certificate_data.is_some() != info.client_key_data.is_some(),
+                "client-certificate-data/client-key-data",
+                "a client certificate needs both, inline",
+            ),
+            (
+                info.token.is_none() && info.client_certificate_data.is_none(),
+                "no credentials",
+                "a target authenticates with a token or a client certificate",
+            ),
         ];
         if let Some((_, field, why)) = checks.into_iter().find(|(hit, ..)| *hit) {
             return Err(refused(at(), field, why));
@@ -198,10 +235,7 @@ pub fn parse(secret: &Secret) -> Result<Registration, RegistrationError> {
         .filter(|k| !k.is_empty())
         .ok_or(RegistrationError::MissingKubeconfig)?;
     let text = std::str::from_utf8(raw).map_err(|e| {
-        RegistrationError::InvalidKubeconfig(format!(
-            "it is not UTF-8 (byte {})",
-            e.valid_up_to()
-        ))
+        RegistrationError::InvalidKubeconfig(format!("it is not UTF-8 (byte {})", e.valid_up_to()))
     })?;
     let kubeconfig = Kubeconfig::from_yaml(text)
         .map_err(|e| RegistrationError::InvalidKubeconfig(position(&e)))?;
@@ -311,31 +345,71 @@ current-context: edge
     #[test]
     fn only_inline_credentials_over_https_are_accepted() {
         let user = |u: &str| KUBECONFIG.replace("user: {token: abc}", u);
-        let cluster = |c: &str| {
-            KUBECONFIG.replace("cluster: {server: 'https://edge.example:6443'}", c)
-        };
+        let cluster =
+            |c: &str| KUBECONFIG.replace("cluster: {server: 'https://edge.example:6443'}", c);
         assert_eq!(refusal(KUBECONFIG), None);
         assert_eq!(
-            refusal(&user("user: {client-certificate-data: Y2VydA==, client-key-data: a2V5}")),
+            refusal(&user(
+                "user: {client-certificate-data: Y2VydA==, client-key-data: a2V5}"
+            )),
             None
         );
         assert_eq!(
-            refusal(&cluster("cluster: {server: 'https://edge.example:6443', certificate-authority-data: Y2E=}")),
+            refusal(&cluster(
+                "cluster: {server: 'https://edge.example:6443', certificate-authority-data: Y2E=}"
+            )),
             None
         );
         for (kubeconfig, field) in [
-            (user("user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}"), "tokenFile"),
-            (user("user: {client-certificate: /etc/cert, client-key: /etc/key}"), "client-certificate"),
-            (user("user: {client-certificate-data: Y2VydA==, client-key: /etc/key}"), "client-key"),
-            (user("user: {client-certificate-data: Y2VydA==}"), "client-certificate-data/client-key-data"),
-            (user("user: {username: admin, password: hunter2}"), "username/password"),
-            (user("user: {token: abc, as: system:admin}"), "as (impersonation)"),
+            (
+                user("user: {tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token}"),
+                "tokenFile",
+            ),
+            (
+                user("user: {client-certificate: /etc/cert, client-key: /etc/key}"),
+                "client-certificate",
+            ),
+            (
+                user("user: {client-certificate-data: Y2VydA==, client-key: /etc/key}"),
+                "client-key",
+            ),
+            (
+                user("user: {client-certificate-data: Y2VydA==}"),
+                "client-certificate-data/client-key-data",
+            ),
+            (
+                user("user: {username: admin, password: hunter2}"),
+                "username/password",
+            ),
+            (
+                user("user: {token: abc, as: system:admin}"),
+                "as (impersonation)",
+            ),
             (user("user: {}"), "no credentials"),
-            (cluster("cluster: {server: 'http://127.0.0.1:6443'}"), "server"),
-            (cluster("cluster: {server: 'https://u:p@edge.example'}"), "server"),
-            (cluster("cluster: {server: 'https://edge.example', insecure-skip-tls-verify: true}"), "insecure-skip-tls-verify"),
-            (cluster("cluster: {server: 'https://edge.example', proxy-url: 'http://evil:3128'}"), "proxy-url"),
-            (cluster("cluster: {server: 'https://edge.example', certificate-authority: /etc/ca.crt}"), "certificate-authority"),
+            (
+                cluster("cluster: {server: 'http://127.0.0.1:6443'}"),
+                "server",
+            ),
+            (
+                cluster("cluster: {server: 'https://u:p@edge.example'}"),
+                "server",
+            ),
+            (
+                cluster(
+                    "cluster: {server: 'https://edge.example', insecure-skip-tls-verify: true}",
+                ),
+                "insecure-skip-tls-verify",
+            ),
+            (
+                cluster("cluster: {server: 'https://edge.example', proxy-url: 'http://evil:3128'}"),
+                "proxy-url",
+            ),
+            (
+                cluster(
+                    "cluster: {server: 'https://edge.example', certificate-authority: /etc/ca.crt}",
+                ),
+                "certificate-authority",
+            ),
         ] {
             assert_eq!(refusal(&kubeconfig), Some(field), "{kubeconfig}");
         }
@@ -346,7 +420,10 @@ current-context: edge
         let broken = "apiVersion: v1\nclusters:\n- name: edge\n  cluster: {server: 'https://e'}\nusers:\n- name: u\n  user: {token: s3cr3t-token, client-key-data: UExBTlRFRA==\n  bad: [\n";
         let refused = parse(&secret(Some("true"), &[(KUBECONFIG_KEY, broken)])).unwrap_err();
         let text = refused.to_string();
-        assert!(matches!(refused, RegistrationError::InvalidKubeconfig(_)), "{text}");
+        assert!(
+            matches!(refused, RegistrationError::InvalidKubeconfig(_)),
+            "{text}"
+        );
         assert!(text.contains("line"), "{text}");
         for planted in ["s3cr3t-token", "UExBTlRFRA==", "token", "client-key-data"] {
             assert!(!text.contains(planted), "{text}");

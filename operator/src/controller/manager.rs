@@ -154,7 +154,10 @@ impl<K: Resource<DynamicType = ()> + 'static> Requeues<K> {
             sleep.await;
             {
                 let mut entries = pending.lock().unwrap_or_else(|p| p.into_inner());
-                if entries.get(&target).is_some_and(|(current, _)| *current == id) {
+                if entries
+                    .get(&target)
+                    .is_some_and(|(current, _)| *current == id)
+                {
                     entries.remove(&target);
                 }
             }
@@ -186,7 +189,11 @@ impl<K: Resource<DynamicType = ()> + 'static> Requeues<K> {
     fn kept(&self) -> usize {
         let pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        pending.keys().chain(failures.keys()).collect::<std::collections::HashSet<_>>().len()
+        pending
+            .keys()
+            .chain(failures.keys())
+            .collect::<std::collections::HashSet<_>>()
+            .len()
     }
 
     fn failed(&self, key: &ObjectRef<K>) -> Duration {
@@ -757,7 +764,11 @@ mod tests {
             assert!(outcome.is_err());
             assert_eq!(requeues.failed(&hostile), Duration::from_secs(expected));
         }
-        assert_eq!(requeues.failed(&victim), Duration::from_secs(1), "its own count");
+        assert_eq!(
+            requeues.failed(&victim),
+            Duration::from_secs(1),
+            "its own count"
+        );
     }
 
     #[tokio::test]

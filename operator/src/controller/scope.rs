@@ -86,7 +86,9 @@ impl WatchScope {
         K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
     {
         match self {
-            Self::All => watcher(api(None), config.clone()).backoff(crate::controller::relist::Relist::default()).boxed(),
+            Self::All => watcher(api(None), config.clone())
+                .backoff(crate::controller::relist::Relist::default())
+                .boxed(),
             Self::Namespaces(names) => merged(
                 names
                     .iter()

@@ -352,9 +352,7 @@ impl OpenBao {
         if self.token.is_none() {
             return;
         }
-        let outcome = self
-            .raw(Method::PUT, "auth/token/revoke-self", None)
-            .await;
+        let outcome = self.raw(Method::PUT, "auth/token/revoke-self", None).await;
         if let Err(error) = outcome {
             tracing::debug!(%error, server = %self.base, "revoking the operator's token failed");
         }
@@ -403,8 +401,8 @@ impl OpenBao {
 
 /// `value` as a header value, or an error naming `what` (never the value: a token).
 fn header(value: &str, what: &str) -> Result<HeaderValue, Error> {
-    let mut value =
-        HeaderValue::from_str(value).map_err(|_| Error::Malformed(format!("{what} holds characters a header cannot carry")))?;
+    let mut value = HeaderValue::from_str(value)
+        .map_err(|_| Error::Malformed(format!("{what} holds characters a header cannot carry")))?;
     value.set_sensitive(true);
     Ok(value)
 }

@@ -248,7 +248,10 @@ fn never_rendered(field: &str, section: &str, key: &str) -> Result<(), RenderErr
     match config_ownership::owned(section, key) {
         Some(owned) if owned.rejected.is_some() => Err(RenderError {
             field: field.to_string(),
-            problem: format!("is managed through {} and is never rendered", owned.owned_by),
+            problem: format!(
+                "is managed through {} and is never rendered",
+                owned.owned_by
+            ),
         }),
         _ => Ok(()),
     }

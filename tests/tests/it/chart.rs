@@ -572,9 +572,27 @@ fn used_by(cluster: &barbican_sim::Cluster, account: &str) -> BTreeSet<Grant> {
 /// The grants the run cannot show in use, each with why it is still needed: the cluster it is
 /// granted on, the group, resource and verb, and the reason.
 const NEEDED_BEYOND_THE_RUN: &[(&str, &str, &str, &str, &str)] = &[
-    (TARGET, "k8s.mariadb.com", "databases", "delete", BROWNFIELD_ON_TARGET),
-    (TARGET, "k8s.mariadb.com", "users", "delete", BROWNFIELD_ON_TARGET),
-    (TARGET, "k8s.mariadb.com", "grants", "delete", BROWNFIELD_ON_TARGET),
+    (
+        TARGET,
+        "k8s.mariadb.com",
+        "databases",
+        "delete",
+        BROWNFIELD_ON_TARGET,
+    ),
+    (
+        TARGET,
+        "k8s.mariadb.com",
+        "users",
+        "delete",
+        BROWNFIELD_ON_TARGET,
+    ),
+    (
+        TARGET,
+        "k8s.mariadb.com",
+        "grants",
+        "delete",
+        BROWNFIELD_ON_TARGET,
+    ),
     (
         MANAGEMENT,
         "apps",

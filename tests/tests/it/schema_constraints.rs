@@ -317,7 +317,10 @@ fn barbican_openapi_constraints() {
             (
                 "/spec/extraConfig",
                 json!({"DEFAULT": {"debug": "x".repeat(4097)}}),
-                Some(("spec.extraConfig.DEFAULT.debug", "may not be more than 4096")),
+                Some((
+                    "spec.extraConfig.DEFAULT.debug",
+                    "may not be more than 4096",
+                )),
             ),
             (
                 "/spec/extraConfig",
@@ -335,7 +338,11 @@ fn barbican_openapi_constraints() {
             ),
             (
                 "/spec/plugins",
-                json!((0..33).map(|i| json!({"name": "p", "configSection": format!("s{i}")})).collect::<Vec<_>>()),
+                json!(
+                    (0..33)
+                        .map(|i| json!({"name": "p", "configSection": format!("s{i}")}))
+                        .collect::<Vec<_>>()
+                ),
                 Some(("spec.plugins", "must have at most 32 items")),
             ),
             (

@@ -138,7 +138,10 @@ async fn provision(state: &mut State) -> Result<Option<Outcome>, StepError> {
         let resource = mariadb_resource(kind, plural);
         let mut object = DynamicObject::new(&name, &resource).within(&state.namespace());
         object.metadata = owned_metadata(state, &name);
+        // Without the common labels (as the reference writes them), but with the owner
+        // labels on a target cluster: they are how teardown tells these objects are ours.
         object.metadata.labels = None;
+        state.stamp(&mut object.metadata);
         object.data = json!({"spec": managed_spec(kind, &spec, &name)});
         let live = state
             .children
@@ -336,11 +339,7 @@ pub async fn tear_down(state: &State, left: &mut Vec<&'static str>) -> Result<bo
         let api = state.children.dynamic(&resource);
         match api.get_opt(&state.name()).await {
             Ok(Some(object))
-                if made_for(
-                    state.children.cluster(),
-                    &object,
-                    state.barbican.as_ref(),
-                ) =>
+                if made_for(state.children.cluster(), &object, state.barbican.as_ref()) =>
             {
                 live = true;
                 left.push(kind);

@@ -155,7 +155,8 @@ pub const FINALIZER_BOUND: Duration = Duration::from_secs(10 * 60);
 
 /// Whether a CR deleted at `deleted_at` has waited past [`FINALIZER_BOUND`] at `now`.
 pub fn past_finalizer_bound(deleted_at: Option<jiff::Timestamp>, now: jiff::Timestamp) -> bool {
-    let bound = jiff::SignedDuration::try_from(FINALIZER_BOUND).unwrap_or(jiff::SignedDuration::MAX);
+    let bound =
+        jiff::SignedDuration::try_from(FINALIZER_BOUND).unwrap_or(jiff::SignedDuration::MAX);
     deleted_at.is_some_and(|at| now.duration_since(at) >= bound)
 }
 

@@ -167,7 +167,11 @@ mod tests {
             SECRET_ID_TTL_SECONDS_ANNOTATION.into(),
             u64::MAX.to_string(),
         );
-        assert_eq!(stamp(&annotations), None, "above i64::MAX reads as unstamped");
+        assert_eq!(
+            stamp(&annotations),
+            None,
+            "above i64::MAX reads as unstamped"
+        );
     }
 
     #[test]
