@@ -115,13 +115,17 @@ pub fn backoff(failures: u32) -> Duration {
         .min(BACKOFF_MAX)
 }
 
+/// The pending wake-up of each CR: which scheduling it is (so a fired task removes only its
+/// own entry) and its task.
+type Pending<K> = HashMap<ObjectRef<K>, (u64, tokio::task::AbortHandle)>;
+
 /// Requeues on the operator's clock: at most one pending wake-up per CR, the newest wins.
 /// Both maps stay as small as the set of live CRs: a wake-up's entry goes when it fires, and a
 /// deleted CR's entries go when its deletion is observed ([`Requeues::forget`]).
 struct Requeues<K: Resource<DynamicType = ()>> {
     clock: Arc<dyn Clock>,
     wake: mpsc::UnboundedSender<ObjectRef<K>>,
-    pending: Arc<Mutex<HashMap<ObjectRef<K>, (u64, tokio::task::AbortHandle)>>>,
+    pending: Arc<Mutex<Pending<K>>>,
     failures: Mutex<HashMap<ObjectRef<K>, u32>>,
     scheduled: std::sync::atomic::AtomicU64,
 }
