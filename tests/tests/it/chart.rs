@@ -573,27 +573,6 @@ fn used_by(cluster: &barbican_sim::Cluster, account: &str) -> BTreeSet<Grant> {
 /// granted on, the group, resource and verb, and the reason.
 const NEEDED_BEYOND_THE_RUN: &[(&str, &str, &str, &str, &str)] = &[
     (
-        TARGET,
-        "k8s.mariadb.com",
-        "databases",
-        "delete",
-        BROWNFIELD_ON_TARGET,
-    ),
-    (
-        TARGET,
-        "k8s.mariadb.com",
-        "users",
-        "delete",
-        BROWNFIELD_ON_TARGET,
-    ),
-    (
-        TARGET,
-        "k8s.mariadb.com",
-        "grants",
-        "delete",
-        BROWNFIELD_ON_TARGET,
-    ),
-    (
         MANAGEMENT,
         "apps",
         "deployments",
@@ -665,9 +644,6 @@ const NEEDED_WHEN_THE_CACHE_LAGS: &[(&str, &str, &str, &str, &str)] = &[
         "a pass reads its store when the watch has not delivered the operator's last write",
     ),
 ];
-
-/// Why a target grants `delete` on the MariaDB CRs the run never deletes there.
-const BROWNFIELD_ON_TARGET: &str = "the Barbican the run places on the target has a brownfield database (spec.database.host), whose teardown deletes nothing; one with a managed database deletes its Database, User and Grant there";
 
 /// Why the management cluster grants `get` on the inputs the run finds in the watch cache.
 const INPUT_WITHOUT_WATCH: &str = "an input whose CRD is installed after the operator started has no watch, so it is read from the API server";
