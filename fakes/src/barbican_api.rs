@@ -1,7 +1,7 @@
 //! A stand-in for barbican's API: for every Service that exposes port 9311, a loopback listener
 //! registered as `<svc>.<ns>.svc:9311` in the sim's service registry answers `GET /healthcheck`
-//! healthy (200 `OK`), unhealthy (503), slowly, or not at all (connection refused), per
-//! scenario.
+//! healthy (200 `OK`), unhealthy (503), slowly, endlessly (a 500 whose body streams on, as a
+//! hostile endpoint would), or not at all (connection refused), per scenario.
 
 use std::{
     collections::BTreeMap,
@@ -34,7 +34,13 @@ pub enum Health {
     Slow(Duration),
     /// The listener is closed: connections are refused.
     Refusing,
+    /// 500 with a body that streams on (64 MiB, then it ends, so a reader that does not stop
+    /// still finishes).
+    Endless,
 }
+
+/// How much an [`Health::Endless`] answer streams at most.
+pub const ENDLESS_BYTES: usize = 64 * 1024 * 1024;
 
 struct Endpoint {
     health: Arc<Mutex<Health>>,
@@ -57,14 +63,28 @@ impl Drop for BarbicanApi {
     }
 }
 
-async fn healthcheck(State(health): State<Arc<Mutex<Health>>>) -> (StatusCode, &'static str) {
+async fn healthcheck(State(health): State<Arc<Mutex<Health>>>) -> axum::response::Response {
+    use axum::response::IntoResponse;
     let health = *health.lock().unwrap_or_else(|p| p.into_inner());
     match health {
-        Health::Healthy | Health::Refusing => (StatusCode::OK, "OK"),
-        Health::Unhealthy => (StatusCode::SERVICE_UNAVAILABLE, "backend unavailable"),
+        Health::Healthy | Health::Refusing => (StatusCode::OK, "OK").into_response(),
+        Health::Unhealthy => {
+            (StatusCode::SERVICE_UNAVAILABLE, "backend unavailable").into_response()
+        }
         Health::Slow(wait) => {
             tokio::time::sleep(wait).await;
-            (StatusCode::OK, "OK")
+            (StatusCode::OK, "OK").into_response()
+        }
+        Health::Endless => {
+            const CHUNK: usize = 64 * 1024;
+            let chunks = futures::stream::iter(0..ENDLESS_BYTES / CHUNK).map(|_| {
+                Ok::<_, std::convert::Infallible>(axum::body::Bytes::from_static(&[b'x'; CHUNK]))
+            });
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                axum::body::Body::from_stream(chunks),
+            )
+                .into_response()
         }
     }
 }

@@ -286,3 +286,24 @@ async fn registered_with(world: &mut BarbicanWorld, name: String, step: &Step) {
     let kubeconfig = step.docstring.as_deref().expect("a kubeconfig docstring");
     ok(world.env().register(&name, kubeconfig, None).await);
 }
+
+#[then(
+    expr = "the event {string} about {string} in {string} is one Event whose series counts at least {int}"
+)]
+async fn one_series(
+    world: &mut BarbicanWorld,
+    reason: String,
+    name: String,
+    namespace: String,
+    least: i32,
+) {
+    let counts = world
+        .env()
+        .event_counts(&namespace, &name, &reason)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        counts.len() == 1 && counts[0] >= least,
+        "expected one {reason} Event counting at least {least}, found the counts {counts:?}"
+    );
+}

@@ -1340,6 +1340,31 @@ impl SimEnv {
             .collect())
     }
 
+    /// The series counts of the `reason` Events about `name` in `namespace`, one entry per
+    /// Event object (1 for an Event without a series).
+    pub async fn event_counts(
+        &self,
+        namespace: &str,
+        name: &str,
+        reason: &str,
+    ) -> Result<Vec<i32>, Error> {
+        let api =
+            Api::<k8s_openapi::api::events::v1::Event>::namespaced(self.client.clone(), namespace);
+        let events = api
+            .list(&Default::default())
+            .await
+            .map_err(|e| format!("listing events: {e}"))?;
+        Ok(events
+            .items
+            .into_iter()
+            .filter(|e| {
+                e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
+                    && e.reason.as_deref() == Some(reason)
+            })
+            .map(|e| e.series.map_or(1, |s| s.count))
+            .collect())
+    }
+
     /// The reasons of the events about `name` in `namespace` with type `severity`.
     pub async fn event_reasons(
         &self,

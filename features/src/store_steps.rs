@@ -126,6 +126,11 @@ async fn external_ca(world: &mut BarbicanWorld, name: String, secret: String, na
         .expect("writing the CA Secret");
 }
 
+#[given(expr = "the external OpenBao {string} issues tokens holding a control character")]
+async fn external_hostile_tokens(world: &mut BarbicanWorld, name: String) {
+    external(world.env(), &name).issue_hostile_tokens(true);
+}
+
 #[given(expr = "the external OpenBao {string} denies {string} on {string}")]
 #[when(expr = "the external OpenBao {string} denies {string} on {string}")]
 async fn external_denies(

@@ -372,7 +372,10 @@ async fn api_answers(world: &mut BarbicanWorld, name: String, namespace: String,
         "unhealthy" => Health::Unhealthy,
         "slowly" => Health::Slow(Duration::from_secs(5)),
         "nothing" => Health::Refusing,
-        other => panic!("unknown answer {other:?}: healthy, unhealthy, slowly or nothing"),
+        "endlessly" => Health::Endless,
+        other => {
+            panic!("unknown answer {other:?}: healthy, unhealthy, slowly, endlessly or nothing")
+        }
     };
     assert!(
         world

@@ -427,6 +427,12 @@ impl FakeOpenBao {
         self.with_state(|s| s.controls.reject_logins = rejecting);
     }
 
+    /// Makes every token issued from now on hold a control character (see
+    /// [`state::Controls::hostile_tokens`]).
+    pub fn issue_hostile_tokens(&self, hostile: bool) {
+        self.with_state(|s| s.controls.hostile_tokens = hostile);
+    }
+
     /// Withholds `capability` on `path` from every token, whatever its policies grant.
     pub fn deny(&self, path: &str, capability: &str) {
         self.with_state(|s| {

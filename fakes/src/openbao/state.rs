@@ -189,6 +189,9 @@ pub struct Controls {
     pub denied: BTreeMap<String, BTreeSet<String>>,
     /// Answer everything 503, as a sealed or unavailable server does.
     pub unavailable: bool,
+    /// Issue tokens holding a control character, as a hostile server might: no HTTP header
+    /// can carry them.
+    pub hostile_tokens: bool,
 }
 
 /// The whole fake: namespaces, tokens, controls, and a counter for identifiers.
@@ -235,7 +238,11 @@ impl State {
         now: Timestamp,
         metadata: BTreeMap<String, String>,
     ) -> (String, Token) {
-        let value = self.mint("s.");
+        let value = if self.controls.hostile_tokens {
+            self.mint("s.\u{1}")
+        } else {
+            self.mint("s.")
+        };
         let token = Token {
             accessor: self.mint(""),
             policies,

@@ -776,6 +776,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_part_that_ends_or_panics_before_the_shutdown_stops_the_rest() {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let shutdown = async move {
+            let _ = stopped.await;
+        }
+        .boxed()
+        .shared();
+        let ended = supervise(
+            [
+                ("the forever part", futures::future::pending().boxed()),
+                ("the part that ends", async {}.boxed()),
+            ],
+            shutdown.clone(),
+        )
+        .await;
+        assert_eq!(ended.unwrap_err().0, "the part that ends");
+        let panicked = supervise(
+            [
+                ("the forever part", futures::future::pending().boxed()),
+                ("the part that panics", async { panic!("a bug") }.boxed()),
+            ],
+            shutdown.clone(),
+        )
+        .await;
+        assert_eq!(panicked.unwrap_err().0, "a controller task (it panicked)");
+        // Asked to stop, the parts end and that is no failure.
+        let _ = stop.send(());
+        let asked = supervise([("the part that ends", async {}.boxed())], shutdown).await;
+        assert!(asked.is_ok());
+    }
+
+    #[tokio::test]
     async fn requeue_state_goes_when_a_wake_up_fires_or_the_cr_is_deleted() {
         let clock: Arc<dyn Clock> = Arc::new(crate::clock::SystemClock);
         let (requeues, mut woken) = Requeues::<Barbican>::new(clock);
