@@ -8,6 +8,11 @@
 //! renders barbican's configuration. [`clock`] and [`resolve`] are the seams through which tests
 //! give the operator virtual time and the sim's service names.
 
+// Every CR field, Secret, registration and remote answer is hostile input: outside tests an
+// `unwrap` is refused, and each `expect` left states the invariant of a constant or of the
+// operator's own types that makes it unreachable.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
 pub mod admission;
 pub mod api;
 pub mod clock;

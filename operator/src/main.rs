@@ -1,5 +1,7 @@
 //! The `barbican-operator` binary.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc};
 
 use barbican_operator::{

@@ -35,7 +35,7 @@ pub fn render(rules: &BTreeMap<String, String>) -> Option<String> {
 
 /// A YAML double-quoted scalar: JSON string syntax is a subset of it.
 fn quote(text: &str) -> String {
-    serde_json::to_string(text).expect("strings serialize")
+    serde_json::to_string(text).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -81,7 +81,8 @@ impl ProbeCache {
         self.entries().get(key).is_some_and(|e| {
             e.uid == uid
                 && e.endpoint == endpoint
-                && now.duration_since(e.at) < jiff::SignedDuration::try_from(PROBE_TTL).unwrap()
+                && now.duration_since(e.at)
+                    < jiff::SignedDuration::try_from(PROBE_TTL).unwrap_or(jiff::SignedDuration::MAX)
         })
     }
 

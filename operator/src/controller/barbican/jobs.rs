@@ -83,7 +83,7 @@ pub fn duration_seconds(job: &Job) -> Option<f64> {
 
 /// The hash of a pod template: SHA-256 of its JSON.
 pub fn pod_spec_hash(template: &PodTemplateSpec) -> String {
-    let json = serde_json::to_vec(template).expect("pod templates serialize");
+    let json = serde_json::to_vec(template).unwrap_or_default();
     hex(&Sha256::digest(json))
 }
 

@@ -71,8 +71,9 @@ fn api_failed(what: &'static str) -> impl FnOnce(kube::Error) -> Error {
 /// The merge patch that makes the stored status read `status`: absent fields are nulled so a
 /// cleared field is cleared on the server too.
 pub fn status_patch<S: serde::Serialize>(before: &S, status: &S) -> Value {
-    let mut after = serde_json::to_value(status).expect("status serializes");
-    let before = serde_json::to_value(before).expect("status serializes");
+    // A status is plain data with string keys: it always serializes.
+    let mut after = serde_json::to_value(status).unwrap_or_default();
+    let before = serde_json::to_value(before).unwrap_or_default();
     if let (Some(after), Some(before)) = (after.as_object_mut(), before.as_object()) {
         for key in before.keys() {
             after.entry(key.clone()).or_insert(Value::Null);

@@ -333,7 +333,10 @@ async fn ladder(mint: &Mint<'_>, secret: Option<Secret>) -> Result<Found, kube::
         Step::Mint => mint.run(None).await,
         Step::RemintProactively => mint.run(Some(Trigger::Proactive)).await,
         Step::Probe => {
-            let stamp = stamp.expect("a probe has a stamp");
+            // `step` answers Probe only for a stamped Secret; without a stamp, mint afresh.
+            let Some(stamp) = stamp else {
+                return mint.run(None).await;
+            };
             let held = |findings: Findings| Ok((findings, secret.clone()));
             match probe(mint.server, &held_role, &held_secret).await {
                 Ok(()) => held(Findings::available(
