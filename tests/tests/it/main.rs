@@ -6,6 +6,7 @@ mod admission_on_sim;
 mod chart;
 mod clusters_registry;
 mod concurrency;
+mod containment;
 mod examples;
 mod gateway_probe;
 mod leader_election;
