@@ -9,9 +9,10 @@
 //! give the operator virtual time and the sim's service names.
 
 // Every CR field, Secret, registration and remote answer is hostile input: outside tests an
-// `unwrap` is refused, and each `expect` left states the invariant of a constant or of the
-// operator's own types that makes it unreachable.
-#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+// `unwrap` and an arithmetic operation that can overflow or panic are refused, and each
+// `expect` left states the invariant of a constant or of the operator's own types that makes
+// it unreachable.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::arithmetic_side_effects))]
 
 pub mod admission;
 pub mod api;

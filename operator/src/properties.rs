@@ -139,7 +139,7 @@ fn reads_back(file: &str, text: &str) -> Result<(), String> {
                 .split_once(" = ")
                 .is_some_and(|(k, _)| !k.is_empty() && !k.starts_with(char::is_whitespace));
         if !fine || line.starts_with(char::is_whitespace) {
-            return Err(format!("{file} line {}: {line:?}", n + 1));
+            return Err(format!("{file} line {}: {line:?}", n.saturating_add(1)));
         }
     }
     if text.contains('\r') {

@@ -51,7 +51,7 @@ pub fn parse_overrides(
         }
         let error = |problem: String| OverrideError {
             path: path.to_string(),
-            line: i + 1,
+            line: i.saturating_add(1),
             problem,
         };
         let mut fields = line.split_whitespace();

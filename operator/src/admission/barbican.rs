@@ -316,14 +316,14 @@ fn check_termination(verdict: &mut Verdict, barbican: &Barbican) {
     }
     let uwsgi = spec.api_server.as_ref().and_then(|a| a.uwsgi.as_ref());
     if let Some(harakiri) = uwsgi.and_then(|u| u.harakiri)
-        && i64::from(harakiri) >= grace - pre_stop
+        && i64::from(harakiri) >= grace.saturating_sub(pre_stop)
     {
         verdict.reject(
             "spec.apiServer.uwsgi.harakiri",
             harakiri,
             format!(
                 "must be less than terminationGracePeriodSeconds - preStopSleepSeconds ({grace} - {pre_stop} = {})",
-                grace - pre_stop
+                grace.saturating_sub(pre_stop)
             ),
         );
     }

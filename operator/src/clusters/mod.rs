@@ -125,7 +125,9 @@ pub const ABANDON_AFTER: std::time::Duration = std::time::Duration::from_secs(30
 /// cluster, have run out.
 pub fn may_abandon(deleted_at: Timestamp, first_failed_at: Timestamp, now: Timestamp) -> bool {
     let after = jiff::SignedDuration::try_from(ABANDON_AFTER).unwrap_or_default();
-    now >= deleted_at + after && now >= first_failed_at + after
+    // Timestamps come from the API server: one near the end of time must not overflow.
+    let passed = |since: Timestamp| since.checked_add(after).is_ok_and(|due| now >= due);
+    passed(deleted_at) && passed(first_failed_at)
 }
 
 /// Where the children of a CR in `namespace` naming `target` live: the management cluster
@@ -256,7 +258,7 @@ impl Registry {
     }
 
     fn changed(&self) {
-        self.changes.send_modify(|n| *n += 1);
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// The names registered (engaged or refused).
@@ -369,6 +371,14 @@ mod tests {
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_second(1_800_000_000 + seconds).unwrap()
+    }
+
+    #[test]
+    fn a_deletion_timestamp_at_the_end_of_time_never_overflows() {
+        let end = Timestamp::MAX;
+        assert!(!may_abandon(end, at(0), at(10_000)));
+        assert!(!may_abandon(at(0), end, at(10_000)));
+        assert!(may_abandon(at(0), at(0), at(300)));
     }
 
     #[test]

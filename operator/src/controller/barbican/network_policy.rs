@@ -44,7 +44,9 @@ fn scheme_and_port(url: &str) -> (Option<&str>, Option<i32>) {
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let host_port = authority.rsplit('@').next().unwrap_or_default();
     let port = match host_port.rfind(':') {
-        Some(i) if !host_port[i..].contains(']') => host_port[i + 1..].parse().ok(),
+        Some(i) if !host_port[i..].contains(']') => host_port
+            .get(i.saturating_add(1)..)
+            .and_then(|port| port.parse().ok()),
         _ => None,
     };
     (scheme, port)

@@ -210,7 +210,7 @@ async fn drop_finalizers(env: &Env, barbican: &Barbican) -> Result<bool, Error> 
 /// (by the owner labels, or a controller ownerReference an older operator left). It does not
 /// wait for children with finalizers of their own. Returns how many deletes it issued.
 async fn sweep(children: &Children, barbican: &Barbican) -> Result<usize, kube::Error> {
-    let mut deleted = 0;
+    let mut deleted: usize = 0;
     // A target without the Gateway API answers 404 for HTTPRoutes, and the sweep moves on.
     for kind in super::projected_kinds(true) {
         let api = children.dynamic(&kind);
@@ -222,7 +222,7 @@ async fn sweep(children: &Children, barbican: &Barbican) -> Result<usize, kube::
         };
         for object in objects.iter().filter(|o| owned_by(*o, barbican)) {
             if children.delete_dynamic(&kind, &object.name_any()).await? {
-                deleted += 1;
+                deleted = deleted.saturating_add(1);
             }
         }
     }

@@ -50,7 +50,7 @@ impl Release {
             }
         } else {
             Release {
-                year: self.year + 1,
+                year: self.year.saturating_add(1),
                 minor: 1,
             }
         }

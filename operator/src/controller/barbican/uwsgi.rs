@@ -65,7 +65,12 @@ pub fn command(spec: Option<&UwsgiSpec>) -> Vec<String> {
 /// db-sync and an operator's session: `(pods + 1) × processes × threads + 2`.
 pub fn max_user_connections(pods: i32, spec: Option<&UwsgiSpec>) -> i64 {
     let (processes, threads) = workers(spec);
-    (i64::from(pods.max(0)) + 1) * i64::from(processes) * i64::from(threads) + 2
+    // Every factor is the CR's: saturating, so a hostile spec caps rather than overflows.
+    i64::from(pods.max(0))
+        .saturating_add(1)
+        .saturating_mul(i64::from(processes))
+        .saturating_mul(i64::from(threads))
+        .saturating_add(2)
 }
 
 #[cfg(test)]
@@ -74,6 +79,17 @@ mod tests {
 
     fn joined(spec: Option<&UwsgiSpec>) -> String {
         command(spec).join(" ")
+    }
+
+    #[test]
+    fn connections_saturate_instead_of_overflowing_on_a_hostile_spec() {
+        let huge = UwsgiSpec {
+            processes: Some(i32::MAX),
+            threads: Some(i32::MAX),
+            ..UwsgiSpec::default()
+        };
+        assert_eq!(max_user_connections(i32::MAX, Some(&huge)), i64::MAX);
+        assert_eq!(max_user_connections(3, None), 10, "(3+1)·2·1+2");
     }
 
     #[test]

@@ -80,8 +80,12 @@ pub fn remint_at(stamp: &Stamp) -> Option<Timestamp> {
     }
     // The TTL is the server's word: near u64::MAX seconds, doubling it first would overflow.
     let two_thirds = match stamp.ttl.checked_mul(2) {
-        Some(double) => double / 3,
-        None => stamp.ttl / 3 * 2,
+        Some(double) => double.checked_div(3).unwrap_or_default(),
+        None => stamp
+            .ttl
+            .checked_div(3)
+            .unwrap_or_default()
+            .saturating_mul(2),
     };
     let two_thirds = SignedDuration::try_from(two_thirds).ok()?;
     stamp.minted_at.checked_add(two_thirds).ok()
