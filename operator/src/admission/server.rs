@@ -125,9 +125,10 @@ pub const MAX_OBJECT_BYTES: usize = 3 * 1024 * 1024;
 pub const MAX_REVIEW_BYTES: usize = 2 * MAX_OBJECT_BYTES + 1024 * 1024;
 /// How long a client may take over the TLS handshake.
 pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-/// How long a client may take to send a request's headers (also how long a kept-alive
-/// connection may sit idle).
-pub const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a client may take to send a request's headers, and how long a connection may sit
+/// idle before its first request or between two (kube-apiserver sends its request at once and
+/// reconnects when it needs to).
+pub const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// The most connections served at once; further ones wait in the listen queue.
 pub const MAX_CONNECTIONS: usize = 128;
 
@@ -200,7 +201,7 @@ pub async fn serve(
             () = &mut shutdown => return Ok(()),
         };
         let acceptor = acceptor.clone();
-        let service = TowerToHyperService::new(router.clone());
+        let service = router.clone();
         tokio::spawn(async move {
             connection(acceptor, tcp, peer, service).await;
             drop(slot);
@@ -212,7 +213,7 @@ async fn connection(
     acceptor: TlsAcceptor,
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
-    service: TowerToHyperService<Router>,
+    service: Router,
 ) {
     let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
         Ok(Ok(tls)) => tls,
@@ -235,7 +236,33 @@ async fn connection(
         .timer(hyper_util::rt::TokioTimer::new())
         .keep_alive_interval(Some(HEADER_TIMEOUT))
         .keep_alive_timeout(HEADER_TIMEOUT);
-    if let Err(e) = builder.serve_connection(TokioIo::new(tls), service).await {
+    // hyper's header timeout runs from the first request on; a client that completes the
+    // handshake and then says nothing is cut off here.
+    let first_request = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let noted = first_request.clone();
+    let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+        service,
+        move |request: hyper::Request<hyper::body::Incoming>| {
+            noted.store(true, std::sync::atomic::Ordering::Relaxed);
+            request
+        },
+    ));
+    let connection = builder.serve_connection(TokioIo::new(tls), service);
+    tokio::pin!(connection);
+    let silent = async {
+        tokio::time::sleep(HEADER_TIMEOUT).await;
+        if first_request.load(std::sync::atomic::Ordering::Relaxed) {
+            std::future::pending::<()>().await;
+        }
+    };
+    let served = tokio::select! {
+        served = &mut connection => served,
+        () = silent => {
+            tracing::debug!(%peer, "webhook client sent no request; connection closed");
+            return;
+        }
+    };
+    if let Err(e) = served {
         tracing::debug!(%peer, error = %e, "webhook connection ended with an error");
     }
 }

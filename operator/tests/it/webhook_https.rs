@@ -436,3 +436,33 @@ async fn a_silent_client_is_cut_off_after_the_handshake_timeout() {
         .unwrap();
     assert_eq!(status, 200);
 }
+
+#[tokio::test]
+async fn a_client_that_completes_the_handshake_and_says_nothing_is_cut_off() {
+    use barbican_operator::admission::server::HEADER_TIMEOUT;
+    use tokio::io::AsyncReadExt;
+    let pki = pki();
+    let webhook = start("idle", &pki, KnownState::default()).await;
+    let mut roots = RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(pki.ca.as_bytes()).unwrap())
+        .unwrap();
+    let config = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = TcpStream::connect(webhook.addr).await.unwrap();
+    let mut idle = TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    let mut buf = [0u8; 16];
+    let read = tokio::time::timeout(
+        HEADER_TIMEOUT + std::time::Duration::from_secs(5),
+        idle.read(&mut buf),
+    )
+    .await
+    .expect("the server closed the idle connection");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+}
