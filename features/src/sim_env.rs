@@ -1340,14 +1340,12 @@ impl SimEnv {
             .collect())
     }
 
-    /// The series counts of the `reason` Events about `name` in `namespace`, one entry per
-    /// Event object (1 for an Event without a series).
-    pub async fn event_counts(
+    /// The Events about `name` in `namespace`.
+    async fn events_about(
         &self,
         namespace: &str,
         name: &str,
-        reason: &str,
-    ) -> Result<Vec<i32>, Error> {
+    ) -> Result<Vec<k8s_openapi::api::events::v1::Event>, Error> {
         let api =
             Api::<k8s_openapi::api::events::v1::Event>::namespaced(self.client.clone(), namespace);
         let events = api
@@ -1357,10 +1355,23 @@ impl SimEnv {
         Ok(events
             .items
             .into_iter()
-            .filter(|e| {
-                e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
-                    && e.reason.as_deref() == Some(reason)
-            })
+            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
+            .collect())
+    }
+
+    /// The series counts of the `reason` Events about `name` in `namespace`, one entry per
+    /// Event object (1 for an Event without a series).
+    pub async fn event_counts(
+        &self,
+        namespace: &str,
+        name: &str,
+        reason: &str,
+    ) -> Result<Vec<i32>, Error> {
+        Ok(self
+            .events_about(namespace, name)
+            .await?
+            .into_iter()
+            .filter(|e| e.reason.as_deref() == Some(reason))
             .map(|e| e.series.map_or(1, |s| s.count))
             .collect())
     }
@@ -1372,19 +1383,11 @@ impl SimEnv {
         name: &str,
         severity: &str,
     ) -> Result<Vec<(String, String)>, Error> {
-        let api =
-            Api::<k8s_openapi::api::events::v1::Event>::namespaced(self.client.clone(), namespace);
-        let events = api
-            .list(&Default::default())
-            .await
-            .map_err(|e| format!("listing events: {e}"))?;
-        Ok(events
-            .items
+        Ok(self
+            .events_about(namespace, name)
+            .await?
             .into_iter()
-            .filter(|e| {
-                e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
-                    && e.type_.as_deref() == Some(severity)
-            })
+            .filter(|e| e.type_.as_deref() == Some(severity))
             .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
             .collect())
     }

@@ -558,39 +558,17 @@ mod tests {
             json!({"metadata": {"name": "kms", "finalizers": []}, "spec": {"replicas": 3}});
         let scaled = json!({"metadata": {"name": "kms"}, "spec": {"replicas": 5}});
         let labels = json!({});
-        let request = |operation, object: &'static Value, old: Option<&'static Value>| Request {
-            group: "barbican.openstack.c5c3.io",
-            version: "v1alpha1",
-            kind: "Barbican",
-            resource: "barbicans",
-            subresource: None,
-            operation,
-            namespaced: true,
-            namespace: "openstack",
-            name: "kms",
-            namespace_labels: Box::leak(Box::new(labels.clone())),
-            object: Some(object),
-            old,
-            dry_run: false,
+        let update = |object| Request {
+            old: Some(&old),
+            ..request("UPDATE", object, &labels)
         };
-        let leak = |v: Value| -> &'static Value { Box::leak(Box::new(v)) };
-        let (old, finalizer_dropped, scaled) = (leak(old), leak(finalizer_dropped), leak(scaled));
-        assert!(!conditions_hold(
-            &spec_changes,
-            &request("UPDATE", finalizer_dropped, Some(old))
-        ));
+        assert!(!conditions_hold(&spec_changes, &update(&finalizer_dropped)));
+        assert!(conditions_hold(&spec_changes, &update(&scaled)));
         assert!(conditions_hold(
             &spec_changes,
-            &request("UPDATE", scaled, Some(old))
+            &request("CREATE", &scaled, &labels)
         ));
-        assert!(conditions_hold(
-            &spec_changes,
-            &request("CREATE", scaled, None)
-        ));
-        assert!(conditions_hold(
-            &json!({}),
-            &request("UPDATE", finalizer_dropped, Some(old))
-        ));
+        assert!(conditions_hold(&json!({}), &update(&finalizer_dropped)));
     }
 
     #[test]

@@ -243,23 +243,26 @@ impl OpenBao {
 
     /// Logs in through Kubernetes auth as `role` with a service-account `jwt`.
     pub async fn kubernetes_login(&self, role: &str, jwt: &str) -> Result<Token, Error> {
-        let answer = self
-            .raw(
-                Method::POST,
-                &format!("auth/{KUBERNETES_MOUNT}/login"),
-                Some(json!({"role": role, "jwt": jwt})),
-            )
-            .await?;
-        issued_token(&answer)
+        self.login(KUBERNETES_MOUNT, json!({"role": role, "jwt": jwt}))
+            .await
     }
 
     /// Logs in through AppRole auth.
     pub async fn approle_login(&self, role_id: &str, secret_id: &str) -> Result<Token, Error> {
+        self.login(
+            APPROLE_MOUNT,
+            json!({"role_id": role_id, "secret_id": secret_id}),
+        )
+        .await
+    }
+
+    /// Logs in through the auth method mounted at `mount` with `credentials`.
+    async fn login(&self, mount: &str, credentials: Value) -> Result<Token, Error> {
         let answer = self
             .raw(
                 Method::POST,
-                &format!("auth/{APPROLE_MOUNT}/login"),
-                Some(json!({"role_id": role_id, "secret_id": secret_id})),
+                &format!("auth/{mount}/login"),
+                Some(credentials),
             )
             .await?;
         issued_token(&answer)

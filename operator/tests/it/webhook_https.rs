@@ -92,14 +92,11 @@ async fn start(name: &str, pki: &Pki, known: KnownState) -> Webhook {
     }
 }
 
-/// One HTTPS request trusting only `ca`; returns the status and the body.
-async fn call(
+/// A TLS connection to the webhook trusting only `ca`.
+async fn connect(
     webhook: &Webhook,
     ca: &str,
-    method: &str,
-    path: &str,
-    body: Vec<u8>,
-) -> Result<(u16, Vec<u8>), String> {
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>, String> {
     let mut roots = RootCertStore::empty();
     roots
         .add(CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
@@ -112,10 +109,21 @@ async fn call(
     let tcp = TcpStream::connect(webhook.addr)
         .await
         .map_err(|e| e.to_string())?;
-    let tls = TlsConnector::from(Arc::new(config))
+    TlsConnector::from(Arc::new(config))
         .connect(ServerName::try_from("localhost").unwrap(), tcp)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+/// One HTTPS request trusting only `ca`; returns the status and the body.
+async fn call(
+    webhook: &Webhook,
+    ca: &str,
+    method: &str,
+    path: &str,
+    body: Vec<u8>,
+) -> Result<(u16, Vec<u8>), String> {
+    let tls = connect(webhook, ca).await?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
         .await
         .map_err(|e| e.to_string())?;
@@ -443,20 +451,7 @@ async fn a_client_that_completes_the_handshake_and_says_nothing_is_cut_off() {
     use tokio::io::AsyncReadExt;
     let pki = pki();
     let webhook = start("idle", &pki, KnownState::default()).await;
-    let mut roots = RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(pki.ca.as_bytes()).unwrap())
-        .unwrap();
-    let config = ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let tcp = TcpStream::connect(webhook.addr).await.unwrap();
-    let mut idle = TlsConnector::from(Arc::new(config))
-        .connect(ServerName::try_from("localhost").unwrap(), tcp)
-        .await
-        .unwrap();
+    let mut idle = connect(&webhook, &pki.ca).await.unwrap();
     let mut buf = [0u8; 16];
     let read = tokio::time::timeout(
         HEADER_TIMEOUT + std::time::Duration::from_secs(5),
