@@ -54,6 +54,7 @@ pub const BARBICAN_RULES: &[&str] = &[
     "deleting-finalizer-release",
     "extra-config-credential-spellings",
     "plugin-credentials",
+    "config-size-bounds",
 ];
 
 /// The same for BarbicanSecretStore.
