@@ -353,9 +353,18 @@ where
 }
 
 /// Drops what the operator never reads from a cached object: managedFields are most of a
-/// server-side-applied object's size, and the cache holds every object of its kinds.
+/// server-side-applied object's size, and the cache holds every object of its kinds. Only the
+/// operator's own apply entry is kept: it says which fields the operator set, so a field it
+/// no longer sets can be applied away (see [`super::children::owns_unwanted`]).
 pub fn slim<K: Resource>(object: &mut K) {
-    object.meta_mut().managed_fields = None;
+    let meta = object.meta_mut();
+    meta.managed_fields = meta.managed_fields.take().and_then(|entries| {
+        let own: Vec<_> = entries
+            .into_iter()
+            .filter(super::children::is_own_apply)
+            .collect();
+        (!own.is_empty()).then_some(own)
+    });
 }
 
 #[cfg(test)]

@@ -140,6 +140,67 @@ pub fn made_for<K: Resource, O: Resource<DynamicType = ()>>(
     }
 }
 
+/// Whether a managedFields entry is this operator's server-side apply.
+pub fn is_own_apply(
+    entry: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
+) -> bool {
+    entry.manager.as_deref() == Some(FIELD_MANAGER) && entry.operation.as_deref() == Some("Apply")
+}
+
+/// Whether the operator's apply entry in `live`'s managedFields owns a field `desired` no
+/// longer sets: then an apply of `desired` is due, and server-side apply removes the field
+/// (a field taken away from the spec must leave the child, not linger because the rest of
+/// the child still matches).
+pub fn owns_unwanted(live: &Value, desired: &Value) -> bool {
+    live["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["manager"] == FIELD_MANAGER && e["operation"] == "Apply")
+        .any(|e| fields_beyond(&e["fieldsV1"], desired))
+}
+
+/// Whether the FieldsV1 set `fields` names a field that `desired` lacks. Map fields are
+/// `f:<name>`; list elements `k:<key fields>` (matched by those fields, a key the desired
+/// element leaves to the server's default counting as a match), `v:<value>` or `i:<index>`.
+fn fields_beyond(fields: &Value, desired: &Value) -> bool {
+    let Some(fields) = fields.as_object() else {
+        return false;
+    };
+    fields.iter().any(|(key, sub)| {
+        if let Some(name) = key.strip_prefix("f:") {
+            match desired.get(name) {
+                None | Some(Value::Null) => true,
+                Some(wanted) => fields_beyond(sub, wanted),
+            }
+        } else if let Some(element) = key.strip_prefix("k:") {
+            let Ok(Value::Object(keys)) = serde_json::from_str::<Value>(element) else {
+                return false;
+            };
+            let found = desired.as_array().into_iter().flatten().find(|item| {
+                keys.iter()
+                    .all(|(k, v)| item.get(k).is_none_or(|have| have == v))
+            });
+            match found {
+                None => true,
+                Some(item) => fields_beyond(sub, item),
+            }
+        } else if let Some(value) = key.strip_prefix("v:") {
+            let Ok(value) = serde_json::from_str::<Value>(value) else {
+                return false;
+            };
+            !desired
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|item| *item == value)
+        } else {
+            // `.` (the element itself) and `i:<index>`: nothing further to compare.
+            false
+        }
+    })
+}
+
 /// Whether `live` already carries everything `desired` says: every key of an object, every
 /// element of a list (lists must have the same length), every scalar equal. Fields the server
 /// adds (defaults, status, managedFields) do not count.
@@ -413,7 +474,7 @@ where
     let wanted = serde_json::to_value(desired).map_err(kube::Error::SerdeError)?;
     if let Some(live) = known_or_read(cached, &api, &name).await? {
         let current = serde_json::to_value(&live).map_err(kube::Error::SerdeError)?;
-        if covers(&current, &wanted) {
+        if covers(&current, &wanted) && !owns_unwanted(&current, &wanted) {
             return Ok(live);
         }
     }
@@ -457,6 +518,64 @@ pub(crate) fn unanswered_client() -> Client {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_field_the_operator_set_and_no_longer_wants_calls_for_an_apply() {
+        let live = json!({
+            "metadata": {"managedFields": [{
+                "manager": FIELD_MANAGER, "operation": "Apply", "fieldsV1": {
+                    "f:metadata": {"f:labels": {"f:app": {}}},
+                    "f:spec": {
+                        "f:priorityClassName": {},
+                        "f:containers": {"k:{\"name\":\"api\"}": {
+                            ".": {}, "f:name": {},
+                            "f:ports": {"k:{\"containerPort\":9311,\"protocol\":\"TCP\"}": {
+                                ".": {}, "f:containerPort": {}
+                            }}
+                        }},
+                        "f:finalizers": {"v:\"a\"": {}}
+                    }
+                }
+            }, {
+                "manager": "kubectl", "operation": "Update",
+                "fieldsV1": {"f:spec": {"f:somethingElse": {}}}
+            }]},
+            "spec": {}
+        });
+        let wanted = json!({
+            "metadata": {"name": "x", "labels": {"app": "barbican"}},
+            "spec": {
+                "priorityClassName": "high",
+                // The protocol is the server's default: the element still matches.
+                "containers": [{"name": "api", "ports": [{"containerPort": 9311}]}],
+                "finalizers": ["a"]
+            }
+        });
+        assert!(
+            !owns_unwanted(&live, &wanted),
+            "everything owned is still wanted"
+        );
+        let mut removed = wanted.clone();
+        removed["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("priorityClassName");
+        assert!(owns_unwanted(&live, &removed));
+        let mut renamed = wanted.clone();
+        renamed["spec"]["containers"][0]["name"] = json!("other");
+        assert!(owns_unwanted(&live, &renamed));
+        let mut no_port = wanted.clone();
+        no_port["spec"]["containers"][0]["ports"] = json!([]);
+        assert!(owns_unwanted(&live, &no_port));
+        let mut no_value = wanted.clone();
+        no_value["spec"]["finalizers"] = json!([]);
+        assert!(owns_unwanted(&live, &no_value));
+        let mut no_label = wanted;
+        no_label["metadata"]["labels"] = json!({});
+        assert!(owns_unwanted(&live, &no_label));
+        // Another manager's fields are not the operator's to remove.
+        assert!(!owns_unwanted(&json!({"metadata": {}}), &json!({})));
+    }
 
     #[test]
     fn a_live_object_covers_what_it_carries_plus_server_defaults() {
