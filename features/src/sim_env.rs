@@ -261,10 +261,13 @@ fn start_operator(
     );
     let controllers = run_barbican_controller(client, settings, std::future::pending());
     tokio::spawn(async move {
-        let (_, outcome) = futures::join!(registry, controllers);
-        // A scenario's operator that stops on its own is a failure the scenario must see.
-        if let Err(stopped) = outcome {
-            panic!("the operator under test stopped: {stopped}");
+        // The registry runs until the task is aborted; the controllers must too. One that stops
+        // on its own is a failure the scenario must see.
+        tokio::select! {
+            () = registry => {}
+            outcome = controllers => if let Err(stopped) = outcome {
+                panic!("the operator under test stopped: {stopped}");
+            },
         }
     })
 }
