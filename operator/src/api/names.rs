@@ -57,6 +57,9 @@ pub fn approle_secret_name(store: &str) -> String {
     format!("{store}{APPROLE_SECRET_SUFFIX}")
 }
 
+/// The field manager of every apply (the reference's, so both operators can hand over).
+pub const FIELD_MANAGER: &str = "cobaltcore-operator";
+
 #[cfg(test)]
 mod tests {
     use super::*;

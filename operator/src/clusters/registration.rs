@@ -159,12 +159,7 @@ fn check_credentials(kubeconfig: &Kubeconfig) -> Result<(), RegistrationError> {
                 "it is not an https:// URL, and the token would travel in clear",
             ));
         };
-        if rest
-            .split(['/', '?', '#'])
-            .next()
-            .unwrap_or_default()
-            .contains('@')
-        {
+        if crate::api::secret_store::url_has_userinfo(rest) {
             return Err(refused(
                 at(),
                 "server",

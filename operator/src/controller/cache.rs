@@ -352,6 +352,14 @@ where
     api.get_opt(name).await
 }
 
+/// Whether a managedFields entry is this operator's server-side apply.
+pub fn is_own_apply(
+    entry: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
+) -> bool {
+    entry.manager.as_deref() == Some(crate::api::names::FIELD_MANAGER)
+        && entry.operation.as_deref() == Some("Apply")
+}
+
 /// Drops what the operator never reads from a cached object: managedFields are most of a
 /// server-side-applied object's size, and the cache holds every object of its kinds. Only the
 /// operator's own apply entry is kept: it says which fields the operator set, so a field it
@@ -359,10 +367,7 @@ where
 pub fn slim<K: Resource>(object: &mut K) {
     let meta = object.meta_mut();
     meta.managed_fields = meta.managed_fields.take().and_then(|entries| {
-        let own: Vec<_> = entries
-            .into_iter()
-            .filter(super::children::is_own_apply)
-            .collect();
+        let own: Vec<_> = entries.into_iter().filter(is_own_apply).collect();
         (!own.is_empty()).then_some(own)
     });
 }

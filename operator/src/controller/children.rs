@@ -15,11 +15,9 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-use super::cache::{Cache, Cached};
+use super::cache::{Cache, Cached, is_own_apply};
+pub use crate::api::names::FIELD_MANAGER;
 use crate::api::names::{OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL};
-
-/// The field manager of every apply (the reference's, so both operators can hand over).
-pub const FIELD_MANAGER: &str = "cobaltcore-operator";
 
 /// A namespaced built-in or typed kind the handle reads and writes.
 pub trait Child:
@@ -95,13 +93,7 @@ pub fn label_owner_refusal(owner_name: &str) -> Option<String> {
 /// own cluster, or what an older operator left on a target), or the three owner labels naming
 /// it, in its namespace.
 pub fn owned_by<K: Resource, O: Resource<DynamicType = ()>>(object: &K, owner: &O) -> bool {
-    let uid = owner.meta().uid.as_deref();
-    let referenced = object
-        .meta()
-        .owner_references
-        .iter()
-        .flatten()
-        .any(|o| o.controller == Some(true) && Some(o.uid.as_str()) == uid);
+    let referenced = controlled_by(object, owner);
     let namespace = owner.meta().namespace.as_deref().unwrap_or_default();
     let labels = object.meta().labels.clone().unwrap_or_default();
     let labelled = object.meta().namespace.as_deref() == Some(namespace)
@@ -127,37 +119,36 @@ pub fn made_for<K: Resource, O: Resource<DynamicType = ()>>(
 ) -> bool {
     match cluster {
         Some(_) => owned_by(object, owner),
-        None => {
-            let uid = owner.meta().uid.as_deref();
-            uid.is_some()
-                && object
-                    .meta()
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .any(|o| o.controller == Some(true) && Some(o.uid.as_str()) == uid)
-        }
+        None => controlled_by(object, owner),
     }
 }
 
-/// Whether a managedFields entry is this operator's server-side apply.
-pub fn is_own_apply(
-    entry: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
-) -> bool {
-    entry.manager.as_deref() == Some(FIELD_MANAGER) && entry.operation.as_deref() == Some("Apply")
+/// Whether `object` carries a controller ownerReference to `owner`'s uid (never true for an
+/// owner without one).
+fn controlled_by<K: Resource, O: Resource>(object: &K, owner: &O) -> bool {
+    let Some(uid) = owner.meta().uid.as_deref() else {
+        return false;
+    };
+    object
+        .meta()
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.controller == Some(true) && o.uid == uid)
 }
 
 /// Whether the operator's apply entry in `live`'s managedFields owns a field `desired` no
 /// longer sets: then an apply of `desired` is due, and server-side apply removes the field
 /// (a field taken away from the spec must leave the child, not linger because the rest of
 /// the child still matches).
-pub fn owns_unwanted(live: &Value, desired: &Value) -> bool {
-    live["metadata"]["managedFields"]
-        .as_array()
-        .into_iter()
+pub fn owns_unwanted<K: Resource>(live: &K, desired: &Value) -> bool {
+    live.meta()
+        .managed_fields
+        .iter()
         .flatten()
-        .filter(|e| e["manager"] == FIELD_MANAGER && e["operation"] == "Apply")
-        .any(|e| fields_beyond(&e["fieldsV1"], desired))
+        .filter(|e| is_own_apply(e))
+        .filter_map(|e| e.fields_v1.as_ref())
+        .any(|fields| fields_beyond(&fields.0, desired))
 }
 
 /// Whether the FieldsV1 set `fields` names a field that `desired` lacks. Map fields are
@@ -474,7 +465,7 @@ where
     let wanted = serde_json::to_value(desired).map_err(kube::Error::SerdeError)?;
     if let Some(live) = known_or_read(cached, &api, &name).await? {
         let current = serde_json::to_value(&live).map_err(kube::Error::SerdeError)?;
-        if covers(&current, &wanted) && !owns_unwanted(&current, &wanted) {
+        if covers(&current, &wanted) && !owns_unwanted(&live, &wanted) {
             return Ok(live);
         }
     }
@@ -521,7 +512,8 @@ mod tests {
 
     #[test]
     fn a_field_the_operator_set_and_no_longer_wants_calls_for_an_apply() {
-        let live = json!({
+        // Any kind carries managedFields; a ConfigMap is the smallest.
+        let live: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
             "metadata": {"managedFields": [{
                 "manager": FIELD_MANAGER, "operation": "Apply", "fieldsV1": {
                     "f:metadata": {"f:labels": {"f:app": {}}},
@@ -539,9 +531,9 @@ mod tests {
             }, {
                 "manager": "kubectl", "operation": "Update",
                 "fieldsV1": {"f:spec": {"f:somethingElse": {}}}
-            }]},
-            "spec": {}
-        });
+            }]}
+        }))
+        .unwrap();
         let wanted = json!({
             "metadata": {"name": "x", "labels": {"app": "barbican"}},
             "spec": {
@@ -574,7 +566,10 @@ mod tests {
         no_label["metadata"]["labels"] = json!({});
         assert!(owns_unwanted(&live, &no_label));
         // Another manager's fields are not the operator's to remove.
-        assert!(!owns_unwanted(&json!({"metadata": {}}), &json!({})));
+        assert!(!owns_unwanted(
+            &k8s_openapi::api::core::v1::ConfigMap::default(),
+            &json!({})
+        ));
     }
 
     #[test]

@@ -61,9 +61,7 @@ pub enum Record {
 /// do: a repeat within [`SERIES_WINDOW`] counts toward the existing Event, whose count is
 /// written on the second occurrence and then at most every [`SERIES_WRITE_INTERVAL`].
 pub fn fold(series: Option<&mut Series>, now: Timestamp) -> Record {
-    let within = |since: Timestamp, span: Duration| {
-        SignedDuration::try_from(span).is_ok_and(|span| now.duration_since(since) < span)
-    };
+    let within = |since: Timestamp, span: Duration| within(since, span, now);
     let Some(series) = series.filter(|s| within(s.last_seen, SERIES_WINDOW)) else {
         return Record::Create;
     };
@@ -78,6 +76,11 @@ pub fn fold(series: Option<&mut Series>, now: Timestamp) -> Record {
     } else {
         Record::Count
     }
+}
+
+/// Whether less than `span` has passed from `since` to `now`.
+fn within(since: Timestamp, span: Duration, now: Timestamp) -> bool {
+    SignedDuration::try_from(span).is_ok_and(|span| now.duration_since(since) < span)
 }
 
 /// What makes two events the same one: the object, the type, the reason and the note.
@@ -151,10 +154,7 @@ impl Events {
         );
         let record = {
             let mut series = self.series.lock().unwrap_or_else(|p| p.into_inner());
-            series.retain(|_, s| {
-                SignedDuration::try_from(SERIES_WINDOW)
-                    .is_ok_and(|window| now.duration_since(s.last_seen) < window)
-            });
+            series.retain(|_, s| within(s.last_seen, SERIES_WINDOW, now));
             if series.len() >= MAX_SERIES {
                 series.clear();
             }
