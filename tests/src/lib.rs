@@ -11,3 +11,17 @@ pub fn workspace_root() -> PathBuf {
         .expect("tests/ sits inside the workspace")
         .to_path_buf()
 }
+
+/// Creates (or keeps) the namespace `name` on the cluster `client` talks to.
+pub async fn namespace(client: &kube::Client, name: &str) {
+    kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+        .patch(
+            name,
+            &kube::api::PatchParams::apply("test"),
+            &kube::api::Patch::Apply(
+                serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+            ),
+        )
+        .await
+        .expect("a namespace can be applied");
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use barbican_operator::clusters::{REGISTRATION_LABEL, Registry, ResolveError, run_registry};
 use barbican_sim::Cluster;
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::core::v1::Secret;
 use kube::{
     Api,
     api::{DeleteParams, Patch, PatchParams},
@@ -51,16 +51,7 @@ async fn until(what: &str, mut check: impl FnMut() -> bool) {
 async fn registrations_engage_re_engage_refuse_and_deregister() {
     let cluster = Cluster::new();
     let client = cluster.client();
-    Api::<Namespace>::all(client.clone())
-        .patch(
-            NAMESPACE,
-            &PatchParams::apply("test"),
-            &Patch::Apply(
-                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}),
-            ),
-        )
-        .await
-        .unwrap();
+    barbican_tests::namespace(&client, NAMESPACE).await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NAMESPACE);
     let registry = Registry::default();
     let task = tokio::spawn(run_registry(

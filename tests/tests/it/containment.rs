@@ -18,7 +18,7 @@ use barbican_operator::{
 };
 use barbican_sim::Cluster;
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     Api, ResourceExt,
     api::{Patch, PatchParams},
@@ -62,16 +62,7 @@ async fn apply(api: &Api<ConfigMap>, name: &str) {
 async fn a_panicking_pass_leaves_the_controller_running_for_every_other_object() {
     let cluster = Cluster::new();
     let client = cluster.client();
-    Api::<Namespace>::all(client.clone())
-        .patch(
-            "tenants",
-            &PatchParams::apply("test"),
-            &Patch::Apply(
-                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "tenants"}}),
-            ),
-        )
-        .await
-        .unwrap();
+    barbican_tests::namespace(&client, "tenants").await;
     let api: Api<ConfigMap> = Api::namespaced(client, "tenants");
     apply(&api, "hostile").await;
     apply(&api, "victim").await;
