@@ -162,3 +162,39 @@ Feature: Release upgrades go one step at a time, with the clean-up paused during
       | Ready           | True   | AllReady        |
     And a full pass over the Barbican "barbican" in "openstack" writes nothing
     And the operator has counted 0 db-sync Jobs for the Barbican "barbican" in "openstack"
+
+  @sim-only
+  Scenario: a migration that failed on a database outage is retried until it runs, with no human step
+    Given Jobs follow the rule "name=*-db-sync:fail"
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {openStackRelease: "2026.1", image: {tag: "2026.1"}}
+      """
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition     | status | reason       |
+      | DatabaseReady | False  | DBSyncFailed |
+    And within 1 minute the DatabaseReady condition of the Barbican "barbican" in "openstack" mentions "(attempt 1)"
+    And within 1 minute the DatabaseReady condition of the Barbican "barbican" in "openstack" mentions "attempt 2 runs at"
+    Then within 3 minutes the DatabaseReady condition of the Barbican "barbican" in "openstack" mentions "attempt 3 runs at"
+    And the Job "barbican-db-sync" in "openstack" has "/metadata/annotations/barbican.c5c3.io~1db-sync-attempt" set to "2"
+    And the Barbican "barbican" in "openstack" has "/status/installedRelease" set to "2025.2"
+    When Jobs follow the rule "name=*-db-sync:complete"
+    Then within 5 minutes the Barbican "barbican" in "openstack" reports:
+      | condition     | status | reason         |
+      | DatabaseReady | True   | DatabaseSynced |
+      | Ready         | True   | AllReady       |
+    And the Barbican "barbican" in "openstack" has "/status/installedRelease" set to "2026.1"
+    And the Job "barbican-db-sync" in "openstack" has "/metadata/annotations/barbican.c5c3.io~1db-sync-attempt" set to "3"
+    And the operator has counted 4 db-sync Jobs for the Barbican "barbican" in "openstack"
+
+  Scenario: a tag that names another release never reaches the clean-up CronJob
+    Then within 1 minute the CronJob "barbican-db-clean" in "openstack" has "/spec/jobTemplate/spec/template/spec/containers/0/image" set to "ghcr.io/c5c3/barbican:2025.2"
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {image: {tag: "2026.1"}}
+      """
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition     | status | reason               |
+      | DatabaseReady | False  | ImageReleaseMismatch |
+    And the CronJob "barbican-db-clean" in "openstack" has "/spec/jobTemplate/spec/template/spec/containers/0/image" set to "ghcr.io/c5c3/barbican:2025.2"
+    And the CronJob "barbican-db-clean" in "openstack" has "/spec/suspend" set to "false"

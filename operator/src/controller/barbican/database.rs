@@ -264,32 +264,30 @@ pub fn database(state: &mut State) -> StepFuture<'_> {
             ));
             Ok(Outcome::Requeue(DATABASE_REQUEUE))
         };
-        match jobs::sync_action(live.as_ref(), &wanted) {
-            SyncAction::Wait => in_progress(state),
-            SyncAction::Create | SyncAction::Replace => {
-                if live.is_some() {
-                    state
-                        .children
-                        .delete::<Job>(&job_name)
-                        .await
-                        .map_err(|e| api_error("replacing the db-sync Job", e))?;
+        let retry = |attempt: u32| attempt.saturating_add(1);
+        let next_attempt = match jobs::sync_action(live.as_ref(), &wanted) {
+            SyncAction::Wait => return in_progress(state),
+            SyncAction::Create | SyncAction::Replace => 1,
+            SyncAction::Failed {
+                message,
+                attempt,
+                retry_at,
+            } => {
+                let now = state.env.clock.now();
+                match retry_at.filter(|at| *at > now) {
+                    // Due: the failed attempt is replaced by the next one below.
+                    None => retry(attempt),
+                    Some(at) => {
+                        let message = format!(
+                            "Job {job_name} failed (attempt {attempt}): {message}; attempt {} runs at {at}",
+                            retry(attempt)
+                        );
+                        // The Warning is raised once per failed attempt (the message names it).
+                        let _ = refuse(state, Reason::DBSyncFailed, message).await;
+                        let wait = at.duration_since(now).unsigned_abs();
+                        return Ok(Outcome::Requeue(wait.max(Duration::from_secs(1))));
+                    }
                 }
-                match state
-                    .children
-                    .api::<Job>()
-                    .create(&Default::default(), &desired)
-                    .await
-                {
-                    Ok(_) => {}
-                    // The old Job is still being deleted: the next pass creates it.
-                    Err(kube::Error::Api(s)) if s.code == 409 => {}
-                    Err(e) => return Err(api_error("creating the db-sync Job", e)),
-                }
-                in_progress(state)
-            }
-            SyncAction::Failed(message) => {
-                let message = format!("Job {job_name} failed: {message}");
-                Err(refuse(state, Reason::DBSyncFailed, message).await)
             }
             SyncAction::Succeeded => {
                 let promoted = state.status.installed_release.as_deref()
@@ -312,9 +310,29 @@ pub fn database(state: &mut State) -> StepFuture<'_> {
                     Reason::DatabaseSynced,
                     format!("the schema is at {requested}"),
                 ));
-                Ok(Outcome::Done)
+                return Ok(Outcome::Done);
             }
+        };
+        if live.is_some() {
+            state
+                .children
+                .delete::<Job>(&job_name)
+                .await
+                .map_err(|e| api_error("replacing the db-sync Job", e))?;
         }
+        jobs::set_attempt(&mut desired, next_attempt);
+        match state
+            .children
+            .api::<Job>()
+            .create(&Default::default(), &desired)
+            .await
+        {
+            Ok(_) => {}
+            // The old Job is still being deleted: the next pass creates it.
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(api_error("creating the db-sync Job", e)),
+        }
+        in_progress(state)
     })
 }
 

@@ -15,13 +15,14 @@ use sha2::{Digest, Sha256};
 use super::{
     database::{LAST_DB_CLEAN_JOB_ANNOTATION, count_once},
     jobs::{self, JobState},
+    release,
     labels,
     secrets::api_error,
     state::{State, owned_metadata},
 };
 use crate::{
     api::{
-        barbican::BarbicanSpec,
+        barbican::{BarbicanSpec, BarbicanStatus},
         conditions::{BarbicanConditionType as T, Reason},
         db_clean::DbCleanSpec,
         names::{DB_CLEAN_SUFFIX, MAX_BARBICAN_NAME_LENGTH},
@@ -73,16 +74,40 @@ pub fn migrating(installed: Option<&str>, requested: &str) -> bool {
     installed != Some(requested)
 }
 
-/// The CronJob.
-pub fn cronjob(spec: &BarbicanSpec, barbican: &str, config_secret: &str, suspend: bool) -> CronJob {
+/// The image the clean-up runs: the spec's, unless the tag check or the release gate refuses
+/// it (see [`release::refusal`]); then the image that installed the schema, which the refused
+/// one has not replaced. `None` when the spec's image is refused and nothing was installed yet.
+pub fn admitted_image(spec: &BarbicanSpec, status: &BarbicanStatus) -> Option<String> {
+    let image = spec.image.reference();
+    match release::refusal(
+        spec.image.tag.as_deref(),
+        &spec.open_stack_release,
+        status.installed_release.as_deref(),
+        status.installed_image.as_deref(),
+        &image,
+    ) {
+        None => Some(image),
+        Some(_) => status.installed_image.clone().filter(|i| !i.is_empty()),
+    }
+}
+
+/// The CronJob, running `image`.
+pub fn cronjob(
+    spec: &BarbicanSpec,
+    barbican: &str,
+    config_secret: &str,
+    image: &str,
+    suspend: bool,
+) -> CronJob {
     let effective = DbCleanSpec::effective(spec.db_clean.as_ref());
-    let (container, volumes) = jobs::container(
+    let (mut container, volumes) = jobs::container(
         "db-clean",
         command(spec.db_clean.as_ref()),
         spec,
         barbican,
         config_secret,
     );
+    container.image = Some(image.to_string());
     let mut pod_labels = labels::common(barbican);
     pod_labels.insert("app.kubernetes.io/component".into(), "db-clean".into());
     CronJob {
@@ -161,10 +186,19 @@ pub fn db_clean(state: &mut State) -> StepFuture<'_> {
             &spec.open_stack_release,
         );
         let name = state.name();
+        let Some(image) = admitted_image(&spec, &state.status) else {
+            state.report(Report::not_ready(
+                t,
+                Reason::DBCleanBlocked,
+                "the clean-up waits for an image the release gate admits: spec.image does not match spec.openStackRelease and no image has installed the schema yet",
+            ));
+            return Ok(Outcome::Done);
+        };
         let mut desired = cronjob(
             &spec,
             &name,
             &state.config_secret,
+            &image,
             effective.suspend || migrating,
         );
         let cron_name = cronjob_name(&name);
@@ -301,7 +335,7 @@ mod tests {
 
     #[test]
     fn the_cronjob_forbids_overlap_and_bounds_each_run() {
-        let c = cronjob(&fixtures::barbican().spec, "kms", "kms-config-1", true);
+        let c = cronjob(&fixtures::barbican().spec, "kms", "kms-config-1", "img", true);
         let spec = c.spec;
         assert_eq!(spec.schedule, "1 0 * * *");
         assert_eq!(spec.suspend, Some(true));
@@ -315,6 +349,42 @@ mod tests {
         assert_eq!(
             job.template.metadata.unwrap().labels.unwrap()["app.kubernetes.io/component"],
             "db-clean"
+        );
+    }
+
+    #[test]
+    fn the_cronjob_never_carries_an_image_the_gate_refused() {
+        let mut spec = fixtures::barbican().spec;
+        let release = spec.open_stack_release.clone();
+        let installed = BarbicanStatus {
+            installed_release: Some(release.clone()),
+            installed_image: Some("registry/barbican:installed".into()),
+            ..BarbicanStatus::default()
+        };
+        assert_eq!(
+            admitted_image(&spec, &installed),
+            Some(spec.image.reference()),
+            "an admitted image runs"
+        );
+        // A tag naming another release while the release is unchanged.
+        let other = crate::controller::barbican::release::parse(&release).unwrap().next();
+        spec.image.tag = Some(other.to_string());
+        spec.image.digest = None;
+        assert_eq!(
+            admitted_image(&spec, &installed).as_deref(),
+            Some("registry/barbican:installed"),
+            "the refused tag is not carried; the installed image keeps running"
+        );
+        assert_eq!(
+            admitted_image(&spec, &BarbicanStatus::default()),
+            None,
+            "nothing installed yet: no image to run"
+        );
+        let c = cronjob(&spec, "kms", "kms-config-1", "registry/barbican:installed", false);
+        let pod = c.spec.job_template.spec.unwrap().template.spec.unwrap();
+        assert_eq!(
+            pod.containers[0].image.as_deref(),
+            Some("registry/barbican:installed")
         );
     }
 

@@ -6,10 +6,13 @@
 //! `cobaltcore.c5c3.io/pod-spec-hash`. A finished Job whose hash differs from the template the
 //! pass would write (a new image, a renamed config Secret, a changed credential source) is
 //! deleted and recreated under the same name; a finished Job with the same hash is the answer
-//! for those inputs and is never rerun. A failed Job with the same hash stays failed until an
-//! input changes.
+//! for those inputs. A failed Job with the same hash is rerun on a backoff (see
+//! [`retry_delay`]): a migration that failed on a transient database outage must not block
+//! every later rollout until a human deletes the Job. Each attempt is a Job of its own, counted
+//! once in the db-sync metrics; the attempt number rides on the Job
+//! ([`DB_SYNC_ATTEMPT_ANNOTATION`]), so a restarted operator continues the schedule.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, time::Duration};
 
 use jiff::Timestamp;
 use k8s_openapi::api::{
@@ -28,6 +31,40 @@ use crate::{
 pub const POD_SPEC_HASH_ANNOTATION: &str = "cobaltcore.c5c3.io/pod-spec-hash";
 /// db-sync retries before the Job fails.
 pub const DB_SYNC_BACKOFF_LIMIT: i32 = 4;
+/// The annotation on a db-sync Job numbering its attempt for one pod template (1 for the
+/// first Job of new inputs).
+pub const DB_SYNC_ATTEMPT_ANNOTATION: &str = "barbican.c5c3.io/db-sync-attempt";
+/// How long after the first failed attempt the second runs; each later wait doubles.
+pub const DB_SYNC_RETRY_FIRST: Duration = Duration::from_secs(60);
+/// The longest wait between two attempts.
+pub const DB_SYNC_RETRY_CAP: Duration = Duration::from_secs(30 * 60);
+
+/// How long after attempt `attempt` failed the next one runs: 1 minute doubling to 30.
+pub fn retry_delay(attempt: u32) -> Duration {
+    let doublings = attempt.saturating_sub(1).min(5);
+    DB_SYNC_RETRY_FIRST
+        .saturating_mul(1u32 << doublings)
+        .min(DB_SYNC_RETRY_CAP)
+}
+
+/// The attempt a live Job records (a Job without a readable number is the first).
+pub fn attempt(job: &Job) -> u32 {
+    job.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(DB_SYNC_ATTEMPT_ANNOTATION))
+        .and_then(|n| n.parse::<u32>().ok())
+        .filter(|n| *n >= 1)
+        .unwrap_or(1)
+}
+
+/// Numbers `job` as attempt `attempt`.
+pub fn set_attempt(job: &mut Job, attempt: u32) {
+    job.metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(DB_SYNC_ATTEMPT_ANNOTATION.into(), attempt.to_string());
+}
 
 /// Where a Job stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -196,8 +233,16 @@ pub enum SyncAction {
     Replace,
     /// It runs.
     Wait,
-    /// It failed for these inputs.
-    Failed(String),
+    /// It failed for these inputs: attempt `attempt` with the condition's `message`; the next
+    /// attempt is due at `retry_at` (`None`: the failure has no time, so it is due now).
+    Failed {
+        /// The Job condition's message.
+        message: String,
+        /// Which attempt failed.
+        attempt: u32,
+        /// When the next attempt is due.
+        retry_at: Option<Timestamp>,
+    },
     /// It completed for these inputs.
     Succeeded,
 }
@@ -212,7 +257,19 @@ pub fn sync_action(live: Option<&Job>, wanted_hash: &str) -> SyncAction {
     match state {
         _ if state.finished() && !same => SyncAction::Replace,
         JobState::Running => SyncAction::Wait,
-        JobState::Failed(_, message) => SyncAction::Failed(message),
+        JobState::Failed(at, message) => {
+            let attempt = attempt(job);
+            let failed_at = at.or(job.metadata.creation_timestamp.as_ref().map(|t| t.0));
+            let retry_at = failed_at.and_then(|t| {
+                let delay = jiff::SignedDuration::try_from(retry_delay(attempt)).ok()?;
+                t.checked_add(delay).ok()
+            });
+            SyncAction::Failed {
+                message,
+                attempt,
+                retry_at,
+            }
+        }
         JobState::Complete(_) => SyncAction::Succeeded,
     }
 }
@@ -307,10 +364,42 @@ mod tests {
                     Some(&job("h", &[("Failed", "True"), ("Complete", "True")])),
                     "h"
                 ),
-                SyncAction::Failed(_)
+                SyncAction::Failed { .. }
             ),
             "Failed wins"
         );
+    }
+
+    #[test]
+    fn a_failed_attempt_is_retried_on_a_doubling_backoff() {
+        let minutes: Vec<u64> = (1..=8).map(|n| retry_delay(n).as_secs() / 60).collect();
+        assert_eq!(minutes, [1, 2, 4, 8, 16, 30, 30, 30]);
+        assert_eq!(retry_delay(u32::MAX), DB_SYNC_RETRY_CAP);
+        assert_eq!(retry_delay(0), DB_SYNC_RETRY_FIRST);
+
+        let mut failed = job("h", &[("Failed", "True")]);
+        assert_eq!(
+            sync_action(Some(&failed), "h"),
+            SyncAction::Failed {
+                message: String::new(),
+                attempt: 1,
+                retry_at: Some("2026-01-01T00:02:00Z".parse().unwrap()),
+            },
+            "the first retry is a minute after the failure"
+        );
+        set_attempt(&mut failed, 3);
+        assert!(matches!(
+            sync_action(Some(&failed), "h"),
+            SyncAction::Failed { attempt: 3, retry_at: Some(t), .. }
+                if t == "2026-01-01T00:05:00Z".parse::<Timestamp>().unwrap()
+        ));
+        failed
+            .metadata
+            .annotations
+            .as_mut()
+            .unwrap()
+            .insert(DB_SYNC_ATTEMPT_ANNOTATION.into(), "x\u{7}".into());
+        assert_eq!(attempt(&failed), 1, "an unreadable number is the first attempt");
     }
 
     #[test]

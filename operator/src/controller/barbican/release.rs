@@ -134,6 +134,22 @@ pub fn gate(
     Ok(Gate::Upgrade(requested.to_string()))
 }
 
+/// Why the spec's image may not run against the installed schema, if it may not: the tag check
+/// ([`tag_mismatch`]) and then the [`gate`]. What the Database step refuses, the clean-up
+/// CronJob must not carry either.
+pub fn refusal(
+    tag: Option<&str>,
+    requested: &str,
+    installed: Option<&str>,
+    installed_image: Option<&str>,
+    image: &str,
+) -> Option<Rejection> {
+    if let Some(message) = tag_mismatch(tag, requested) {
+        return Some(reject(Reason::ImageReleaseMismatch, message));
+    }
+    gate(installed, requested, installed_image, image).err()
+}
+
 /// The release a tag names (`2026.1`, `2026.1-p3`, `v2026.1`), when it names one.
 pub fn tag_release(tag: &str) -> Option<Release> {
     parse(tag.trim_start_matches('v')).ok()
@@ -155,6 +171,16 @@ pub fn tag_mismatch(tag: Option<&str>, requested: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_is_the_tag_check_then_the_gate() {
+        assert!(refusal(Some("2026.1"), "2026.1", Some("2026.1"), Some("a"), "b").is_none());
+        let tag = refusal(Some("2026.2"), "2026.1", Some("2026.1"), Some("a"), "b").unwrap();
+        assert_eq!(tag.reason, Reason::ImageReleaseMismatch);
+        let skip = refusal(None, "2026.2", Some("2025.2"), Some("a"), "b").unwrap();
+        assert_eq!(skip.reason, Reason::UpgradePathInvalid);
+        assert!(refusal(None, "2026.1", Some("2025.2"), Some("a"), "b").is_none());
+    }
 
     fn reason(installed: &str, requested: &str) -> Result<Gate, Reason> {
         gate(Some(installed), requested, Some("old"), "new").map_err(|r| r.reason)
