@@ -809,6 +809,33 @@ async fn field_eventually(
         .await);
 }
 
+#[then(expr = "within {int} minute(s) the {word} {string} in {string} has no {string}")]
+async fn has_no_eventually(
+    world: &mut BarbicanWorld,
+    minutes: u64,
+    kind: String,
+    name: String,
+    namespace: String,
+    pointer: String,
+) {
+    let env = world.env();
+    ok(env
+        .eventually(Duration::from_secs(minutes * 60), || {
+            let (kind, name, namespace, pointer) =
+                (kind.clone(), name.clone(), namespace.clone(), pointer.clone());
+            async move {
+                match env.read_pointer(&kind, &namespace, &name, &pointer).await? {
+                    None => Ok(()),
+                    Some(v) if v == "null" => Ok(()),
+                    Some(found) => Err(format!(
+                        "{pointer} of {kind} {namespace}/{name} is still {found}"
+                    )),
+                }
+            }
+        })
+        .await);
+}
+
 #[then(expr = "the operator's metrics {word} series for the Barbican {string} in {string}")]
 async fn metric_series(world: &mut BarbicanWorld, verb: String, name: String, namespace: String) {
     let text = world.env().metrics.render();
