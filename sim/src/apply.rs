@@ -444,7 +444,10 @@ pub fn apply(
         .flat_map(|e| e.fields.clone())
         .collect();
     for path in previous.difference(&applied_fields) {
-        if !others.contains(path) {
+        // An empty map applied before (`deployment: {}`) and filled now is still applied: its
+        // own path is no leaf any more, but it is the parent of the fields that are.
+        let still_applied = applied_fields.iter().any(|a| a.starts_with(path));
+        if !others.contains(path) && !still_applied {
             remove_at(&mut result, path);
             prune_emptied_parents(&mut result, path, &others, &applied_fields);
         }
@@ -572,6 +575,42 @@ mod tests {
             second["metadata"]["managedFields"][0]["fieldsV1"],
             json!({"f:spec": {"f:replicas": {}}})
         );
+    }
+
+    #[test]
+    fn an_empty_map_applied_then_filled_stays() {
+        let first = apply(
+            None,
+            &json!({"apiVersion": "x/v1", "spec": {"deployment": {}}}),
+            "a",
+            None,
+            false,
+            None,
+            NOW,
+        )
+        .unwrap();
+        let second = apply(
+            Some(&first),
+            &json!({"apiVersion": "x/v1", "spec": {"deployment": {"replicas": 1}}}),
+            "a",
+            None,
+            false,
+            None,
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(second["spec"], json!({"deployment": {"replicas": 1}}));
+        let third = apply(
+            Some(&second),
+            &json!({"apiVersion": "x/v1", "spec": {}}),
+            "a",
+            None,
+            false,
+            None,
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(third["spec"], json!({}), "and goes when no longer applied");
     }
 
     #[test]
