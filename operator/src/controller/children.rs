@@ -364,6 +364,25 @@ impl Children {
         known_or_read(cached, &self.dynamic(resource), name).await
     }
 
+    /// [`Children::get_dynamic`] for a kind that may not be served here: on the management
+    /// cluster only the watch cache answers (a kind it does not watch is not served, so there
+    /// is nothing to find and nothing to ask), elsewhere the API server does (a 404 for the
+    /// kind is "nothing").
+    pub async fn find_dynamic(
+        &self,
+        resource: &ApiResource,
+        name: &str,
+    ) -> Result<Option<DynamicObject>, kube::Error> {
+        match (&self.cache, self.cached_dynamic(resource, true, name)) {
+            (_, Cached::Present(object)) => Ok(Some(object)),
+            (Some(_), _) | (None, Cached::Absent) => Ok(None),
+            (None, Cached::Unknown) => match self.dynamic(resource).get_opt(name).await {
+                Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+                other => other,
+            },
+        }
+    }
+
     /// [`Children::get_dynamic`] for a cluster-scoped kind.
     pub async fn get_cluster_scoped(
         &self,
@@ -454,6 +473,30 @@ where
     }
 }
 
+/// The annotation on every child holding a hash of what the operator last applied to it.
+/// `covers` and the managedFields comparison miss one kind of edit: a field taken away inside
+/// an atomic list (a NetworkPolicy peer's `matchLabels`), where the operator owns the list as
+/// a whole and the new list is covered by the old. A desired object whose hash differs from
+/// the recorded one does not cover the live object, so it is applied.
+pub const APPLIED_HASH_ANNOTATION: &str = "barbican.c5c3.io/applied-hash";
+
+/// `wanted` with [`APPLIED_HASH_ANNOTATION`] set to the hash of `wanted` itself.
+pub fn stamped(mut wanted: Value) -> Value {
+    use sha2::{Digest, Sha256};
+    let bytes = serde_json::to_vec(&wanted).unwrap_or_default();
+    let hash = crate::render::secrets::hex(&Sha256::digest(bytes));
+    let short = hash.get(..16).unwrap_or(&hash).to_string();
+    if let Some(metadata) = wanted.get_mut("metadata").and_then(Value::as_object_mut) {
+        let annotations = metadata
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Some(annotations) = annotations.as_object_mut() {
+            annotations.insert(APPLIED_HASH_ANNOTATION.into(), Value::String(short));
+        }
+    }
+    wanted
+}
+
 /// Applies `desired` unless the live object covers it. The live object is the cached one when
 /// the cache knows it; a cached "absent" is believed (the apply creates it, or repeats what a
 /// late watch event has not shown yet), and only an unknown one is read.
@@ -462,7 +505,7 @@ where
     K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
 {
     let name = desired.meta().name.clone().unwrap_or_default();
-    let wanted = serde_json::to_value(desired).map_err(kube::Error::SerdeError)?;
+    let wanted = stamped(serde_json::to_value(desired).map_err(kube::Error::SerdeError)?);
     if let Some(live) = known_or_read(cached, &api, &name).await? {
         let current = serde_json::to_value(&live).map_err(kube::Error::SerdeError)?;
         if covers(&current, &wanted) && !owns_unwanted(&live, &wanted) {
@@ -588,6 +631,25 @@ mod tests {
         assert!(!covers(&live, &json!({"spec": {"selector": {"a": "b"}}})));
         assert!(!covers(&live, &json!({"spec": {"env": ["a"]}})));
         assert!(covers(&live, &json!({"spec": {"missing": null}})));
+    }
+
+    #[test]
+    fn a_selector_emptied_inside_an_atomic_list_is_no_longer_covered() {
+        let peer = |labels: serde_json::Value| {
+            json!({"metadata": {"name": "b"},
+                "spec": {"ingress": [{"from": [{"namespaceSelector": labels}]}]}})
+        };
+        let live = stamped(peer(json!({"matchLabels": {"team": "a"}})));
+        let emptied = stamped(peer(json!({})));
+        assert!(
+            covers(&live, &peer(json!({}))),
+            "without the hash the old list covers the new one"
+        );
+        assert!(!covers(&live, &emptied), "with it, the edit is applied");
+        assert!(covers(
+            &live,
+            &stamped(peer(json!({"matchLabels": {"team": "a"}})))
+        ));
     }
 
     use crate::controller::children::unanswered_client as client;

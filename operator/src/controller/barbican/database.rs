@@ -51,13 +51,54 @@ pub fn mariadb_resource(kind: &str, plural: &str) -> ApiResource {
     }
 }
 
-/// The three CRs a managed database needs (Dynamic credentials: the Database alone).
+/// The mariadb-operator kinds a Barbican may make, with their plurals.
+pub const MARIADB_KINDS: [(&str, &str); 3] = [
+    ("Database", "databases"),
+    ("User", "users"),
+    ("Grant", "grants"),
+];
+
+/// The three CRs a managed database needs (Dynamic credentials: the Database alone; a
+/// brownfield database, `host`: none).
 pub fn managed_kinds(spec: &BarbicanSpec) -> Vec<(&'static str, &'static str)> {
-    let mut kinds = vec![("Database", "databases")];
+    if spec.database.cluster_ref.is_none() {
+        return vec![];
+    }
+    let mut kinds = vec![MARIADB_KINDS[0]];
     if spec.database.credentials_mode.unwrap_or_default() == CredentialsMode::Static {
-        kinds.extend([("User", "users"), ("Grant", "grants")]);
+        kinds.extend([MARIADB_KINDS[1], MARIADB_KINDS[2]]);
     }
     kinds
+}
+
+/// Deletes the mariadb-operator CRs this Barbican made that its spec no longer wants: the User
+/// and Grant once its credentials are Dynamic, all three once its database is brownfield. A
+/// fresh install of the edited spec would not have them. Only what was made for this Barbican
+/// goes (see [`made_for`]), as in [`tear_down`].
+async fn remove_unwanted(state: &State, spec: &BarbicanSpec) -> Result<(), StepError> {
+    let wanted = managed_kinds(spec);
+    for (kind, plural) in MARIADB_KINDS {
+        if wanted.iter().any(|(k, _)| *k == kind) {
+            continue;
+        }
+        let resource = mariadb_resource(kind, plural);
+        let found = state
+            .children
+            .find_dynamic(&resource, &state.name())
+            .await
+            .map_err(|e| api_error("reading a mariadb-operator resource", e))?;
+        if let Some(object) = found
+            && object.metadata.deletion_timestamp.is_none()
+            && made_for(state.children.cluster(), &object, state.barbican.as_ref())
+        {
+            state
+                .children
+                .delete_dynamic(&resource, &state.name())
+                .await
+                .map_err(|e| api_error("deleting a mariadb-operator resource", e))?;
+        }
+    }
+    Ok(())
 }
 
 /// The pods the SQL user must serve: the HPA's ceiling when it owns the count, else the
@@ -118,6 +159,7 @@ async fn refuse(state: &mut State, reason: Reason, message: String) -> StepError
 /// Provisions the managed database; `Some` when the pass has to wait.
 async fn provision(state: &mut State) -> Result<Option<Outcome>, StepError> {
     let spec = state.barbican.spec.clone();
+    remove_unwanted(state, &spec).await?;
     let Some(cluster) = spec.database.cluster_ref.as_ref() else {
         return Ok(None); // Brownfield: the database exists already.
     };
@@ -348,11 +390,7 @@ pub async fn tear_down(state: &State, left: &mut Vec<&'static str>) -> Result<bo
         return Ok(false);
     }
     let mut live = false;
-    for (kind, plural) in [
-        ("Database", "databases"),
-        ("User", "users"),
-        ("Grant", "grants"),
-    ] {
+    for (kind, plural) in MARIADB_KINDS {
         let resource = mariadb_resource(kind, plural);
         let api = state.children.dynamic(&resource);
         match api.get_opt(&state.name()).await {
@@ -417,5 +455,11 @@ mod tests {
         assert_eq!(managed_kinds(&spec).len(), 3);
         spec.database.credentials_mode = Some(CredentialsMode::Dynamic);
         assert_eq!(managed_kinds(&spec), [("Database", "databases")]);
+        spec.database.cluster_ref = None;
+        spec.database.host = Some("db.example.com".into());
+        assert!(
+            managed_kinds(&spec).is_empty(),
+            "a brownfield database needs none"
+        );
     }
 }

@@ -15,8 +15,7 @@ use sha2::{Digest, Sha256};
 use super::{
     database::{LAST_DB_CLEAN_JOB_ANNOTATION, count_once},
     jobs::{self, JobState},
-    release,
-    labels,
+    labels, release,
     secrets::api_error,
     state::{State, owned_metadata},
 };
@@ -335,7 +334,13 @@ mod tests {
 
     #[test]
     fn the_cronjob_forbids_overlap_and_bounds_each_run() {
-        let c = cronjob(&fixtures::barbican().spec, "kms", "kms-config-1", "img", true);
+        let c = cronjob(
+            &fixtures::barbican().spec,
+            "kms",
+            "kms-config-1",
+            "img",
+            true,
+        );
         let spec = c.spec;
         assert_eq!(spec.schedule, "1 0 * * *");
         assert_eq!(spec.suspend, Some(true));
@@ -367,7 +372,9 @@ mod tests {
             "an admitted image runs"
         );
         // A tag naming another release while the release is unchanged.
-        let other = crate::controller::barbican::release::parse(&release).unwrap().next();
+        let other = crate::controller::barbican::release::parse(&release)
+            .unwrap()
+            .next();
         spec.image.tag = Some(other.to_string());
         spec.image.digest = None;
         assert_eq!(
@@ -380,7 +387,13 @@ mod tests {
             None,
             "nothing installed yet: no image to run"
         );
-        let c = cronjob(&spec, "kms", "kms-config-1", "registry/barbican:installed", false);
+        let c = cronjob(
+            &spec,
+            "kms",
+            "kms-config-1",
+            "registry/barbican:installed",
+            false,
+        );
         let pod = c.spec.job_template.spec.unwrap().template.spec.unwrap();
         assert_eq!(
             pod.containers[0].image.as_deref(),

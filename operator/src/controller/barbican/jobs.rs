@@ -399,7 +399,11 @@ mod tests {
             .as_mut()
             .unwrap()
             .insert(DB_SYNC_ATTEMPT_ANNOTATION.into(), "x\u{7}".into());
-        assert_eq!(attempt(&failed), 1, "an unreadable number is the first attempt");
+        assert_eq!(
+            attempt(&failed),
+            1,
+            "an unreadable number is the first attempt"
+        );
     }
 
     #[test]
