@@ -66,6 +66,9 @@ if [ "$e2e_status" -ne 0 ]; then
   exit "$e2e_status"
 fi
 
+echo "== the edit-sequence check: 100 generated sequences against fresh installs"
+"${CARGO_TARGET_DIR:-target}/debug/barbican-sim" soak --edits --seeds 100 --steps 3
+
 echo "== tests (cargo nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
   # nextest does not run doctests; run them first so nextest's summary closes the log.

@@ -175,3 +175,32 @@ Feature: A field taken out of a Barbican leaves its children
     And the Deployment "barbican" in "openstack" has "/spec/template/spec/topologySpreadConstraints/0/topologyKey" set to "topology.kubernetes.io/zone"
     And the Deployment "barbican" in "openstack" has "/spec/template/spec/topologySpreadConstraints/1/topologyKey" set to "kubernetes.io/hostname"
     And the Deployment "barbican" in "openstack" has "/spec/template/spec/topologySpreadConstraints/0/maxSkew" set to "1"
+
+  Scenario: a selector taken out of an ingress peer leaves the NetworkPolicy
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec:
+        networkPolicy:
+          ingress:
+            - namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}
+      """
+    Then within 1 minute the NetworkPolicy "barbican" in "openstack" has "/spec/ingress/0/from/0/namespaceSelector/matchLabels/kubernetes.io~1metadata.name" set to "monitoring"
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec:
+        networkPolicy:
+          ingress:
+            - namespaceSelector: {}
+      """
+    Then within 1 minute the NetworkPolicy "barbican" in "openstack" has no "/spec/ingress/0/from/0/namespaceSelector/matchLabels"
+
+  Scenario: the MariaDB User and Grant go when the credentials become Dynamic
+    Then within 1 minute the User "barbican" in "openstack" exists
+    And within 1 minute the Grant "barbican" in "openstack" exists
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {database: {credentialsMode: Dynamic}}
+      """
+    Then within 1 minute the User "barbican" in "openstack" is gone
+    And within 1 minute the Grant "barbican" in "openstack" is gone
+    And the Database "barbican" in "openstack" has "/spec/name" set to "barbican"

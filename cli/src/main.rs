@@ -133,6 +133,21 @@ enum Command {
         /// Also write the reports as JSON here.
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,
+        /// Instead of faults: the edit-sequence check. Each seed is a generated sequence of
+        /// admitted edits to one Barbican and its stores; after it, the children must equal a
+        /// fresh install of the final spec (see `barbican_features::edits`). A difference is
+        /// shrunk and printed as a scenario for `features/`.
+        #[arg(long)]
+        edits: bool,
+        /// With --edits: how many edits follow each first install.
+        #[arg(long, value_name = "M", default_value_t = 4)]
+        steps: usize,
+        /// With --edits: how many sequences share one simulated cluster (one namespace each).
+        #[arg(long, value_name = "N", default_value_t = 50)]
+        batch: usize,
+        /// With --edits: print differences as found, without shrinking them.
+        #[arg(long)]
+        no_shrink: bool,
     },
 }
 
@@ -324,9 +339,19 @@ fn main() -> ExitCode {
             Command::Soak {
                 seeds,
                 first_seed,
+                edits: true,
+                steps,
+                batch,
+                no_shrink,
+                ..
+            } => soak::edits(first_seed..first_seed + seeds, steps, batch, !no_shrink).await,
+            Command::Soak {
+                seeds,
+                first_seed,
                 faults_for,
                 verbose,
                 json,
+                ..
             } => {
                 soak::run(
                     first_seed..first_seed + seeds,

@@ -1,5 +1,6 @@
 //! `barbican-sim soak --seeds K`: runs [`barbican_features::soak::run_seed`] for each seed and
-//! prints one line per seed, every violation with its seed, and a summary.
+//! prints one line per seed, every violation with its seed, and a summary. With `--edits`, the
+//! edit-sequence check ([`barbican_features::edits`]) instead.
 
 use std::{path::Path, time::Duration};
 
@@ -57,4 +58,48 @@ pub async fn run(
         return Err(format!("{violations} invariant violation(s)"));
     }
     Ok(())
+}
+
+/// The edit-sequence check over `seeds`: a summary line, and for each sequence that differs
+/// its seed, the differences and the (shrunk) sequence as a scenario.
+pub async fn edits(
+    seeds: std::ops::Range<u64>,
+    steps: usize,
+    batch: usize,
+    shrink: bool,
+) -> Result<(), String> {
+    let report = barbican_features::edits::check(seeds.clone(), steps, batch, shrink).await?;
+    for finding in &report.findings {
+        println!(
+            "seed {}: the children after {} version(s) differ from a fresh install:",
+            finding.seed,
+            finding.versions.len()
+        );
+        for difference in &finding.differences {
+            println!("  {difference}");
+        }
+        println!(
+            "as a scenario (Background: Given a simulated cluster with the operator running):\n{}",
+            barbican_features::edits::scenario(finding)
+        );
+    }
+    for (seed, why) in &report.not_installable {
+        println!("seed {seed}: not compared, its last version does not install: {why}");
+    }
+    println!(
+        "soak --edits: {} sequence(s) of {steps} edit(s) from seed {}, {} differing, {} not installable, {:.1}s",
+        report.sequences,
+        seeds.start,
+        report.findings.len(),
+        report.not_installable.len(),
+        report.wall.as_secs_f64()
+    );
+    if report.findings.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} sequence(s) differ from a fresh install",
+            report.findings.len()
+        ))
+    }
 }

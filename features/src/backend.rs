@@ -64,6 +64,11 @@ pub const SIM_ONLY_STEPS: &[&str] = &[
     "the mariadb-operator takes {int} minute(s) to tear a database down",
     // The audit log.
     "a full pass over the Barbican {string} in {string} writes nothing",
+    "the operator converges on {string}",
+    // A second, fresh simulated cluster to compare with.
+    "the children in {string} equal a fresh install of what it holds",
+    // The sim's services (an external OpenBao served under a name outside the cluster).
+    "the edit-sequence prerequisites in {string}",
     // Fault injection and the simulated controllers.
     "the API server answers by the fault rule {string}",
     "the API server's fault rules are cleared",

@@ -307,3 +307,16 @@ async fn one_series(
         "expected one {reason} Event counting at least {least}, found the counts {counts:?}"
     );
 }
+
+#[then(expr = "the children in {string} equal a fresh install of what it holds")]
+async fn equal_a_fresh_install(world: &mut BarbicanWorld, namespace: String) {
+    let found = crate::edits::compare_with_fresh(world.env(), std::slice::from_ref(&namespace))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let differences = found.get(&namespace).cloned().unwrap_or_default();
+    assert!(
+        differences.is_empty(),
+        "the children in {namespace} differ from a fresh install of what it holds:\n  {}",
+        differences.join("\n  ")
+    );
+}

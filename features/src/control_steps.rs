@@ -167,3 +167,18 @@ mod tests {
         assert!(set_path(&mut object, "spec..x", json!(1)).is_err());
     }
 }
+
+#[given(expr = "the edit-sequence prerequisites in {string}")]
+async fn edit_prerequisites(world: &mut BarbicanWorld, namespace: String) {
+    crate::world::ok(crate::edits::prerequisites(world.env(), &namespace).await);
+}
+
+#[when(expr = "the operator converges on {string}")]
+async fn converges(world: &mut BarbicanWorld, namespace: String) {
+    let env = world.env();
+    crate::world::ok(
+        crate::edits::converge(env, false)
+            .await
+            .map_err(|e| format!("{namespace}: {e}")),
+    );
+}

@@ -34,7 +34,7 @@ pub const FULL: &str = "full";
 pub const REGION: &str = "region-one";
 
 /// What the full example reads on its target cluster besides the minimal prerequisites.
-const FULL_PREREQUISITES: &str = "\
+pub const FULL_PREREQUISITES: &str = "\
 apiVersion: external-secrets.io/v1
 kind: SecretStore
 metadata: {name: openstack-tenant-store, namespace: full}

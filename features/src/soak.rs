@@ -41,6 +41,7 @@ use serde_json::{Value, json};
 
 use crate::{
     examples::{self, FULL, LEGACY, NAME, NAMESPACE, REGION, STORE},
+    rng::Rng,
     sim_env::{Error, OPERATOR_AGENT, SimEnv},
 };
 
@@ -118,8 +119,8 @@ pub enum Action {
     /// A deliberate bug, on the operator's behalf.
     Sabotage(Sabotage),
     /// The end of the faults: every rule cleared, every outage over, every edit undone, and
-    /// failed db-sync Jobs deleted. The spec keeps a failed Job failed while its pod template
-    /// is unchanged (`DBSyncFailed`), so deleting it is the person's part of the recovery.
+    /// failed db-sync Jobs deleted. The operator retries a failed Job on a backoff of up to 30
+    /// minutes; deleting it is the person's shortcut, which the soak takes.
     Repair,
 }
 
@@ -265,24 +266,6 @@ impl SeedReport {
             "virtualSeconds": self.virtual_seconds,
             "wallSeconds": self.wall.as_secs_f64(),
         })
-    }
-}
-
-/// A small seeded generator (SplitMix64): the schedule must be the same for a seed everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
     }
 }
 

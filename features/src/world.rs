@@ -821,8 +821,12 @@ async fn has_no_eventually(
     let env = world.env();
     ok(env
         .eventually(Duration::from_secs(minutes * 60), || {
-            let (kind, name, namespace, pointer) =
-                (kind.clone(), name.clone(), namespace.clone(), pointer.clone());
+            let (kind, name, namespace, pointer) = (
+                kind.clone(),
+                name.clone(),
+                namespace.clone(),
+                pointer.clone(),
+            );
             async move {
                 match env.read_pointer(&kind, &namespace, &name, &pointer).await? {
                     None => Ok(()),
