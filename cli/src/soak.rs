@@ -84,10 +84,10 @@ pub async fn edits(
         );
     }
     for (seed, why) in &report.not_installable {
-        println!("seed {seed}: not compared, its last version does not install: {why}");
+        println!("seed {seed}: not compared: {why}");
     }
     println!(
-        "soak --edits: {} sequence(s) of {steps} edit(s) from seed {}, {} differing, {} not installable, {:.1}s",
+        "soak --edits: {} sequence(s) of {steps} edit(s) from seed {}, {} differing, {} not compared, {:.1}s",
         report.sequences,
         seeds.start,
         report.findings.len(),
