@@ -785,28 +785,11 @@ async fn field_eventually(
     pointer: String,
     value: String,
 ) {
-    let env = world.env();
-    ok(env
-        .eventually(Duration::from_secs(minutes * 60), || {
-            let (kind, name, namespace, pointer, value) = (
-                kind.clone(),
-                name.clone(),
-                namespace.clone(),
-                pointer.clone(),
-                value.clone(),
-            );
-            async move {
-                let found = env.read_pointer(&kind, &namespace, &name, &pointer).await?;
-                if found.as_deref() == Some(value.as_str()) {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "{pointer} of {kind} {namespace}/{name} is {found:?}"
-                    ))
-                }
-            }
-        })
-        .await);
+    let object = (kind, name, namespace, pointer);
+    pointer_eventually(world.env(), minutes, object, |found| {
+        found.as_deref() == Some(value.as_str())
+    })
+    .await;
 }
 
 #[then(expr = "within {int} minute(s) the {word} {string} in {string} has no {string}")]
@@ -818,7 +801,21 @@ async fn has_no_eventually(
     namespace: String,
     pointer: String,
 ) {
-    let env = world.env();
+    let object = (kind, name, namespace, pointer);
+    pointer_eventually(world.env(), minutes, object, |found| {
+        found.is_none_or(|v| v == "null")
+    })
+    .await;
+}
+
+/// Waits up to `minutes` until the JSON pointer of the object `(kind, name, namespace,
+/// pointer)` reads what `holds` accepts (`None`: absent).
+async fn pointer_eventually(
+    env: &SimEnv,
+    minutes: u64,
+    (kind, name, namespace, pointer): (String, String, String, String),
+    holds: impl Fn(Option<String>) -> bool,
+) {
     ok(env
         .eventually(Duration::from_secs(minutes * 60), || {
             let (kind, name, namespace, pointer) = (
@@ -827,13 +824,15 @@ async fn has_no_eventually(
                 namespace.clone(),
                 pointer.clone(),
             );
+            let holds = &holds;
             async move {
-                match env.read_pointer(&kind, &namespace, &name, &pointer).await? {
-                    None => Ok(()),
-                    Some(v) if v == "null" => Ok(()),
-                    Some(found) => Err(format!(
-                        "{pointer} of {kind} {namespace}/{name} is still {found}"
-                    )),
+                let found = env.read_pointer(&kind, &namespace, &name, &pointer).await?;
+                if holds(found.clone()) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{pointer} of {kind} {namespace}/{name} is {found:?}"
+                    ))
                 }
             }
         })
