@@ -11,7 +11,8 @@ use std::time::Duration;
 use barbican_sim::{
     Cluster,
     controllers::{Controllers, JobRule, JobRules, Match, Rollouts},
-    faults::{Fault, duration},
+    durations::duration,
+    faults::Fault,
 };
 use clap::{Parser, Subcommand};
 use serde_json::Value;

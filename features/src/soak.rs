@@ -24,7 +24,7 @@ use std::{
 
 use barbican_operator::{
     api::{Barbican, BarbicanSecretStore},
-    controller::barbican::config::mounted_config,
+    controller::barbican::pod::mounted_config,
     metrics::JobKind,
 };
 use barbican_sim::controllers::{Controllers, JobRule, JobRules};

@@ -1,8 +1,8 @@
 //! The operator's Prometheus metrics, under the `barbican_operator_` prefix.
 //!
 //! The two pipeline vectors: `barbican_operator_reconcile_duration_seconds` (by
-//! `sub_reconciler`) and `barbican_operator_reconcile_errors_total` (by `sub_reconciler` and
-//! `condition_type`); a [`Metrics`] is the pipeline's [`Recorder`]. And the per-CR Job series:
+//! `sub_reconciler`) and `barbican_operator_reconcile_errors_total` (by `sub_reconciler`,
+//! `condition_type` and the failure's `kind`); the pipeline records through them. And the per-CR Job series:
 //! `barbican_operator_db_{sync,clean}_total{barbican,namespace,result}` and
 //! `barbican_operator_db_{sync,clean}_duration_seconds{barbican,namespace}`, dropped when the
 //! Barbican's finalizer completes.
@@ -12,8 +12,6 @@ use std::time::Duration;
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
 };
-
-use crate::{api::conditions::BarbicanConditionType, controller::pipeline::Recorder};
 
 /// The metric name prefix.
 pub const PREFIX: &str = "barbican_operator";
@@ -126,8 +124,8 @@ impl Metrics {
             reconcile_errors: counter(
                 &registry,
                 "reconcile_errors_total",
-                "Pipeline step failures, by step and the condition it reports through",
-                &["sub_reconciler", "condition_type"],
+                "Pipeline step failures, by step, the condition it reports through, and kind",
+                &["sub_reconciler", "condition_type", "kind"],
             ),
             jobs_total: [
                 counter(
@@ -294,16 +292,19 @@ impl Metrics {
     }
 }
 
-impl Recorder for Metrics {
-    fn duration(&self, step: &'static str, elapsed: Duration) {
+impl Metrics {
+    /// A pipeline step ran for `elapsed`.
+    pub fn step_duration(&self, step: &str, elapsed: Duration) {
         self.reconcile_duration
             .with_label_values(&[step])
             .observe(elapsed.as_secs_f64());
     }
 
-    fn error(&self, step: &'static str, condition: BarbicanConditionType) {
+    /// A pipeline step failed: its name, the condition type it reports through, and the
+    /// failure's kind.
+    pub fn step_error(&self, step: &str, condition_type: &str, kind: &str) {
         self.reconcile_errors
-            .with_label_values(&[step, condition.as_str()])
+            .with_label_values(&[step, condition_type, kind])
             .inc();
     }
 }
@@ -357,17 +358,17 @@ mod tests {
     #[test]
     fn steps_are_timed_and_failures_counted_under_the_spec_names() {
         let metrics = Metrics::new();
-        metrics.duration("Deployment", Duration::from_millis(30));
-        metrics.duration("Deployment", Duration::from_millis(10));
-        metrics.error("Config", BarbicanConditionType::SecretsReady);
-        metrics.error("Config", BarbicanConditionType::SecretsReady);
+        metrics.step_duration("Deployment", Duration::from_millis(30));
+        metrics.step_duration("Deployment", Duration::from_millis(10));
+        metrics.step_error("Config", "SecretsReady", "invalid_input");
+        metrics.step_error("Config", "SecretsReady", "invalid_input");
         let text = metrics.render();
         assert!(
             text.contains("barbican_operator_reconcile_duration_seconds_count{sub_reconciler=\"Deployment\"} 2"),
             "{text}"
         );
         assert!(
-            text.contains("barbican_operator_reconcile_errors_total{condition_type=\"SecretsReady\",sub_reconciler=\"Config\"} 2"),
+            text.contains("barbican_operator_reconcile_errors_total{condition_type=\"SecretsReady\",kind=\"invalid_input\",sub_reconciler=\"Config\"} 2"),
             "{text}"
         );
     }

@@ -112,27 +112,15 @@ impl Fault {
             && self
                 .namespace
                 .as_deref()
-                .is_none_or(|g| crate::controllers::glob_matches(g, request.namespace))
+                .is_none_or(|g| crate::selectors::glob_matches(g, request.namespace))
             && self
                 .name
                 .as_deref()
-                .is_none_or(|g| crate::controllers::glob_matches(g, request.name))
+                .is_none_or(|g| crate::selectors::glob_matches(g, request.name))
             && self
                 .agent
                 .as_deref()
-                .is_none_or(|g| crate::controllers::glob_matches(g, request.agent))
-    }
-}
-
-/// A duration written `250ms`, `5s` or `2m` (a bare number is seconds), as the fault rules and
-/// the `serve` flags take it; `key` names the setting in the error.
-pub fn duration(key: &str, text: &str) -> Result<Duration, String> {
-    let allowed = || format!("{key}={text}: a duration is a whole number with ms, s or m");
-    match crate::durations::terms(text).as_deref() {
-        Some([(n, "ms")]) => Ok(Duration::from_millis(*n)),
-        Some([(n, "s" | "")]) => Ok(Duration::from_secs(*n)),
-        Some([(n, "m")]) => Ok(Duration::from_secs(n * 60)),
-        _ => Err(allowed()),
+                .is_none_or(|g| crate::selectors::glob_matches(g, request.agent))
     }
 }
 
@@ -182,8 +170,12 @@ impl FromStr for Fault {
                     code = Some(c as u16);
                 }
                 "retry-after" => retry_after = Some(number("whole seconds")?),
-                "timeout" => effect = Some(Effect::Timeout(duration(key, value)?)),
-                "latency" => effect = Some(Effect::Latency(duration(key, value)?)),
+                "timeout" => {
+                    effect = Some(Effect::Timeout(crate::durations::duration(key, value)?))
+                }
+                "latency" => {
+                    effect = Some(Effect::Latency(crate::durations::duration(key, value)?))
+                }
                 "every" => fault.trigger = Trigger::Every(number("a count of at least 1")?.max(1)),
                 "times" => fault.trigger = Trigger::Times(number("a count")?),
                 "rate" => {

@@ -176,6 +176,21 @@ impl FieldSelector {
     }
 }
 
+/// Whether `name` matches `glob`, where `*` stands for any run of characters.
+pub(crate) fn glob_matches(glob: &str, name: &str) -> bool {
+    match glob.split_once('*') {
+        None => glob == name,
+        Some((prefix, rest)) => {
+            let Some(tail) = name.strip_prefix(prefix) else {
+                return false;
+            };
+            (0..=tail.len())
+                .filter(|i| tail.is_char_boundary(*i))
+                .any(|i| glob_matches(rest, &tail[i..]))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

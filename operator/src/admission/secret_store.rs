@@ -7,6 +7,7 @@ use super::{
 };
 use crate::api::{
     BarbicanSecretStore, SecretStoreType,
+    config_ownership::is_denied_option,
     names::MAX_SECRET_STORE_NAME_LENGTH,
     secret_store::{
         DEFAULT_KV_MOUNTPOINT, OPENBAO_MANAGED_PIN_MESSAGE, OPENBAO_MODE_UNION_MESSAGE,
@@ -28,28 +29,6 @@ pub const RESERVED_SECTION_NAMES: &[&str] = &[
     "oslo_middleware",
     "healthcheck",
 ];
-
-/// extraOptions keys derived from the typed store spec.
-pub const DENIED_TYPED_OPTIONS: &[&str] = &[
-    "vault_url",
-    "use_ssl",
-    "ssl_ca_crt_file",
-    "approle_role_id",
-    "approle_secret_id",
-    "root_token_id",
-    "kv_mountpoint",
-    "namespace",
-];
-
-/// extraOptions keys of the structural secret-store wiring.
-pub const DENIED_WIRING_OPTIONS: &[&str] =
-    &["secret_store_plugin", "crypto_plugin", "global_default"];
-
-/// Whether an extraOptions key is one the projection owns. The renderer consults the same
-/// predicate, so a store that reached etcd without the webhook still cannot set them.
-pub fn is_denied_option(key: &str) -> bool {
-    DENIED_TYPED_OPTIONS.contains(&key) || DENIED_WIRING_OPTIONS.contains(&key)
-}
 
 fn is_option_name(key: &str) -> bool {
     !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')

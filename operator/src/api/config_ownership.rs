@@ -163,6 +163,28 @@ pub fn owned(section: &str, key: &str) -> Option<&'static OwnedKey> {
         .find(|k| k.section == section && k.key == key)
 }
 
+/// extraOptions keys derived from the typed store spec.
+pub const DENIED_TYPED_OPTIONS: &[&str] = &[
+    "vault_url",
+    "use_ssl",
+    "ssl_ca_crt_file",
+    "approle_role_id",
+    "approle_secret_id",
+    "root_token_id",
+    "kv_mountpoint",
+    "namespace",
+];
+
+/// extraOptions keys of the structural secret-store wiring.
+pub const DENIED_WIRING_OPTIONS: &[&str] =
+    &["secret_store_plugin", "crypto_plugin", "global_default"];
+
+/// Whether an extraOptions key is one the projection owns. The renderer consults the same
+/// predicate, so a store that reached etcd without the webhook still cannot set them.
+pub fn is_denied_option(key: &str) -> bool {
+    DENIED_TYPED_OPTIONS.contains(&key) || DENIED_WIRING_OPTIONS.contains(&key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

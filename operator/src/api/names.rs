@@ -47,6 +47,9 @@ pub fn db_connection_secret_name(barbican: &str) -> String {
     format!("{barbican}-db-connection")
 }
 
+/// The data key of the DSN in `{name}-db-connection`.
+pub const CONNECTION_KEY: &str = "connection";
+
 /// Name of the db-sync Job of a Barbican.
 pub fn db_sync_job_name(barbican: &str) -> String {
     format!("{barbican}-db-sync")

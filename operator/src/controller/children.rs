@@ -244,15 +244,13 @@ impl Children {
     /// timeout); `None` for the management cluster, whose verdict is the setup probe's. The
     /// spec probes a target on every pass, so a target that was down, or that installs the
     /// Gateway API later, is seen as it is now.
-    pub async fn probe_gateway_api(
-        &self,
-    ) -> Option<crate::controller::barbican::http_route::GatewayApi> {
-        use crate::controller::barbican::http_route::GatewayApi;
+    pub async fn probe_gateway_api(&self) -> Option<crate::controller::discovery::GatewayApi> {
+        use crate::controller::discovery::GatewayApi;
         self.cluster.as_ref()?;
         Some(
             tokio::time::timeout(
                 crate::openbao::TIMEOUT,
-                crate::controller::manager::probe_gateway_api(&self.client),
+                crate::controller::discovery::probe_gateway_api(&self.client),
             )
             .await
             .unwrap_or_else(|_| GatewayApi::ProbeFailed("the discovery request timed out".into())),

@@ -24,7 +24,7 @@ use k8s_openapi::api::{
 };
 use kube::{
     Api, Client, Resource, ResourceExt,
-    api::{ApiResource, DynamicObject},
+    api::DynamicObject,
     runtime::{
         Controller, WatchStreamExt,
         controller::{self, Action},
@@ -34,16 +34,14 @@ use kube::{
 };
 
 use super::{
-    barbican::{
-        health::{PROBE_TIMEOUT, ProbeCache},
-        http_route::{self, GatewayApi},
-        reconcile::{Error, Next, reconcile},
-        state::Env,
-        watches,
-    },
+    barbican::{health::PROBE_TIMEOUT, reconcile::reconcile, watches},
     cache::{Cache, slim},
+    discovery::{GatewayApi, http_route_resource, probe_gateway_api, serves},
+    env::Env,
     events::Events,
     fanout::{WatchEvents, fan_out},
+    pass::{Error, Next},
+    probe_cache::ProbeCache,
     scope::{WatchScope, dynamic, filling, typed},
 };
 use crate::{
@@ -323,24 +321,6 @@ fn forget_deleted<K: Resource<DynamicType = ()> + 'static>(
     }
 }
 
-/// Whether the API server serves `resource` (a failed probe is an error, not "no").
-pub async fn serves(client: &Client, resource: &ApiResource) -> Result<bool, kube::Error> {
-    match client.list_api_group_resources(&resource.api_version).await {
-        Ok(list) => Ok(list.resources.iter().any(|r| r.name == resource.plural)),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
-/// Probes for the Gateway API's HTTPRoute.
-pub async fn probe_gateway_api(client: &Client) -> GatewayApi {
-    match serves(client, &http_route::resource()).await {
-        Ok(true) => GatewayApi::Installed,
-        Ok(false) => GatewayApi::NotInstalled,
-        Err(e) => GatewayApi::ProbeFailed(e.to_string()),
-    }
-}
-
 /// Runs the Barbican controller and the BarbicanSecretStore controller beside it (one manager,
 /// one client, one set of metrics) until `shutdown` completes.
 pub async fn run_barbican_controller(
@@ -467,7 +447,7 @@ pub async fn run_barbican_controller(
         .reconcile_on(woken)
         .reconcile_on(remotely_woken);
     if gateway_api == GatewayApi::Installed {
-        let routes = http_route::resource();
+        let routes = http_route_resource();
         controller = controller.owns_stream_with(
             scope.cached(
                 dynamic(&client, &routes),

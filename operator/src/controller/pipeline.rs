@@ -15,7 +15,7 @@ use std::{
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
-use crate::api::conditions::BarbicanConditionType;
+use crate::{api::conditions::BarbicanConditionType, controller::step_error::StepError};
 
 /// What a step decided when it did not fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,11 +25,6 @@ pub enum Outcome {
     /// Come back after this long; the sequence stops here.
     Requeue(Duration),
 }
-
-/// A step's failure.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{0}")]
-pub struct StepError(pub String);
 
 /// The future a step returns.
 pub type StepFuture<'a> = Pin<Box<dyn Future<Output = Result<Outcome, StepError>> + Send + 'a>>;
@@ -56,8 +51,20 @@ pub struct Step<C> {
 pub trait Recorder: Send + Sync {
     /// A step ran for `elapsed`.
     fn duration(&self, step: &'static str, elapsed: Duration);
-    /// A step failed.
-    fn error(&self, step: &'static str, condition: BarbicanConditionType);
+    /// A step failed with `error`.
+    fn error(&self, step: &'static str, condition: BarbicanConditionType, error: &StepError);
+}
+
+/// The operator's recorder: `barbican_operator_reconcile_duration_seconds` and
+/// `barbican_operator_reconcile_errors_total{sub_reconciler,condition_type,kind}`.
+impl Recorder for crate::metrics::Metrics {
+    fn duration(&self, step: &'static str, elapsed: Duration) {
+        self.step_duration(step, elapsed);
+    }
+
+    fn error(&self, step: &'static str, condition: BarbicanConditionType, error: &StepError) {
+        self.step_error(step, condition.as_str(), error.metric_label());
+    }
 }
 
 /// The table.
@@ -87,8 +94,8 @@ async fn timed<C>(
     let started = Instant::now();
     let outcome = (step.run)(context).await;
     recorder.duration(step.name, started.elapsed());
-    if outcome.is_err() {
-        recorder.error(step.name, step.condition);
+    if let Err(error) = &outcome {
+        recorder.error(step.name, step.condition, error);
     }
     outcome
 }
@@ -146,6 +153,7 @@ impl<C: Context> Pipeline<C> {
 
 #[cfg(test)]
 mod tests {
+    use crate::controller::step_error::ErrorKind;
     use std::sync::{Arc, Mutex};
 
     use super::*;
@@ -190,7 +198,12 @@ mod tests {
         fn duration(&self, step: &'static str, _: Duration) {
             self.0.lock().unwrap().0.push(step);
         }
-        fn error(&self, step: &'static str, condition: T) {
+        fn error(&self, step: &'static str, condition: T, error: &StepError) {
+            assert_eq!(
+                error.metric_label(),
+                "api",
+                "the test steps fail as API errors"
+            );
             self.0.lock().unwrap().1.push((step, condition));
         }
     }
@@ -222,7 +235,12 @@ mod tests {
     }
 
     fn database_fails(_: &mut Ctx) -> StepFuture<'_> {
-        Box::pin(async move { Err(StepError("the MariaDB API is unreachable".into())) })
+        Box::pin(async move {
+            Err(StepError::new(
+                ErrorKind::Api,
+                "the MariaDB API is unreachable",
+            ))
+        })
     }
 
     fn deployment(ctx: &mut Ctx) -> StepFuture<'_> {
@@ -259,7 +277,10 @@ mod tests {
         Box::pin(async move {
             meet(ctx, T::HPAReady, "hpa").await;
             report(ctx, T::HPAReady, false);
-            Err(StepError("autoscaling/v2 refused the object".into()))
+            Err(StepError::new(
+                ErrorKind::Api,
+                "autoscaling/v2 refused the object",
+            ))
         })
     }
 
@@ -317,7 +338,7 @@ mod tests {
             pass.errors,
             [(
                 "Database",
-                StepError("the MariaDB API is unreachable".into())
+                StepError::new(ErrorKind::Api, "the MariaDB API is unreachable")
             )]
         );
         assert_eq!(

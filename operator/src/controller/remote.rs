@@ -19,11 +19,11 @@ use kube::{
 use super::{
     barbican::{
         database::mariadb_resource,
-        http_route, projected_kinds,
+        projected_kinds,
         secrets::eso,
         watches::{placed_on, remote_wakes, stores_placed_on},
     },
-    manager::serves,
+    discovery::{http_route_resource, serves},
     secretstore::managed::openbao_cluster_resource,
 };
 use crate::{
@@ -52,7 +52,7 @@ fn custom() -> Vec<(ApiResource, bool)> {
         (eso("SecretStore", "secretstores"), true),
         (eso("ClusterSecretStore", "clustersecretstores"), false),
         (openbao_cluster_resource(), true),
-        (http_route::resource(), true),
+        (http_route_resource(), true),
     ]
 }
 

@@ -176,8 +176,28 @@ pub fn conclude(
     (!unchanged).then_some(after)
 }
 
+/// Whether an object carries the condition `type_` with status True.
+pub fn condition_true(object: &serde_json::Value, type_: &str) -> bool {
+    object["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == type_ && c["status"] == "True")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_store_counts_as_ready_only_with_ready_true() {
+        let ready =
+            serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+        let not =
+            serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}});
+        assert!(condition_true(&ready, "Ready"));
+        assert!(!condition_true(&not, "Ready"));
+        assert!(!condition_true(&serde_json::json!({}), "Ready"));
+    }
+
     use super::*;
 
     #[test]

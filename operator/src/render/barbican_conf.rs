@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{RenderError, ini::Ini, policy::POLICY_FILE_PATH};
 use crate::{
-    admission::secret_store::is_denied_option,
+    api::config_ownership::is_denied_option,
     api::{BarbicanSpec, config_ownership, names::API_PORT, secret_store::DEFAULT_KV_MOUNTPOINT},
 };
 

@@ -1,6 +1,7 @@
-//! The credentials that never enter a rendered file: the environment variables they travel
-//! in, and the digests the Deployment stamps on its pod template so a rotation rolls the pods.
+//! The credentials that never enter a rendered file: how one is read from its Secret, the
+//! environment variables they travel in, and the digests the Deployment stamps on its pod template so a rotation rolls the pods.
 
+use k8s_openapi::api::core::v1::Secret;
 use sha2::{Digest, Sha256};
 
 /// The service-user password (`[keystone_authtoken] password`).
@@ -22,6 +23,16 @@ pub fn digest(value: &[u8]) -> Option<String> {
 /// Lowercase hex of bytes.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The value of `key` in a Secret's data, when present and non-empty.
+pub fn value<'a>(secret: &'a Secret, key: &str) -> Option<&'a [u8]> {
+    secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .map(|v| v.0.as_slice())
+        .filter(|v| !v.is_empty())
 }
 
 #[cfg(test)]

@@ -73,9 +73,10 @@ impl Match {
     pub fn matches(&self, object: &Value) -> bool {
         match self {
             Match::Any => true,
-            Match::Name(glob) => {
-                glob_matches(glob, object["metadata"]["name"].as_str().unwrap_or(""))
-            }
+            Match::Name(glob) => crate::selectors::glob_matches(
+                glob,
+                object["metadata"]["name"].as_str().unwrap_or(""),
+            ),
             Match::Label(key, value) => {
                 object["metadata"]["labels"][key].as_str() == Some(value.as_str())
             }
@@ -107,21 +108,6 @@ impl FromStr for Match {
             _ => Err(format!(
                 "{text:?}: a match is *, name=<glob>, label=<key>=<value> or image=<text>"
             )),
-        }
-    }
-}
-
-/// Whether `name` matches `glob`, where `*` stands for any run of characters.
-pub(crate) fn glob_matches(glob: &str, name: &str) -> bool {
-    match glob.split_once('*') {
-        None => glob == name,
-        Some((prefix, rest)) => {
-            let Some(tail) = name.strip_prefix(prefix) else {
-                return false;
-            };
-            (0..=tail.len())
-                .filter(|i| tail.is_char_boundary(*i))
-                .any(|i| glob_matches(rest, &tail[i..]))
         }
     }
 }
@@ -189,7 +175,7 @@ impl FromStr for JobRule {
         };
         let duration = parts
             .next()
-            .map(|d| crate::faults::duration("job rule duration", d))
+            .map(|d| crate::durations::duration("job rule duration", d))
             .transpose()?;
         if parts.next().is_some() {
             return Err(format!(

@@ -11,8 +11,8 @@ use std::{
 
 use barbican_operator::{
     controller::{
-        barbican::reconcile::{Error, Next},
         manager::contained,
+        pass::{Error, Next},
     },
     metrics::Metrics,
 };

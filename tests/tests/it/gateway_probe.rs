@@ -2,7 +2,7 @@
 //! probe that failed while the cluster was down does not stick once it is back. The fault soak
 //! found the old engagement-time probe stuck on `CapabilityProbeFailed` (seed 101).
 
-use barbican_operator::controller::{barbican::http_route::GatewayApi, children::Children};
+use barbican_operator::controller::{children::Children, discovery::GatewayApi};
 use barbican_sim::Cluster;
 
 #[tokio::test]

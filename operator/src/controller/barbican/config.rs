@@ -17,15 +17,16 @@ use k8s_openapi::{
 use kube::ResourceExt;
 
 use super::{
-    secrets::api_error,
+    pod::mounted_config,
     state::{State, owned_by, owned_metadata},
 };
 use crate::{
     api::conditions::{BarbicanConditionType as T, Reason},
     controller::{
         events::Severity,
-        pipeline::{Outcome, StepError, StepFuture},
+        pipeline::{Outcome, StepFuture},
         status::Report,
+        step_error::{StepError, api_error},
     },
     render::{self, Inputs, POLICY_YAML, Rendered},
 };
@@ -34,9 +35,6 @@ use crate::{
 pub const CONFIG_BASE_LABEL: &str = "cobaltcore.c5c3.io/config-base";
 /// Historical config Secrets kept beside the current one.
 pub const HISTORY: usize = 3;
-/// The pod volume that mounts the config Secret.
-pub const CONFIG_VOLUME: &str = "config";
-
 /// The config Secrets to delete: this Barbican's, other than those in `keep` (the current one
 /// and the one the live Deployment mounts), beyond the newest [`HISTORY`] (newest by creation
 /// time, ties broken by name, both descending).
@@ -83,30 +81,13 @@ pub fn extra_config_health(overridden: &[String]) -> Report {
     }
 }
 
-/// The config Secret a live Deployment mounts, if any.
-pub fn mounted_config(deployment: &Deployment) -> Option<String> {
-    deployment
-        .spec
-        .template
-        .spec
-        .as_ref()?
-        .volumes
-        .iter()
-        .flatten()
-        .find(|v| v.name == CONFIG_VOLUME)?
-        .secret
-        .as_ref()?
-        .secret_name
-        .clone()
-}
-
 fn config_error(state: &mut State, message: String) -> StepError {
     state.report(Report::not_ready(
         T::SecretsReady,
         Reason::ConfigError,
         message.clone(),
     ));
-    StepError(message)
+    StepError::invalid_input(message)
 }
 
 async fn policy_from_config_map(state: &mut State) -> Result<BTreeMap<String, String>, StepError> {

@@ -4,22 +4,19 @@
 use std::time::Duration;
 
 use k8s_openapi::api::batch::v1::Job;
-use kube::{
-    Api, ResourceExt,
-    api::{ApiResource, DynamicObject},
-};
+use kube::api::{ApiResource, DynamicObject};
 use serde_json::json;
 
 use super::{
+    job_metrics::{LAST_DB_SYNC_JOB_ANNOTATION, count_once},
     jobs::{self, SyncAction},
     release::{self, Gate},
-    secrets::{api_error, condition_true},
     state::{State, owned_metadata},
     uwsgi,
 };
 use crate::{
     api::{
-        barbican::{Barbican, BarbicanSpec},
+        barbican::BarbicanSpec,
         conditions::{BarbicanConditionType as T, Reason},
         database::CredentialsMode,
         names::db_sync_job_name,
@@ -27,19 +24,16 @@ use crate::{
     controller::{
         children::made_for,
         events::Severity,
-        pipeline::{Outcome, StepError, StepFuture},
+        pipeline::{Outcome, StepFuture},
         status::Report,
+        status::condition_true,
+        step_error::{StepError, api_error},
     },
     metrics::JobKind,
 };
 
 /// The MariaDB and db-sync waits.
 pub const DATABASE_REQUEUE: Duration = Duration::from_secs(30);
-/// The CR annotation recording the last db-sync Job counted in the metrics.
-pub const LAST_DB_SYNC_JOB_ANNOTATION: &str = "cobaltcore.c5c3.io/last-db-sync-job-uid";
-/// The CR annotation recording the last db-clean run counted in the metrics.
-pub const LAST_DB_CLEAN_JOB_ANNOTATION: &str = "cobaltcore.c5c3.io/last-db-clean-job-uid";
-
 /// A mariadb-operator kind.
 pub fn mariadb_resource(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
@@ -153,7 +147,7 @@ async fn refuse(state: &mut State, reason: Reason, message: String) -> StepError
             .await;
     }
     state.report(Report::not_ready(T::DatabaseReady, reason, message.clone()));
-    StepError(message)
+    StepError::invalid_input(message)
 }
 
 /// Provisions the managed database; `Some` when the pass has to wait.
@@ -201,54 +195,6 @@ async fn provision(state: &mut State) -> Result<Option<Outcome>, StepError> {
             .map(Some);
     }
     Ok(None)
-}
-
-/// Counts a terminal Job once: the CR annotation `annotation` records the last one counted,
-/// written with the CR's resourceVersion as precondition, so two passes (or two operator
-/// processes) never both count it. A failed write skips the metric with a Warning.
-pub async fn count_once(state: &State, kind: JobKind, annotation: &str, job: &Job) {
-    let uid = job.uid().unwrap_or_default();
-    let counted = state
-        .barbican
-        .annotations()
-        .get(annotation)
-        .is_some_and(|u| *u == uid);
-    if counted || uid.is_empty() {
-        return;
-    }
-    let api: Api<Barbican> = Api::namespaced(state.env.client.clone(), &state.namespace());
-    let patch = json!({"metadata": {
-        "resourceVersion": state.barbican.resource_version(),
-        "annotations": {annotation: uid},
-    }});
-    match super::reconcile::patch_metadata(&state.env.writes, &api, &state.name(), &patch).await {
-        Ok(_) => {
-            let succeeded = matches!(jobs::state(job), jobs::JobState::Complete(_));
-            state.env.metrics.job_finished(
-                kind,
-                &state.name(),
-                &state.namespace(),
-                succeeded,
-                jobs::duration_seconds(job),
-            );
-        }
-        Err(error) => {
-            let reason = match kind {
-                JobKind::DbSync => "DBSyncMetricEmissionDeferred",
-                JobKind::DbClean => "DBCleanMetricEmissionDeferred",
-            };
-            state
-                .event(
-                    Severity::Warning,
-                    reason,
-                    &format!(
-                        "recording Job {} as counted failed: {error}",
-                        job.name_any()
-                    ),
-                )
-                .await;
-        }
-    }
 }
 
 /// The Database step.

@@ -13,10 +13,9 @@ use kube::ResourceExt;
 use sha2::{Digest, Sha256};
 
 use super::{
-    database::{LAST_DB_CLEAN_JOB_ANNOTATION, count_once},
+    job_metrics::{LAST_DB_CLEAN_JOB_ANNOTATION, count_once},
     jobs::{self, JobState},
     labels, release,
-    secrets::api_error,
     state::{State, owned_metadata},
 };
 use crate::{
@@ -30,6 +29,7 @@ use crate::{
         events::Severity,
         pipeline::{Outcome, StepFuture},
         status::Report,
+        step_error::api_error,
     },
     metrics::JobKind,
     render::secrets::hex,

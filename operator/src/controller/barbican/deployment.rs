@@ -8,11 +8,9 @@ use k8s_openapi::{
     api::{
         apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment},
         core::v1::{
-            Capabilities, Container, ContainerPort, ExecAction, HTTPGetAction, KeyToPath,
-            Lifecycle, LifecycleHandler, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
-            ProjectedVolumeSource, ResourceRequirements, SeccompProfile, SecretProjection,
-            SecretVolumeSource, SecurityContext, Service, TopologySpreadConstraint, Volume,
-            VolumeMount, VolumeProjection,
+            Container, ContainerPort, ExecAction, HTTPGetAction, Lifecycle, LifecycleHandler,
+            PodSecurityContext, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Service,
+            TopologySpreadConstraint,
         },
         policy::v1::PodDisruptionBudget,
     },
@@ -24,12 +22,9 @@ use k8s_openapi::{
 };
 
 use super::{
-    config::CONFIG_VOLUME,
-    credentials::{self, Digests, Sources},
-    dsn::TLS_DIR,
+    credentials::{self, Sources},
     labels, pdb,
-    secret_stores::Projection,
-    secrets::api_error,
+    pod::{BARBICAN_UID, Inputs, restricted, volumes},
     service,
     state::State,
     uwsgi,
@@ -43,40 +38,15 @@ use crate::{
     controller::{
         pipeline::{Outcome, StepFuture},
         status::Report,
+        step_error::api_error,
     },
-    render::barbican_conf::{SECRET_STORE_CA_FILE, endpoint},
+    render::barbican_conf::endpoint,
 };
 
 /// Deployment readiness polling.
 pub const DEPLOYMENT_REQUEUE: Duration = Duration::from_secs(10);
 /// The API container's name (and its port's).
 pub const CONTAINER: &str = "barbican-api";
-/// Where the config Secret is mounted: barbican's search path.
-pub const CONFIG_DIR: &str = "/etc/barbican";
-/// The uid, gid and fsGroup of barbican's images.
-pub const BARBICAN_UID: i64 = 42424;
-/// The CA volume of a store.
-pub const SECRET_STORE_CA_VOLUME: &str = "secret-store-ca";
-/// The database TLS volume.
-pub const DB_TLS_VOLUME: &str = "db-tls";
-
-/// Everything the Deployment is built from besides the spec.
-#[derive(Clone, Debug, Default)]
-pub struct Inputs {
-    /// The Barbican's name and namespace.
-    pub name: String,
-    /// See `name`.
-    pub namespace: String,
-    /// The config Secret to mount.
-    pub config_secret: String,
-    /// What the SecretStores step found.
-    pub projection: Projection,
-    /// The credential digests for the pod-template annotations.
-    pub digests: Digests,
-    /// The live Deployment's replicas (kept when an HPA owns the count).
-    pub live_replicas: Option<i32>,
-}
-
 fn http_probe() -> HTTPGetAction {
     HTTPGetAction {
         path: Some("/healthcheck".into()),
@@ -154,95 +124,6 @@ fn default_strategy() -> DeploymentStrategy {
             max_surge: Some(IntOrString::Int(1)),
         }),
     }
-}
-
-/// The restricted container security context every barbican container runs with.
-pub fn restricted() -> SecurityContext {
-    SecurityContext {
-        run_as_user: Some(BARBICAN_UID),
-        run_as_group: Some(BARBICAN_UID),
-        run_as_non_root: Some(true),
-        read_only_root_filesystem: Some(true),
-        allow_privilege_escalation: Some(false),
-        capabilities: Some(Capabilities {
-            drop: Some(vec!["ALL".into()]),
-            add: None,
-        }),
-        seccomp_profile: Some(SeccompProfile {
-            type_: "RuntimeDefault".into(),
-            localhost_profile: None,
-        }),
-        ..SecurityContext::default()
-    }
-}
-
-fn mount(name: &str, path: &str) -> VolumeMount {
-    VolumeMount {
-        name: name.into(),
-        mount_path: path.into(),
-        read_only: Some(true),
-        ..VolumeMount::default()
-    }
-}
-
-fn item(key: &str) -> KeyToPath {
-    KeyToPath {
-        key: key.into(),
-        path: key.into(),
-        mode: None,
-        user: None,
-    }
-}
-
-/// The volumes and mounts: the config Secret, the store CA, the database TLS keypair.
-pub fn volumes(spec: &BarbicanSpec, inputs: &Inputs) -> (Vec<Volume>, Vec<VolumeMount>) {
-    let mut volumes = vec![Volume {
-        name: CONFIG_VOLUME.into(),
-        secret: Some(SecretVolumeSource {
-            secret_name: Some(inputs.config_secret.clone()),
-            ..SecretVolumeSource::default()
-        }),
-        ..Volume::default()
-    }];
-    let mut mounts = vec![mount(CONFIG_VOLUME, CONFIG_DIR)];
-    if let Some(ca) = &inputs.projection.ca_secret {
-        volumes.push(Volume {
-            name: SECRET_STORE_CA_VOLUME.into(),
-            secret: Some(SecretVolumeSource {
-                secret_name: Some(ca.clone()),
-                items: Some(vec![item("ca.crt")]),
-                default_mode: Some(0o444),
-                ..SecretVolumeSource::default()
-            }),
-            ..Volume::default()
-        });
-        let dir = SECRET_STORE_CA_FILE.trim_end_matches("/ca.crt");
-        mounts.push(mount(SECRET_STORE_CA_VOLUME, dir));
-    }
-    if let Some(tls) = &spec.database.tls {
-        let project = |secret: &str, keys: &[&str]| VolumeProjection {
-            secret: Some(SecretProjection {
-                name: secret.into(),
-                items: Some(keys.iter().map(|k| item(k)).collect()),
-                optional: None,
-            }),
-            ..VolumeProjection::default()
-        };
-        volumes.push(Volume {
-            name: DB_TLS_VOLUME.into(),
-            projected: Some(ProjectedVolumeSource {
-                default_mode: Some(0o400),
-                default_user: None,
-                sources: Some(vec![
-                    project(&tls.ca_bundle_secret_ref.name, &["ca.crt"]),
-                    project(&tls.client_cert_secret_ref.name, &["tls.crt", "tls.key"]),
-                ]),
-            }),
-            ..Volume::default()
-        });
-        mounts.push(mount(DB_TLS_VOLUME, &format!("{TLS_DIR}/")));
-    }
-    (volumes, mounts)
 }
 
 /// The API Deployment.
@@ -480,6 +361,7 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
 mod tests {
     use super::*;
     use crate::api::fixtures;
+    use crate::controller::barbican::{credentials::Digests, projection::Projection};
 
     fn inputs() -> Inputs {
         Inputs {

@@ -3,16 +3,10 @@
 //! pipeline, so a 2xx means the WSGI app serves requests without a token or a database round
 //! trip.
 
-use std::{
-    collections::HashMap,
-    net::SocketAddr,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{net::SocketAddr, time::Duration};
 
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
-use jiff::Timestamp;
 use kube::ResourceExt;
 
 use super::state::State;
@@ -21,6 +15,7 @@ use crate::{
         conditions::{BarbicanConditionType as T, Reason},
         names::API_PORT,
     },
+    controller::probe_cache::cache_key,
     controller::{
         pipeline::{Outcome, StepFuture},
         status::Report,
@@ -30,8 +25,6 @@ use crate::{
 
 /// Health-check retry.
 pub const HEALTH_REQUEUE: Duration = Duration::from_secs(10);
-/// How long a passing probe is reused.
-pub const PROBE_TTL: Duration = Duration::from_secs(30);
 /// How long one probe may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How much of an unhealthy answer's body the condition quotes.
@@ -58,55 +51,6 @@ where
                 e.to_string()
             }
         })
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Entry {
-    uid: String,
-    endpoint: String,
-    at: Timestamp,
-}
-
-/// Passing probes by `namespace/name`, each with the CR's uid, the endpoint and the time.
-#[derive(Clone, Default)]
-pub struct ProbeCache(Arc<Mutex<HashMap<String, Entry>>>);
-
-impl ProbeCache {
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Whether a passing probe of `key` for `uid` at `endpoint` is younger than the TTL.
-    pub fn fresh(&self, key: &str, uid: &str, endpoint: &str, now: Timestamp) -> bool {
-        self.entries().get(key).is_some_and(|e| {
-            e.uid == uid
-                && e.endpoint == endpoint
-                && now.duration_since(e.at)
-                    < jiff::SignedDuration::try_from(PROBE_TTL).unwrap_or(jiff::SignedDuration::MAX)
-        })
-    }
-
-    /// Records a passing probe.
-    pub fn record(&self, key: &str, uid: &str, endpoint: &str, now: Timestamp) {
-        self.entries().insert(
-            key.to_string(),
-            Entry {
-                uid: uid.to_string(),
-                endpoint: endpoint.to_string(),
-                at: now,
-            },
-        );
-    }
-
-    /// Forgets `key` (a failed probe, or the CR is gone).
-    pub fn evict(&self, key: &str) {
-        self.entries().remove(key);
-    }
-
-    /// Whether anything is cached for `key`.
-    pub fn contains(&self, key: &str) -> bool {
-        self.entries().contains_key(key)
-    }
 }
 
 /// What one probe found.
@@ -277,11 +221,6 @@ pub fn service_host(name: &str, namespace: &str) -> String {
     format!("{name}.{namespace}.svc.cluster.local")
 }
 
-/// The probe cache key of a Barbican.
-pub fn cache_key(namespace: &str, name: &str) -> String {
-    format!("{namespace}/{name}")
-}
-
 /// The HealthCheck step.
 pub fn health_check(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
@@ -333,26 +272,6 @@ pub fn health_check(state: &mut State) -> StepFuture<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_probe_is_reused_for_the_same_uid_and_endpoint_within_the_ttl() {
-        let cache = ProbeCache::default();
-        let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
-        cache.record("ns/kms", "u1", "http://e", t0);
-        let later = |s: i64| t0 + jiff::SignedDuration::from_secs(s);
-        assert!(cache.fresh("ns/kms", "u1", "http://e", later(29)));
-        assert!(!cache.fresh("ns/kms", "u1", "http://e", later(30)));
-        assert!(
-            !cache.fresh("ns/kms", "u2", "http://e", later(1)),
-            "a recreated CR"
-        );
-        assert!(
-            !cache.fresh("ns/kms", "u1", "https://x", later(1)),
-            "a new endpoint"
-        );
-        cache.evict("ns/kms");
-        assert!(!cache.contains("ns/kms"));
-    }
 
     #[test]
     fn an_unhealthy_answer_quotes_at_most_256_bytes_of_its_body() {

@@ -6,10 +6,7 @@ use k8s_openapi::api::autoscaling::v2::{
     MetricTarget, ResourceMetricSource,
 };
 
-use super::{
-    secrets::api_error,
-    state::{State, owned_metadata},
-};
+use super::state::{State, owned_metadata};
 use crate::{
     api::{
         barbican::BarbicanSpec,
@@ -18,6 +15,7 @@ use crate::{
     controller::{
         pipeline::{Outcome, StepFuture},
         status::Report,
+        step_error::api_error,
     },
 };
 

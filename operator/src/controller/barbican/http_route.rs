@@ -4,13 +4,10 @@
 
 use std::time::Duration;
 
-use kube::api::{ApiResource, DynamicObject};
+use kube::api::DynamicObject;
 use serde_json::json;
 
-use super::{
-    secrets::api_error,
-    state::{State, owned_metadata},
-};
+use super::state::{State, owned_metadata};
 use crate::{
     api::{
         conditions::{BarbicanConditionType as T, Reason},
@@ -18,35 +15,15 @@ use crate::{
         names::API_PORT,
     },
     controller::{
+        discovery::{GatewayApi, http_route_resource},
         pipeline::{Outcome, StepFuture},
         status::Report,
+        step_error::api_error,
     },
 };
 
 /// HTTPRoute acceptance polling.
 pub const ROUTE_REQUEUE: Duration = Duration::from_secs(10);
-
-/// What the start-up (or per-cluster) probe found about the Gateway API.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GatewayApi {
-    /// HTTPRoute is served.
-    Installed,
-    /// The CRD is absent.
-    NotInstalled,
-    /// Discovery failed; the message says how.
-    ProbeFailed(String),
-}
-
-/// `gateway.networking.k8s.io/v1` HTTPRoute.
-pub fn resource() -> ApiResource {
-    ApiResource {
-        group: "gateway.networking.k8s.io".into(),
-        version: "v1".into(),
-        api_version: "gateway.networking.k8s.io/v1".into(),
-        kind: "HTTPRoute".into(),
-        plural: "httproutes".into(),
-    }
-}
 
 /// The path prefix: the block's path with a leading `/`, `/` by default.
 pub fn path(gateway: &GatewaySpec) -> String {
@@ -136,7 +113,7 @@ pub fn http_route(state: &mut State) -> StepFuture<'_> {
             (Plan::Remove(report), _) => {
                 state
                     .children
-                    .delete_dynamic(&resource(), &name)
+                    .delete_dynamic(&http_route_resource(), &name)
                     .await
                     .map_err(|e| api_error("deleting the HTTPRoute", e))?;
                 state.report(report);
@@ -151,12 +128,13 @@ pub fn http_route(state: &mut State) -> StepFuture<'_> {
         };
         let mut metadata = owned_metadata(state, &name);
         metadata.annotations = gateway.annotations.clone().filter(|a| !a.is_empty());
-        let mut route = DynamicObject::new(&name, &resource()).within(&state.namespace());
+        let mut route =
+            DynamicObject::new(&name, &http_route_resource()).within(&state.namespace());
         route.metadata = metadata;
         route.data = json!({"spec": route_spec(&gateway, &name)});
         let live = state
             .children
-            .ensure_dynamic(&resource(), &route)
+            .ensure_dynamic(&http_route_resource(), &route)
             .await
             .map_err(|e| api_error("applying the HTTPRoute", e))?;
         if accepted(&live.data) {

@@ -21,7 +21,7 @@ use k8s_openapi::api::{
 };
 use sha2::{Digest, Sha256};
 
-use super::{deployment, secret_stores::Projection};
+use super::{pod, projection::Projection};
 use crate::{
     api::{barbican::BarbicanSpec, names::db_connection_secret_name},
     render::secrets::{DATABASE_CONNECTION_ENV, hex},
@@ -142,13 +142,13 @@ pub fn container(
     barbican: &str,
     config_secret: &str,
 ) -> (Container, Vec<Volume>) {
-    let inputs = deployment::Inputs {
+    let inputs = pod::Inputs {
         name: barbican.into(),
         config_secret: config_secret.into(),
         projection: Projection::default(),
-        ..deployment::Inputs::default()
+        ..pod::Inputs::default()
     };
-    let (volumes, mounts) = deployment::volumes(spec, &inputs);
+    let (volumes, mounts) = pod::volumes(spec, &inputs);
     let container = Container {
         name: name.into(),
         image: Some(spec.image.reference()),
@@ -159,13 +159,13 @@ pub fn container(
             value_from: Some(k8s_openapi::api::core::v1::EnvVarSource {
                 secret_key_ref: Some(k8s_openapi::api::core::v1::SecretKeySelector {
                     name: db_connection_secret_name(barbican),
-                    key: super::secrets::CONNECTION_KEY.into(),
+                    key: crate::api::names::CONNECTION_KEY.into(),
                     optional: None,
                 }),
                 ..Default::default()
             }),
         }]),
-        security_context: Some(deployment::restricted()),
+        security_context: Some(pod::restricted()),
         volume_mounts: Some(mounts),
         ..Container::default()
     };

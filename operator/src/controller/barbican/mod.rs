@@ -10,10 +10,13 @@ pub mod dsn;
 pub mod health;
 pub mod hpa;
 pub mod http_route;
+pub mod job_metrics;
 pub mod jobs;
 pub mod labels;
 pub mod network_policy;
 pub mod pdb;
+pub mod pod;
+pub mod projection;
 pub mod reconcile;
 pub mod release;
 pub mod secret_stores;
@@ -53,7 +56,7 @@ pub fn projected_kinds(with_http_route: bool) -> Vec<kube::api::ApiResource> {
         ApiResource::erase::<Secret>(&()),
     ];
     if with_http_route {
-        kinds.push(http_route::resource());
+        kinds.push(crate::controller::discovery::http_route_resource());
     }
     kinds
 }

@@ -16,7 +16,6 @@ use k8s_openapi::{
 use super::{
     dsn::DEFAULT_PORT as DATABASE_PORT,
     labels,
-    secrets::api_error,
     state::{State, owned_metadata},
 };
 use crate::{
@@ -26,8 +25,9 @@ use crate::{
         names::API_PORT,
     },
     controller::{
-        pipeline::{Outcome, StepError, StepFuture},
+        pipeline::{Outcome, StepFuture},
         status::Report,
+        step_error::{StepError, api_error},
     },
 };
 
@@ -216,7 +216,7 @@ pub fn network_policy(state: &mut State) -> StepFuture<'_> {
             operator_namespace: state.env.operator_namespace.clone(),
             openbao_urls: openbao_urls(state),
         };
-        let spec = policy_spec(&state.barbican.spec, &inputs).map_err(StepError)?;
+        let spec = policy_spec(&state.barbican.spec, &inputs).map_err(StepError::invalid_input)?;
         let policy = NetworkPolicy {
             metadata: owned_metadata(state, &name),
             spec: Some(spec),

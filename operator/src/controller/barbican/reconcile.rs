@@ -3,17 +3,10 @@
 
 use std::{sync::Arc, time::Duration};
 
-use kube::{
-    Api, Resource, ResourceExt,
-    api::{ListParams, Patch, PatchParams},
-};
-use serde_json::{Value, json};
+use kube::{Api, ResourceExt, api::ListParams};
+use serde_json::json;
 
-use super::{
-    health::cache_key,
-    pipeline,
-    state::{Env, State},
-};
+use super::{pipeline, state::State};
 use crate::{
     api::conditions::{BarbicanConditionType, Reason},
     api::{
@@ -22,129 +15,16 @@ use crate::{
     },
     clusters::{UNRESOLVED_REQUEUE, place},
     controller::{
-        cache::{OwnWrites, current},
+        cache::current,
         children::{Children, label_owner_refusal, owned_by, owner_selector},
+        env::Env,
         events::{Severity, reference},
+        pass::{Error, Next, api_failed},
+        probe_cache::cache_key,
         status::{Report, conclude, set},
+        writes::{patch_metadata, write_finalizers, write_status},
     },
 };
-
-/// Why a pass failed.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// A step failed; its condition and the status were written first.
-    #[error("step {step} failed: {message}")]
-    Step {
-        /// The step's name.
-        step: &'static str,
-        /// What went wrong.
-        message: String,
-    },
-    /// Talking to the API server failed.
-    #[error("{what}: {source}")]
-    Api {
-        /// What the operator was doing.
-        what: &'static str,
-        /// The client's error.
-        source: kube::Error,
-    },
-    /// The pass panicked: contained, counted in `barbican_operator_reconcile_panics_total`,
-    /// and retried with backoff like any failure. The panic's text is not carried (it may
-    /// quote what a tenant wrote); the log names where it happened.
-    #[error("the pass panicked (a bug: the operator's log says where)")]
-    Panicked,
-}
-
-/// What a pass asks of the scheduler.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Next {
-    /// Come back after this long.
-    After(Duration),
-    /// Wait for a change.
-    AwaitChange,
-}
-
-fn api_failed(what: &'static str) -> impl FnOnce(kube::Error) -> Error {
-    move |source| Error::Api { what, source }
-}
-
-/// The merge patch that makes the stored status read `status`: absent fields are nulled so a
-/// cleared field is cleared on the server too.
-pub fn status_patch<S: serde::Serialize>(before: &S, status: &S) -> Value {
-    // A status is plain data with string keys: it always serializes.
-    let mut after = serde_json::to_value(status).unwrap_or_default();
-    let before = serde_json::to_value(before).unwrap_or_default();
-    if let (Some(after), Some(before)) = (after.as_object_mut(), before.as_object()) {
-        for key in before.keys() {
-            after.entry(key.clone()).or_insert(Value::Null);
-        }
-    }
-    json!({ "status": after })
-}
-
-/// Writes `status` on the status subresource of `name`, nulling what `before` had and it lacks;
-/// the write is recorded in `writes` until the watch delivers it.
-pub async fn write_status<K, S>(
-    writes: &OwnWrites,
-    api: &Api<K>,
-    name: &str,
-    before: &S,
-    status: &S,
-) -> Result<(), kube::Error>
-where
-    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-    S: serde::Serialize,
-{
-    let written = api
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(&status_patch(before, status)),
-        )
-        .await?;
-    writes.wrote(&written);
-    Ok(())
-}
-
-/// Merges `patch` into the metadata of the CR `name`, recorded in `writes` until the watch
-/// delivers it (every write of this operator to its CRs goes through here or
-/// [`write_status`]).
-pub async fn patch_metadata<K>(
-    writes: &OwnWrites,
-    api: &Api<K>,
-    name: &str,
-    patch: &serde_json::Value,
-) -> Result<K, kube::Error>
-where
-    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    let written = api
-        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
-        .await?;
-    writes.wrote(&written);
-    Ok(written)
-}
-
-/// Writes `finalizers` as the whole list on `name`, guarded by the `resource_version` the
-/// list was derived from; `false` when the object is already gone.
-pub async fn write_finalizers<K>(
-    writes: &OwnWrites,
-    api: &Api<K>,
-    name: &str,
-    resource_version: Option<String>,
-    finalizers: Vec<String>,
-) -> Result<bool, kube::Error>
-where
-    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    let patch =
-        json!({"metadata": {"finalizers": finalizers, "resourceVersion": resource_version}});
-    match patch_metadata(writes, api, name, &patch).await {
-        Ok(_) => Ok(true),
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
-        Err(e) => Err(e),
-    }
-}
 
 /// How long the finalizer holds while the MariaDB CRs tear down.
 pub const FINALIZER_HOLD: Duration = Duration::from_secs(30);
@@ -294,7 +174,7 @@ async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error>
         .await
         .map_err(|e| Error::Step {
             step: "Finalizer",
-            message: e.0,
+            source: e,
         })?;
     let deleted_at = barbican.metadata.deletion_timestamp.as_ref().map(|t| t.0);
     if live && past_finalizer_bound(deleted_at, now) {
@@ -447,7 +327,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
     if let Some((step, error)) = pass.errors.into_iter().next() {
         return Err(Error::Step {
             step,
-            message: error.0,
+            source: error,
         });
     }
     Ok(pass.requeue.map_or(Next::AwaitChange, Next::After))
@@ -456,7 +336,6 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::barbican::BarbicanStatus;
 
     #[test]
     fn the_finalizer_wait_is_bounded_to_ten_minutes_after_the_deletion() {
@@ -465,27 +344,5 @@ mod tests {
         assert!(!past_finalizer_bound(deleted, at("2026-01-01T00:09:59Z")));
         assert!(past_finalizer_bound(deleted, at("2026-01-01T00:10:00Z")));
         assert!(!past_finalizer_bound(None, at("2030-01-01T00:00:00Z")));
-    }
-
-    #[test]
-    fn a_cleared_status_field_is_nulled_in_the_patch() {
-        let before = BarbicanStatus {
-            endpoint: Some("http://x".into()),
-            observed_generation: Some(1),
-            ..BarbicanStatus::default()
-        };
-        let after = BarbicanStatus {
-            observed_generation: Some(2),
-            ..BarbicanStatus::default()
-        };
-        let patch = status_patch(&before, &after);
-        assert_eq!(patch["status"]["endpoint"], Value::Null);
-        assert!(
-            patch["status"]
-                .as_object()
-                .unwrap()
-                .contains_key("endpoint")
-        );
-        assert_eq!(patch["status"]["observedGeneration"], 2);
     }
 }

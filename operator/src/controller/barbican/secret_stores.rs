@@ -10,39 +10,26 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 
 use super::{
-    secrets::{api_error, value},
+    projection::{Projection, attached, sources},
     state::State,
 };
 use crate::{
     api::{
         conditions::{BarbicanConditionType as T, Reason, StoreConditionType},
-        names::approle_secret_name,
         secret_store::BarbicanSecretStore,
     },
     controller::{
         events::Severity,
-        pipeline::{Outcome, StepError, StepFuture},
+        pipeline::{Outcome, StepFuture},
         secretstore::managed,
         status::Report,
+        step_error::{ErrorKind, StepError, api_error},
     },
     render::{
         barbican_conf::{ProjectedStore, SECRET_STORE_CA_FILE},
-        secrets::digest,
+        secrets::{digest, value},
     },
 };
-
-/// What the step found for this pass.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Projection {
-    /// Whether the stores form a valid projection (exactly one default, one OpenBao store).
-    pub valid: bool,
-    /// The stores to render, sorted by name.
-    pub stores: Vec<ProjectedStore>,
-    /// The Secret holding the OpenBao store's `secret-id`, for the pods' env var.
-    pub credentials_secret: Option<String>,
-    /// The Secret holding the OpenBao store's `ca.crt`, mounted into the pods.
-    pub ca_secret: Option<String>,
-}
 
 /// One attached store as the decision sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,25 +51,6 @@ pub struct Invalid {
     pub reason: Reason,
     /// What the user has to do.
     pub message: String,
-}
-
-/// Whether `store` is attached to the Barbican `namespace/name`.
-pub fn attaches(store: &BarbicanSecretStore, namespace: &str, name: &str) -> bool {
-    // Borrowed: every pass and every store event asks this of every cached store.
-    store.metadata.namespace.as_deref() == Some(namespace) && store.spec.barbican_ref.name == name
-}
-
-/// The stores in `namespace` attached to the Barbican `name`, from the watch cache.
-pub fn attached(
-    stores: &[std::sync::Arc<BarbicanSecretStore>],
-    namespace: &str,
-    name: &str,
-) -> Vec<BarbicanSecretStore> {
-    stores
-        .iter()
-        .filter(|s| attaches(s, namespace, name))
-        .map(|s| s.as_ref().clone())
-        .collect()
 }
 
 /// The ready stores of a valid projection, sorted by name, or why there is none. Every store is
@@ -134,25 +102,6 @@ fn candidate(store: &BarbicanSecretStore) -> Candidate {
             })
         }),
         deleting: store.metadata.deletion_timestamp.is_some(),
-    }
-}
-
-/// Where a store's credentials and CA live.
-pub(crate) fn sources(store: &BarbicanSecretStore) -> (String, Option<String>) {
-    let open_bao = store.spec.open_bao.as_ref();
-    match (
-        open_bao.and_then(|o| o.instance_ref.as_ref()),
-        open_bao.and_then(|o| o.server.as_ref()),
-    ) {
-        (Some(instance), _) => (
-            approle_secret_name(&store.name_any()),
-            Some(managed::ca_secret_name(&instance.name)),
-        ),
-        (None, Some(server)) => (
-            server.credentials_secret_ref.name.clone(),
-            server.ca_bundle_secret_ref.as_ref().map(|r| r.name.clone()),
-        ),
-        (None, None) => (approle_secret_name(&store.name_any()), None),
     }
 }
 
@@ -273,12 +222,12 @@ pub fn secret_stores(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
         let (name, namespace) = (state.name(), state.namespace());
         // Until the cache holds its first full list, "no stores" would be a guess.
-        state
-            .env
-            .stores
-            .wait_until_ready()
-            .await
-            .map_err(|e| StepError(format!("the BarbicanSecretStore cache: {e}")))?;
+        state.env.stores.wait_until_ready().await.map_err(|e| {
+            StepError::new(
+                ErrorKind::DependencyNotReady,
+                format!("the BarbicanSecretStore cache: {e}"),
+            )
+        })?;
         let mut attached: Vec<BarbicanSecretStore> =
             attached(&state.env.stores.state(), &namespace, &name);
         attached.sort_by_key(|s| s.name_any());

@@ -21,17 +21,16 @@ use crate::{
         refs::SecretStoreKind,
     },
     controller::{
-        pipeline::{Outcome, StepError, StepFuture},
+        pipeline::{Outcome, StepFuture},
         status::Report,
+        status::condition_true,
+        step_error::{ErrorKind, StepError, api_error},
     },
-    render::secrets::digest,
+    render::secrets::{digest, value},
 };
 
 /// The ESO secret-gate polling interval.
 pub const SECRETS_REQUEUE: Duration = Duration::from_secs(15);
-
-/// The data key of the DSN in `{name}-db-connection`.
-pub const CONNECTION_KEY: &str = "connection";
 
 /// An External Secrets kind.
 pub fn eso(kind: &str, plural: &str) -> ApiResource {
@@ -55,19 +54,6 @@ pub fn selected_store(state: &State) -> (SecretStoreKind, String) {
     }
 }
 
-/// Whether an object carries the condition `type_` with status True.
-pub fn condition_true(object: &serde_json::Value, type_: &str) -> bool {
-    object["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == type_ && c["status"] == "True")
-}
-
-pub(crate) fn api_error(what: &str, error: kube::Error) -> StepError {
-    StepError(format!("{what}: {error}"))
-}
-
 /// A dynamic object's read; a missing object or a kind that is not served reads as `None`.
 fn unless_unserved(
     read: Result<Option<DynamicObject>, kube::Error>,
@@ -77,16 +63,6 @@ fn unless_unserved(
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
         Err(e) => Err(api_error("reading the External Secrets store", e)),
     }
-}
-
-/// The value of `key` in a Secret's data, when present and non-empty.
-pub fn value<'a>(secret: &'a Secret, key: &str) -> Option<&'a [u8]> {
-    secret
-        .data
-        .as_ref()
-        .and_then(|d| d.get(key))
-        .map(|v| v.0.as_slice())
-        .filter(|v| !v.is_empty())
 }
 
 /// Why a credential Secret is not usable yet, for the condition message. The same-named
@@ -150,7 +126,7 @@ pub fn secrets(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
         let outcome = gate(state).await;
         if let (Err(error), Some(cluster)) = (&outcome, state.children.cluster()) {
-            let message = format!("target cluster {cluster:?}: {}", error.0);
+            let message = format!("target cluster {cluster:?}: {}", error);
             state.report(Report::not_ready(
                 T::SecretsReady,
                 Reason::TargetClusterUnavailable,
@@ -165,7 +141,7 @@ pub fn secrets(state: &mut State) -> StepFuture<'_> {
 async fn gate(state: &mut State) -> Result<Outcome, StepError> {
     // The first read on a target cluster outside its registered namespaces fails there.
     if let Some(refusal) = state.children.namespace_refusal() {
-        return Err(StepError(refusal));
+        return Err(StepError::new(ErrorKind::Placement, refusal));
     }
     let (kind, name) = selected_store(state);
     let children = &state.children;
@@ -286,7 +262,7 @@ pub fn db_connection(state: &mut State) -> StepFuture<'_> {
             metadata: owned_metadata(state, &name),
             type_: Some("Opaque".into()),
             data: Some(BTreeMap::from([(
-                CONNECTION_KEY.to_string(),
+                crate::api::names::CONNECTION_KEY.to_string(),
                 ByteString(dsn.clone().into_bytes()),
             )])),
             ..Secret::default()
@@ -325,16 +301,5 @@ mod tests {
             ["username", "password"]
         );
         assert!(missing(Some(&secret(&[("password", "x")])), &["password"]).is_empty());
-    }
-
-    #[test]
-    fn a_store_counts_as_ready_only_with_ready_true() {
-        let ready =
-            serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-        let not =
-            serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}});
-        assert!(condition_true(&ready, "Ready"));
-        assert!(!condition_true(&not, "Ready"));
-        assert!(!condition_true(&serde_json::json!({}), "Ready"));
     }
 }

@@ -1,61 +1,22 @@
 //! What the steps of one pass work on: the shared environment (clients, clock, caches) and the
 //! pass's own working copy of the CR's status plus what earlier steps found.
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::{Client, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
 
-use super::{
-    credentials::Digests, health::ProbeCache, http_route::GatewayApi, secret_stores::Projection,
-};
+use super::{credentials::Digests, projection::Projection};
 use crate::{
     api::barbican::{Barbican, BarbicanStatus},
-    clock::Clock,
     controller::{
         children::Children,
-        events::{Events, Severity, reference},
+        env::Env,
+        events::{Severity, reference},
         pipeline::Context,
         status::{Report, set},
     },
-    metrics::Metrics,
-    resolve::Resolve,
 };
-
-/// Shared by every pass of the Barbican controller.
-pub struct Env {
-    /// The management cluster's client: the CRs, their status, events.
-    pub client: Client,
-    /// Where time is read.
-    pub clock: Arc<dyn Clock>,
-    /// Name resolution for the health probe.
-    pub resolver: Arc<dyn Resolve>,
-    /// The pipeline series.
-    pub metrics: Arc<Metrics>,
-    /// Passing health probes, reused within their TTL.
-    pub probes: ProbeCache,
-    /// Whether the Gateway API's HTTPRoute is served (probed at start).
-    pub gateway_api: GatewayApi,
-    /// The namespace the operator runs in (allowed into the API pods).
-    pub operator_namespace: String,
-    /// Events about the CRs.
-    pub events: Events,
-    /// How long a health probe may take.
-    pub probe_timeout: Duration,
-    /// The secret stores' passing verdicts, reused until due.
-    pub verified: crate::controller::secretstore::verified::Verified,
-    /// The registered target clusters.
-    pub clusters: crate::clusters::Registry,
-    /// The watch cache of BarbicanSecretStores: the SecretStores step finds a Barbican's stores
-    /// here (the reference's field index on `spec.barbicanRef.name`) instead of listing them.
-    pub stores: kube::runtime::reflector::Store<crate::api::secret_store::BarbicanSecretStore>,
-    /// The watch cache of Barbicans (a pass starts from it, see [`crate::controller::cache`]).
-    pub barbicans: kube::runtime::reflector::Store<crate::api::barbican::Barbican>,
-    /// The watch cache of the management cluster's children and inputs.
-    pub cache: crate::controller::cache::Cache,
-    /// This operator's writes to its CRs that the watches have not delivered yet.
-    pub writes: crate::controller::cache::OwnWrites,
-}
 
 /// One pass over one Barbican.
 #[derive(Clone)]

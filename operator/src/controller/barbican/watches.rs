@@ -28,7 +28,7 @@ pub fn secret_names(barbican: &Barbican) -> [&str; 2] {
 /// The Secret names a store's projection reads: its AppRole credentials and its CA bundle
 /// (the same names the SecretStores step reads, so the watch never misses one).
 pub fn store_secret_names(store: &BarbicanSecretStore) -> Vec<String> {
-    let (credentials, ca) = super::secret_stores::sources(store);
+    let (credentials, ca) = super::projection::sources(store);
     std::iter::once(credentials).chain(ca).collect()
 }
 
@@ -41,7 +41,7 @@ pub fn stores_of_barbican(
 ) -> Vec<ObjectRef<BarbicanSecretStore>> {
     stores
         .iter()
-        .filter(|s| super::secret_stores::attaches(s, namespace, name))
+        .filter(|s| super::projection::attaches(s, namespace, name))
         .map(|s| ObjectRef::from_obj(s.as_ref()))
         .collect()
 }

@@ -37,12 +37,10 @@ use crate::{
         secret_store::{BarbicanSecretStore, CA_KEY, ROLE_ID_KEY, SECRET_ID_KEY},
     },
     clusters::tunnel::Tunnel,
-    controller::{
-        barbican::{secrets::value, state::Env},
-        children::Children,
-    },
+    controller::{children::Children, env::Env},
     metrics::Trigger,
     openbao::{self, BARBICAN_ROLE, OpenBao, PROVISIONER_ROLE, Target},
+    render::secrets::value,
 };
 
 /// The OpenBaoCluster kind of the OpenBao operator.

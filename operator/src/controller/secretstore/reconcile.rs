@@ -22,24 +22,19 @@ use crate::{
     },
     clusters::{UNRESOLVED_REQUEUE, place},
     controller::{
-        barbican::{
-            config::mounted_config,
-            reconcile::{Error, Next, patch_metadata, write_finalizers, write_status},
-            state::Env,
-        },
+        barbican::pod::mounted_config,
         cache::current,
         children::{Children, owned_by},
+        env::Env,
         events::{Severity, reference},
+        pass::{Error, Next, api_failed},
         status::Report,
+        writes::{patch_metadata, write_finalizers, write_status},
     },
 };
 
 /// How long a store without a parent waits before looking again.
 pub const WAITING_FOR_PARENT: Duration = Duration::from_secs(15);
-
-fn api_failed(what: &'static str) -> impl FnOnce(kube::Error) -> Error {
-    move |source| Error::Api { what, source }
-}
 
 /// ConfigProjected, observed by reading the barbican.conf the parent's Deployment mounts.
 async fn config_projected(

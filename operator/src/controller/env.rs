@@ -1,0 +1,48 @@
+//! What every pass of both controllers shares: the clients, the clock, the caches, the
+//! metrics and the events. Built once by the manager; a pass holds it behind an `Arc`.
+
+use std::{sync::Arc, time::Duration};
+
+use kube::Client;
+
+use crate::{
+    clock::Clock,
+    controller::{discovery::GatewayApi, events::Events, probe_cache::ProbeCache},
+    metrics::Metrics,
+    resolve::Resolve,
+};
+
+/// Shared by every pass of the Barbican controller.
+pub struct Env {
+    /// The management cluster's client: the CRs, their status, events.
+    pub client: Client,
+    /// Where time is read.
+    pub clock: Arc<dyn Clock>,
+    /// Name resolution for the health probe.
+    pub resolver: Arc<dyn Resolve>,
+    /// The pipeline series.
+    pub metrics: Arc<Metrics>,
+    /// Passing health probes, reused within their TTL.
+    pub probes: ProbeCache,
+    /// Whether the Gateway API's HTTPRoute is served (probed at start).
+    pub gateway_api: GatewayApi,
+    /// The namespace the operator runs in (allowed into the API pods).
+    pub operator_namespace: String,
+    /// Events about the CRs.
+    pub events: Events,
+    /// How long a health probe may take.
+    pub probe_timeout: Duration,
+    /// The secret stores' passing verdicts, reused until due.
+    pub verified: crate::controller::secretstore::verified::Verified,
+    /// The registered target clusters.
+    pub clusters: crate::clusters::Registry,
+    /// The watch cache of BarbicanSecretStores: the SecretStores step finds a Barbican's stores
+    /// here (the reference's field index on `spec.barbicanRef.name`) instead of listing them.
+    pub stores: kube::runtime::reflector::Store<crate::api::secret_store::BarbicanSecretStore>,
+    /// The watch cache of Barbicans (a pass starts from it, see [`crate::controller::cache`]).
+    pub barbicans: kube::runtime::reflector::Store<crate::api::barbican::Barbican>,
+    /// The watch cache of the management cluster's children and inputs.
+    pub cache: crate::controller::cache::Cache,
+    /// This operator's writes to its CRs that the watches have not delivered yet.
+    pub writes: crate::controller::cache::OwnWrites,
+}
