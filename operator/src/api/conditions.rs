@@ -21,6 +21,11 @@ macro_rules! vocabulary {
                     $($name::$variant => stringify!($variant)),+
                 }
             }
+
+            /// The value written as `text`, if it is one.
+            pub fn parse(text: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|v| v.as_str() == text)
+            }
         }
 
         impl std::fmt::Display for $name {
@@ -85,6 +90,31 @@ vocabulary! {
         ProvisioningReady,
         /// The parent's Deployment mounts a config carrying this store's section.
         ConfigProjected,
+    }
+}
+
+vocabulary! {
+    /// The reasons of the Events that do not repeat a condition's reason (those that do carry
+    /// the condition's [`Reason`]).
+    EventReason {
+        /// A store attached to a Barbican is not projected (named in the note).
+        BarbicanSecretStoreSkipped,
+        /// A store that was projected no longer is.
+        SecretStoreDetached,
+        /// extraConfig overrides a key the operator owns.
+        ExtraConfigOwnedKeyOverride,
+        /// A terminal db-sync Job could not be recorded as counted; its metric waits.
+        DBSyncMetricEmissionDeferred,
+        /// A terminal db-clean Job could not be recorded as counted; its metric waits.
+        DBCleanMetricEmissionDeferred,
+        /// The children on a target cluster could not be removed and are left behind.
+        RemoteChildrenAbandoned,
+        /// The MariaDB CRs did not go within the bound; the finalizer is released anyway.
+        DatabaseAbandoned,
+        /// The MariaDB CRs are being deleted before the finalizer is released.
+        FinalizingDatabase,
+        /// Nothing is left to clean up; the finalizer is released.
+        DatabaseFinalized,
     }
 }
 
@@ -213,6 +243,21 @@ vocabulary! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_reason_parses_back_from_what_is_written() {
+        for reason in Reason::ALL {
+            assert_eq!(Reason::parse(reason.as_str()), Some(*reason));
+        }
+        for reason in EventReason::ALL {
+            assert_eq!(EventReason::parse(reason.as_str()), Some(*reason));
+            assert!(
+                Reason::parse(reason.as_str()).is_none(),
+                "{reason} is an Event's own reason, not a condition's"
+            );
+        }
+        assert_eq!(Reason::parse("SomethingElse"), None);
+    }
 
     #[test]
     fn the_aggregate_reads_nine_sub_conditions_and_not_itself_or_extra_config() {

@@ -17,7 +17,10 @@ use kube::{
     api::{Patch, PatchParams, PostParams},
 };
 
-use crate::clock::Clock;
+use crate::{
+    api::conditions::{EventReason, Reason},
+    clock::Clock,
+};
 
 /// How long after its last occurrence an event that happens again joins its series instead of
 /// being created anew (a stuck CR that repeats an event every 30 s makes one Event).
@@ -107,6 +110,37 @@ impl Severity {
     }
 }
 
+/// An Event's reason: one of its own, or the reason of the condition it reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventWhy {
+    /// A reason only Events carry.
+    Event(EventReason),
+    /// A condition's reason, repeated on the Event that reports the condition's change.
+    Condition(Reason),
+}
+
+impl EventWhy {
+    /// The string written to the API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Event(reason) => reason.as_str(),
+            Self::Condition(reason) => reason.as_str(),
+        }
+    }
+}
+
+impl From<EventReason> for EventWhy {
+    fn from(reason: EventReason) -> Self {
+        Self::Event(reason)
+    }
+}
+
+impl From<Reason> for EventWhy {
+    fn from(reason: Reason) -> Self {
+        Self::Condition(reason)
+    }
+}
+
 /// Publishes events through one client.
 #[derive(Clone)]
 pub struct Events {
@@ -138,9 +172,10 @@ impl Events {
         &self,
         regarding: &ObjectReference,
         severity: Severity,
-        reason: &str,
+        reason: impl Into<EventWhy>,
         note: &str,
     ) {
+        let reason = reason.into().as_str();
         let namespace = regarding.namespace.clone().unwrap_or_default();
         let now = self.clock.now();
         let note: String = note.chars().take(1024).collect();
@@ -233,6 +268,18 @@ pub fn describe<K: Resource>(object: &K) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_carries_its_own_reason_or_the_condition_s() {
+        assert_eq!(
+            EventWhy::from(EventReason::DatabaseFinalized).as_str(),
+            "DatabaseFinalized"
+        );
+        assert_eq!(
+            EventWhy::from(Reason::InvalidCredentials).as_str(),
+            "InvalidCredentials"
+        );
+    }
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_second(1_800_000_000 + seconds).unwrap()

@@ -47,6 +47,19 @@ pub struct Step<C> {
     pub run: for<'a> fn(&'a mut C) -> StepFuture<'a>,
 }
 
+/// A row of the table.
+pub fn step<C>(
+    name: &'static str,
+    condition: BarbicanConditionType,
+    run: for<'a> fn(&'a mut C) -> StepFuture<'a>,
+) -> Step<C> {
+    Step {
+        name,
+        condition,
+        run,
+    }
+}
+
 /// Where step timings and failures go.
 pub trait Recorder: Send + Sync {
     /// A step ran for `elapsed`.
@@ -205,18 +218,6 @@ mod tests {
                 "the test steps fail as API errors"
             );
             self.0.lock().unwrap().1.push((step, condition));
-        }
-    }
-
-    fn step(
-        name: &'static str,
-        condition: T,
-        run: for<'a> fn(&'a mut Ctx) -> StepFuture<'a>,
-    ) -> Step<Ctx> {
-        Step {
-            name,
-            condition,
-            run,
         }
     }
 

@@ -21,6 +21,7 @@ use super::{
     state::{State, owned_by, owned_metadata},
 };
 use crate::{
+    api::conditions::EventReason,
     api::conditions::{BarbicanConditionType as T, Reason},
     controller::{
         events::Severity,
@@ -232,7 +233,7 @@ pub fn config(state: &mut State) -> StepFuture<'_> {
             state
                 .event(
                     Severity::Warning,
-                    "ExtraConfigOwnedKeyOverride",
+                    EventReason::ExtraConfigOwnedKeyOverride,
                     &health.message,
                 )
                 .await;

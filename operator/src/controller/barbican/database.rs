@@ -142,9 +142,7 @@ async fn refuse(state: &mut State, reason: Reason, message: String) -> StepError
         .condition(T::DatabaseReady.as_str())
         .is_none_or(|c| c.reason != reason.as_str() || c.message != message);
     if changed {
-        state
-            .event(Severity::Warning, reason.as_str(), &message)
-            .await;
+        state.event(Severity::Warning, reason, &message).await;
     }
     state.report(Report::not_ready(T::DatabaseReady, reason, message.clone()));
     StepError::invalid_input(message)
@@ -288,7 +286,7 @@ pub fn database(state: &mut State) -> StepFuture<'_> {
                     state
                         .event(
                             Severity::Normal,
-                            "DatabaseSynced",
+                            Reason::DatabaseSynced,
                             &format!("the schema is at {requested} (image {image})"),
                         )
                         .await;

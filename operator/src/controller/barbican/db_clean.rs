@@ -255,7 +255,7 @@ pub fn db_clean(state: &mut State) -> StepFuture<'_> {
                     .is_none_or(|c| c.message != message);
                 if changed {
                     state
-                        .event(Severity::Warning, "DBCleanJobFailed", &message)
+                        .event(Severity::Warning, Reason::DBCleanJobFailed, &message)
                         .await;
                 }
                 state.report(Report::not_ready(t, Reason::DBCleanJobFailed, message));

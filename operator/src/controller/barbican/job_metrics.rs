@@ -8,6 +8,7 @@ use serde_json::json;
 use super::{jobs, state::State};
 use crate::{
     api::barbican::Barbican,
+    api::conditions::EventReason,
     controller::{events::Severity, writes::patch_metadata},
     metrics::JobKind,
 };
@@ -49,8 +50,8 @@ pub async fn count_once(state: &State, kind: JobKind, annotation: &str, job: &Jo
         }
         Err(error) => {
             let reason = match kind {
-                JobKind::DbSync => "DBSyncMetricEmissionDeferred",
-                JobKind::DbClean => "DBCleanMetricEmissionDeferred",
+                JobKind::DbSync => EventReason::DBSyncMetricEmissionDeferred,
+                JobKind::DbClean => EventReason::DBCleanMetricEmissionDeferred,
             };
             state
                 .event(

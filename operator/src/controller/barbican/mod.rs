@@ -28,7 +28,7 @@ pub mod watches;
 
 use crate::{
     api::conditions::BarbicanConditionType as T,
-    controller::pipeline::{Pipeline, Step},
+    controller::pipeline::{Pipeline, step},
 };
 use state::State;
 
@@ -63,66 +63,25 @@ pub fn projected_kinds(with_http_route: bool) -> Vec<kube::api::ApiResource> {
 
 /// The step table, in the spec's order. DBClean runs ahead of Database so the clean-up
 /// CronJob is suspended for the whole of a migration, during which the pass stops at Database.
+/// What each step hands on is a documented field of [`State`] with one writer.
+#[rustfmt::skip]
 pub fn pipeline() -> Pipeline<State> {
     Pipeline {
         sequence: vec![
-            Step {
-                name: "Secrets",
-                condition: T::SecretsReady,
-                run: secrets::secrets,
-            },
-            Step {
-                name: "DBConnectionSecret",
-                condition: T::SecretsReady,
-                run: secrets::db_connection,
-            },
-            Step {
-                name: "SecretStores",
-                condition: T::SecretStoresReady,
-                run: secret_stores::secret_stores,
-            },
-            Step {
-                name: "Config",
-                condition: T::SecretsReady,
-                run: config::config,
-            },
-            Step {
-                name: "DBClean",
-                condition: T::DBCleanReady,
-                run: db_clean::db_clean,
-            },
-            Step {
-                name: "Database",
-                condition: T::DatabaseReady,
-                run: database::database,
-            },
-            Step {
-                name: "Deployment",
-                condition: T::DeploymentReady,
-                run: deployment::deployment_step,
-            },
+            step("Secrets",            T::SecretsReady,      secrets::secrets),
+            step("DBConnectionSecret", T::SecretsReady,      secrets::db_connection),
+            step("SecretStores",       T::SecretStoresReady, secret_stores::secret_stores),
+            step("Config",             T::SecretsReady,      config::config),
+            step("DBClean",            T::DBCleanReady,      db_clean::db_clean),
+            step("Database",           T::DatabaseReady,     database::database),
+            step("Deployment",         T::DeploymentReady,   deployment::deployment_step),
         ],
+        // Run concurrently once the sequence has gone through, each on its own copy.
         parallel: vec![
-            Step {
-                name: "HTTPRoute",
-                condition: T::HTTPRouteReady,
-                run: http_route::http_route,
-            },
-            Step {
-                name: "HealthCheck",
-                condition: T::BarbicanAPIReady,
-                run: health::health_check,
-            },
-            Step {
-                name: "HPA",
-                condition: T::HPAReady,
-                run: hpa::hpa,
-            },
-            Step {
-                name: "NetworkPolicy",
-                condition: T::NetworkPolicyReady,
-                run: network_policy::network_policy,
-            },
+            step("HTTPRoute",          T::HTTPRouteReady,     http_route::http_route),
+            step("HealthCheck",        T::BarbicanAPIReady,   health::health_check),
+            step("HPA",                T::HPAReady,           hpa::hpa),
+            step("NetworkPolicy",      T::NetworkPolicyReady, network_policy::network_policy),
         ],
     }
 }

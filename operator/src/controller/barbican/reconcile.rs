@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::{pipeline, state::State};
 use crate::{
+    api::conditions::EventReason,
     api::conditions::{BarbicanConditionType, Reason},
     api::{
         barbican::Barbican,
@@ -149,7 +150,7 @@ async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error>
                         .publish(
                             &reference(barbican.as_ref()),
                             Severity::Warning,
-                            "RemoteChildrenAbandoned",
+                            EventReason::RemoteChildrenAbandoned,
                             &abandoned_note(&cluster, &barbican, &unresolved.to_string()),
                         )
                         .await;
@@ -182,7 +183,7 @@ async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error>
             state
                 .event(
                     Severity::Warning,
-                    "DatabaseAbandoned",
+                    EventReason::DatabaseAbandoned,
                     &format!(
                         "the MariaDB {} {:?} did not go within {} minutes of the deletion (a finalizer of its own, or no mariadb-operator to remove it); the finalizer is released and they are left behind",
                         left.join(", "),
@@ -198,7 +199,7 @@ async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error>
         state
             .event(
                 Severity::Normal,
-                "FinalizingDatabase",
+                EventReason::FinalizingDatabase,
                 "deleting the MariaDB Database, User and Grant before releasing the finalizer",
             )
             .await;
@@ -213,7 +214,7 @@ async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error>
         state
             .event(
                 Severity::Normal,
-                "DatabaseFinalized",
+                EventReason::DatabaseFinalized,
                 "nothing left to clean up; the finalizer is released",
             )
             .await;

@@ -14,6 +14,7 @@ use super::{
     state::State,
 };
 use crate::{
+    api::conditions::EventReason,
     api::{
         conditions::{BarbicanConditionType as T, Reason, StoreConditionType},
         secret_store::BarbicanSecretStore,
@@ -202,7 +203,11 @@ async fn skip(state: &mut State, message: String) -> Result<Outcome, StepError> 
     ));
     if !repeated {
         state
-            .event(Severity::Warning, "BarbicanSecretStoreSkipped", &message)
+            .event(
+                Severity::Warning,
+                EventReason::BarbicanSecretStoreSkipped,
+                &message,
+            )
             .await;
     }
     Ok(Outcome::Done)
@@ -272,7 +277,11 @@ pub fn secret_stores(state: &mut State) -> StepFuture<'_> {
                 "BarbicanSecretStore {store:?} is no longer projected: secrets stored through it stop resolving, since barbican reads each secret through the store it was written to"
             );
             state
-                .event(Severity::Warning, "SecretStoreDetached", &message)
+                .event(
+                    Severity::Warning,
+                    EventReason::SecretStoreDetached,
+                    &message,
+                )
                 .await;
         }
         state.status.projected_secret_stores = projected;

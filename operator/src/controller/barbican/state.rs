@@ -12,7 +12,7 @@ use crate::{
     controller::{
         children::Children,
         env::Env,
-        events::{Severity, reference},
+        events::{EventWhy, Severity, reference},
         pipeline::Context,
         status::{Report, set},
     },
@@ -29,11 +29,19 @@ pub struct State {
     pub status: BarbicanStatus,
     /// Where the children live.
     pub children: Children,
-    /// Digests of the credentials, for the pod-template annotations.
+    // What one step hands to the later ones. Each field (or sub-field) has one writer; the
+    // table's order (see `pipeline()`) puts every writer before its readers, and a member of
+    // the parallel group only reads.
+    /// Digests of the credentials, for the pod-template annotations. Written by Secrets
+    /// (`authtoken`), DBConnectionSecret (`db_connection`) and SecretStores
+    /// (`secret_store_credentials`); read by Deployment.
     pub digests: Digests,
-    /// What the SecretStores step found.
+    /// The stores to render and mount. Written by SecretStores only; read by Config (the
+    /// store sections), Deployment (the credentials env var and the CA volume) and
+    /// NetworkPolicy (egress to the stores).
     pub projection: Projection,
-    /// The config Secret the Deployment mounts (empty before the first valid render).
+    /// The config Secret the pods mount (empty before the first valid render). Written by
+    /// Config only; read by DBClean and Database (the Job pods) and Deployment.
     pub config_secret: String,
 }
 
@@ -91,7 +99,7 @@ impl State {
     }
 
     /// Publishes an event about the CR.
-    pub async fn event(&self, severity: Severity, reason: &str, note: &str) {
+    pub async fn event(&self, severity: Severity, reason: impl Into<EventWhy>, note: &str) {
         self.env
             .events
             .publish(&reference(self.barbican.as_ref()), severity, reason, note)

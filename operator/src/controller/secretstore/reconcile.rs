@@ -14,6 +14,7 @@ use super::{
     status::{Findings, StoreReport, conclude, new_failures, projects},
 };
 use crate::{
+    api::conditions::EventReason,
     api::{
         barbican::Barbican,
         conditions::{Reason, StoreConditionType as T},
@@ -197,7 +198,7 @@ async fn release(
             .publish(
                 &reference(store),
                 Severity::Warning,
-                "RemoteChildrenAbandoned",
+                EventReason::RemoteChildrenAbandoned,
                 &format!(
                     "target cluster {} stayed unresolvable past both 5-minute windows; the finalizer is released without cleanup. Left behind there in namespace {namespace:?}: the Secret {secret_name:?}",
                     clusters.join(", ")
@@ -387,7 +388,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
             .map_err(api_failed("writing the store's status"))?;
         for (reason, message) in new_failures(&before.conditions, &status.conditions) {
             env.events
-                .publish(&reference(&store), Severity::Warning, &reason, &message)
+                .publish(&reference(&store), Severity::Warning, reason, &message)
                 .await;
         }
     }

@@ -152,7 +152,7 @@ pub fn conclude(
 /// The failures a pass entered: CredentialsReady or ProvisioningReady False with a reason or
 /// message they did not carry before. Each becomes a Warning event named after its reason, so
 /// a store stuck in one state raises it once, not every 30 seconds.
-pub fn new_failures(before: &[Condition], after: &[Condition]) -> Vec<(String, String)> {
+pub fn new_failures(before: &[Condition], after: &[Condition]) -> Vec<(Reason, String)> {
     [T::CredentialsReady, T::ProvisioningReady]
         .iter()
         .filter_map(|t| {
@@ -162,7 +162,10 @@ pub fn new_failures(before: &[Condition], after: &[Condition]) -> Vec<(String, S
                 && was.is_none_or(|w| {
                     w.status != now.status || w.reason != now.reason || w.message != now.message
                 });
-            entered.then(|| (now.reason.clone(), now.message.clone()))
+            // Every reason this controller writes is in the vocabulary; one that is not (a
+            // status edited by hand) is not announced.
+            let reason = Reason::parse(&now.reason)?;
+            entered.then(|| (reason, now.message.clone()))
         })
         .collect()
 }
@@ -327,7 +330,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             new_failures(&[], &first.conditions),
-            [("InvalidCredentials".to_string(), "rejected".to_string())]
+            [(Reason::InvalidCredentials, "rejected".to_string())]
         );
         assert!(new_failures(&first.conditions, &first.conditions).is_empty());
         let ok = conclude(
