@@ -1,0 +1,258 @@
+//! Who is asking and what they may do: bearer tokens, service-account tokens (minted and
+//! reviewed), and RBAC on every request.
+
+use super::*;
+
+impl Cluster {
+    /// Requires every request to carry one of `tokens` as a bearer token (or a service-account
+    /// token this cluster minted); anything else is answered 401, as a cluster that rejects the
+    /// credentials would.
+    pub fn require_bearer_tokens(&self, tokens: Vec<String>) {
+        self.lock().accepted_tokens = Some(tokens);
+    }
+
+    /// Accepts any request again.
+    pub fn allow_anonymous(&self) {
+        self.lock().accepted_tokens = None;
+    }
+
+    /// From now on, a request carrying a service-account token this cluster minted is allowed
+    /// only when the stored ClusterRoles, Roles and their bindings grant it to that account
+    /// (see [`crate::rbac`]); it is answered 403 `Forbidden` otherwise. Requests without such a
+    /// token keep acting as the cluster's administrator, as the tests' own clients do.
+    pub fn enforce_rbac(&self) {
+        self.lock().rbac_enforced = true;
+    }
+
+    /// The service account a request's bearer token belongs to, when RBAC is enforced and the
+    /// token is one this cluster minted.
+    pub(super) fn service_account(
+        &self,
+        headers: &HeaderMap,
+    ) -> Option<crate::rbac::ServiceAccount> {
+        let state = self.lock();
+        if !state.rbac_enforced {
+            return None;
+        }
+        let token = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))?;
+        let claims =
+            crate::tokens::verify(&state.signing_key, token, &[], self.clock.now().as_second())
+                .ok()?;
+        let account = &claims["kubernetes.io"];
+        Some(crate::rbac::ServiceAccount {
+            namespace: account["namespace"].as_str()?.to_string(),
+            name: account["serviceaccount"]["name"].as_str()?.to_string(),
+        })
+    }
+
+    /// Refuses, with kube-apiserver's 403, a request RBAC does not allow its service account.
+    pub(super) fn authorize(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<(), ApiError> {
+        let Some(account) = self.service_account(headers) else {
+            return Ok(());
+        };
+        let target = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
+        let Some(request) = crate::rbac::attributes(method.as_str(), target) else {
+            return Ok(());
+        };
+        let policy = {
+            let state = self.lock();
+            let list = |plural: &str| {
+                state
+                    .registry
+                    .get("rbac.authorization.k8s.io", "v1", plural)
+                    .map(|t| state.store.list(t, None))
+                    .unwrap_or_default()
+            };
+            crate::rbac::Policy {
+                cluster_roles: list("clusterroles"),
+                cluster_role_bindings: list("clusterrolebindings"),
+                roles: list("roles"),
+                role_bindings: list("rolebindings"),
+            }
+        };
+        let mut allowed = policy.authorizes(&account, &request);
+        // An apply patch that creates its object also needs `create`, as kube-apiserver
+        // authorizes it (the PATCH handler's create validation).
+        let applies = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("application/apply-patch"));
+        if allowed && applies && !self.stores(&request) {
+            let create = crate::rbac::Attributes {
+                verb: "create".into(),
+                ..request.clone()
+            };
+            allowed = policy.authorizes(&account, &create);
+            self.lock()
+                .rbac_checks
+                .insert(crate::rbac::Check::of(&account, &create, allowed));
+            if !allowed {
+                return Err(forbidden(&account, &create));
+            }
+        }
+        self.lock()
+            .rbac_checks
+            .insert(crate::rbac::Check::of(&account, &request, allowed));
+        if allowed {
+            Ok(())
+        } else {
+            Err(forbidden(&account, &request))
+        }
+    }
+
+    /// Whether the object a request names is stored.
+    pub(super) fn stores(&self, request: &crate::rbac::Attributes) -> bool {
+        let state = self.lock();
+        state
+            .registry
+            .get(&request.group, &request.version, &request.resource)
+            .is_some_and(|t| {
+                state
+                    .store
+                    .get(t, &request.namespace, &request.name)
+                    .is_ok()
+            })
+    }
+
+    /// Every distinct authorization decision RBAC made since it was enforced: which account
+    /// asked for which verb on which resource, and whether it was allowed. Tests compare it
+    /// with the roles granted, to find both a missing and an unused grant.
+    pub fn rbac_checks(&self) -> Vec<crate::rbac::Check> {
+        self.lock().rbac_checks.iter().cloned().collect()
+    }
+
+    pub(super) fn authenticated(&self, headers: &HeaderMap) -> bool {
+        let state = self.lock();
+        if state.rejecting_credentials {
+            return false;
+        }
+        let Some(accepted) = &state.accepted_tokens else {
+            return true;
+        };
+        let Some(token) = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+        else {
+            return false;
+        };
+        accepted.iter().any(|t| t == token)
+            || crate::tokens::verify(&state.signing_key, token, &[], self.clock.now().as_second())
+                .is_ok()
+    }
+
+    /// `serviceaccounts/<name>/token`: a signed token for the audiences and lifetime asked for
+    /// (one hour by default, at least ten minutes, as kube-apiserver enforces).
+    pub(super) fn token_request(
+        &self,
+        namespace: &str,
+        name: &str,
+        request: Value,
+    ) -> Result<Value, ApiError> {
+        let state = self.lock();
+        let account = state.core_object("serviceaccounts", namespace, name)?;
+        let audiences: Vec<String> = request["spec"]["audiences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(String::from))
+            .collect();
+        let lifetime = request["spec"]["expirationSeconds"]
+            .as_i64()
+            .unwrap_or(3600);
+        if lifetime < 600 {
+            return Err(ApiError::invalid(format!(
+                "spec.expirationSeconds: Invalid value: {lifetime}: may not specify a duration less than 10 minutes"
+            )));
+        }
+        let now = self.clock.now().as_second();
+        let uid = account["metadata"]["uid"].as_str().unwrap_or_default();
+        let token = crate::tokens::mint(
+            &state.signing_key,
+            namespace,
+            name,
+            uid,
+            &audiences,
+            now,
+            lifetime,
+        );
+        let expires = jiff::Timestamp::from_second(now + lifetime)
+            .map(|t| t.to_string())
+            .unwrap_or_default();
+        Ok(json!({
+            "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": null},
+            "spec": {"audiences": audiences, "expirationSeconds": lifetime},
+            "status": {"token": token, "expirationTimestamp": expires},
+        }))
+    }
+
+    /// `tokenreviews`: whether a token this cluster minted is valid for the audiences asked
+    /// about, and its service account still exists with the same uid.
+    pub(super) fn token_review(&self, review: Value) -> Value {
+        let state = self.lock();
+        let token = review["spec"]["token"].as_str().unwrap_or_default();
+        let audiences: Vec<String> = review["spec"]["audiences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(String::from))
+            .collect();
+        let checked = crate::tokens::verify(
+            &state.signing_key,
+            token,
+            &audiences,
+            self.clock.now().as_second(),
+        )
+        .and_then(|claims| {
+            let account = &claims["kubernetes.io"];
+            let (ns, name) = (
+                account["namespace"].as_str().unwrap_or(""),
+                account["serviceaccount"]["name"].as_str().unwrap_or(""),
+            );
+            match state.core_object("serviceaccounts", ns, name) {
+                Ok(live) if live["metadata"]["uid"] == account["serviceaccount"]["uid"] => {
+                    Ok(claims)
+                }
+                _ => Err(format!("service account {ns}/{name} has been deleted")),
+            }
+        });
+        let status = match checked {
+            Ok(claims) => {
+                let ns = claims["kubernetes.io"]["namespace"].as_str().unwrap_or("");
+                json!({
+                    "authenticated": true,
+                    "user": {"username": claims["sub"], "uid": claims["kubernetes.io"]["serviceaccount"]["uid"],
+                        "groups": ["system:serviceaccounts", format!("system:serviceaccounts:{ns}"), "system:authenticated"]},
+                    "audiences": if audiences.is_empty() { claims["aud"].clone() } else { json!(audiences) },
+                })
+            }
+            Err(error) => json!({"authenticated": false, "error": error}),
+        };
+        json!({"kind": "TokenReview", "apiVersion": "authentication.k8s.io/v1", "metadata": {"creationTimestamp": null}, "spec": review["spec"], "status": status})
+    }
+}
+
+/// kube-apiserver's 403 for a request RBAC refuses.
+pub(super) fn forbidden(
+    account: &crate::rbac::ServiceAccount,
+    request: &crate::rbac::Attributes,
+) -> ApiError {
+    let mut error = ApiError::new(
+        403,
+        "Forbidden",
+        crate::rbac::forbidden_message(account, request),
+    );
+    error.details = Some(json!({
+        "name": request.name, "group": request.group, "kind": request.resource
+    }));
+    error
+}

@@ -1,0 +1,170 @@
+//! What the cluster says it serves: the API group list, each group-version's resources,
+//! the OpenAPI documents, and the resource a path addresses.
+
+use super::*;
+
+impl Cluster {
+    pub(super) fn group_list(&self) -> Value {
+        let state = self.lock();
+        let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for t in state.registry.all().filter(|t| !t.group.is_empty()) {
+            let versions = groups.entry(t.group.clone()).or_default();
+            if !versions.contains(&t.version) {
+                versions.push(t.version.clone());
+            }
+        }
+        json!({
+            "kind": "APIGroupList",
+            "apiVersion": "v1",
+            "groups": groups.into_iter().map(|(name, versions)| json!({
+                "name": name,
+                "versions": versions.iter().map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v})).collect::<Vec<_>>(),
+                "preferredVersion": {"groupVersion": format!("{name}/{}", versions[0]), "version": versions[0]},
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// `/openapi/v3`: one document per served group-version.
+    pub(super) fn openapi_index(&self) -> Value {
+        let state = self.lock();
+        let mut paths = serde_json::Map::new();
+        for t in state.registry.all() {
+            let gv = if t.group.is_empty() {
+                "api/v1".to_string()
+            } else {
+                format!("apis/{}/{}", t.group, t.version)
+            };
+            paths.insert(gv.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash={}", state.store.revision())}));
+        }
+        json!({"paths": paths})
+    }
+
+    /// A group-version's OpenAPI document: the paths kubectl consults (every write operation
+    /// accepts `fieldValidation`, which tells kubectl to let the server validate) and, for
+    /// custom resources, the CRD's schema.
+    pub(super) fn openapi_group_version(&self, group: &str, version: &str) -> Value {
+        let state = self.lock();
+        let mut paths = serde_json::Map::new();
+        let mut schemas = serde_json::Map::new();
+        let crds = state
+            .registry
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .cloned();
+        for t in state
+            .registry
+            .all()
+            .filter(|t| t.group == group && t.version == version)
+        {
+            let gvk = json!({"group": t.group, "version": t.version, "kind": t.kind});
+            let params = json!([
+                {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": true}},
+                {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": true}},
+                {"name": "fieldManager", "in": "query", "schema": {"type": "string", "uniqueItems": true}}
+            ]);
+            let op = |verb: &str| {
+                json!({"operationId": format!("{verb}{}", t.kind), "parameters": params,
+                "x-kubernetes-action": verb, "x-kubernetes-group-version-kind": gvk, "responses": {"200": {"description": "OK"}}})
+            };
+            let prefix = if t.group.is_empty() {
+                "/api/v1".to_string()
+            } else {
+                format!("/apis/{}/{}", t.group, t.version)
+            };
+            let collection = if t.namespaced {
+                format!("{prefix}/namespaces/{{namespace}}/{}", t.plural)
+            } else {
+                format!("{prefix}/{}", t.plural)
+            };
+            paths.insert(
+                collection.clone(),
+                json!({"post": op("post"), "get": op("list")}),
+            );
+            paths.insert(format!("{collection}/{{name}}"), json!({"put": op("put"), "patch": op("patch"), "get": op("get"), "delete": op("delete")}));
+            let schema_name = format!(
+                "{}.{}.{}",
+                t.group.split('.').rev().collect::<Vec<_>>().join("."),
+                t.version,
+                t.kind
+            );
+            let mut schema = json!({"type": "object", "x-kubernetes-group-version-kind": [gvk]});
+            if let Some(crds) = &crds {
+                let crd_name = format!("{}.{}", t.plural, t.group);
+                if let Ok(crd) = state.store.get(crds, "", &crd_name)
+                    && let Some(v) = crd["spec"]["versions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .find(|v| v["name"] == t.version)
+                {
+                    schema = v["schema"]["openAPIV3Schema"].clone();
+                    schema["x-kubernetes-group-version-kind"] = json!([gvk]);
+                }
+            }
+            schemas.insert(schema_name, schema);
+        }
+        json!({
+            "openapi": "3.0.0",
+            "info": {"title": "Kubernetes", "version": format!("v1.{KUBERNETES_MINOR}.0")},
+            "paths": paths,
+            "components": {"schemas": schemas},
+        })
+    }
+
+    pub(super) fn resource_list(&self, group: &str, version: &str) -> Value {
+        let state = self.lock();
+        let group_version = if group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{group}/{version}")
+        };
+        let mut resources = Vec::new();
+        for t in state
+            .registry
+            .all()
+            .filter(|t| t.group == group && t.version == version)
+        {
+            resources.push(json!({
+                "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced, "kind": t.kind,
+                "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+                "shortNames": t.short_names,
+            }));
+            if t.status_subresource {
+                resources.push(json!({"name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced, "kind": t.kind, "verbs": ["get", "patch", "update"]}));
+            }
+        }
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources})
+    }
+
+    pub(super) fn target(
+        &self,
+        group: &str,
+        version: &str,
+        rest: &[&str],
+    ) -> Result<Target, ApiError> {
+        let (namespace, rest) = match rest {
+            ["namespaces", ns, plural, more @ ..]
+                if !(group.is_empty() && matches!(*plural, "status" | "finalize")) =>
+            {
+                (ns.to_string(), [&[*plural][..], more].concat())
+            }
+            other => (String::new(), other.to_vec()),
+        };
+        let plural = rest
+            .first()
+            .ok_or_else(|| ApiError::not_found("path", ""))?;
+        let state = self.lock();
+        let t = state
+            .registry
+            .get(group, version, plural)
+            .cloned()
+            .ok_or_else(|| {
+                ApiError::not_found("resource", &format!("{group}/{version}/{plural}"))
+            })?;
+        Ok(Target {
+            t,
+            namespace,
+            name: rest.get(1).map(|s| s.to_string()),
+            subresource: rest.get(2).map(|s| s.to_string()),
+        })
+    }
+}

@@ -1,0 +1,288 @@
+//! From an HTTP request to the handler that serves it: the query string, the path's parts,
+//! the service proxy and port-forward, and the audit record of every request.
+
+use super::*;
+
+/// What a request addresses.
+pub(super) struct Target {
+    pub(super) t: ResourceType,
+    pub(super) namespace: String,
+    pub(super) name: Option<String>,
+    pub(super) subresource: Option<String>,
+}
+
+pub(super) fn json_response(code: u16, body: &Value) -> Response {
+    (
+        StatusCode::from_u16(code).unwrap_or(StatusCode::OK),
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+pub(super) fn error_response(error: &ApiError) -> Response {
+    json_response(error.code, &error.status())
+}
+
+pub(super) fn query(uri: &Uri) -> BTreeMap<String, String> {
+    uri.query()
+        .map(|q| {
+            q.split('&')
+                .filter_map(|pair| {
+                    let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                    Some((decode(k)?, decode(v)?))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(super) fn decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                out.push(
+                    u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?, 16).ok()?,
+                );
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+pub(super) async fn handle(
+    State(cluster): State<Cluster>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if !cluster.authenticated(&headers) {
+        return error_response(&ApiError::unauthorized());
+    }
+    // The audit log keeps the start of a write's body (kube-apiserver's Request level).
+    let request_body = if method == Method::GET {
+        String::new()
+    } else {
+        String::from_utf8_lossy(&body[..body.len().min(crate::audit::BODY_LIMIT)]).into_owned()
+    };
+    let routed = match cluster.authorize(&method, &uri, &headers) {
+        Ok(()) => route(&cluster, &method, &uri, &headers, body).await,
+        Err(refused) => Err(refused),
+    };
+    let response = match routed {
+        Ok(response) => response,
+        Err(error) => error_response(&error),
+    };
+    if method != Method::GET {
+        cluster.after_request();
+    }
+    audit(&cluster, &method, &uri, &headers, &response, request_body);
+    response
+}
+
+/// `pods/<name>/portforward` over WebSocket (see [`crate::portforward`]). The Pod must exist;
+/// a client that cannot upgrade (an in-process one) gets kube-apiserver's 400.
+pub(super) async fn portforward(
+    State(cluster): State<Cluster>,
+    axum::extract::Path((namespace, name)): axum::extract::Path<(String, String)>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    upgrade: Result<
+        axum::extract::ws::WebSocketUpgrade,
+        axum::extract::ws::rejection::WebSocketUpgradeRejection,
+    >,
+) -> Response {
+    if !cluster.authenticated(&headers) {
+        return error_response(&ApiError::unauthorized());
+    }
+    let session = (|| {
+        cluster.authorize(&method, &uri, &headers)?;
+        let ports = crate::portforward::ports(uri.query())?;
+        let state = cluster.lock();
+        state.core_object("pods", &namespace, &name)?;
+        let backends: Vec<_> = ports
+            .iter()
+            .map(|p| state.services.pod(&namespace, &name, *p))
+            .collect();
+        Ok::<_, ApiError>((ports, backends))
+    })();
+    let response = match (session, upgrade) {
+        (Err(error), _) => error_response(&error),
+        (Ok(_), Err(_)) => error_response(&ApiError::bad_request(
+            "Upgrade request required: port-forwarding speaks WebSocket",
+        )),
+        (Ok((ports, backends)), Ok(upgrade)) => {
+            let pod = format!("{namespace}/{name}");
+            upgrade
+                .protocols(crate::portforward::PROTOCOLS)
+                .on_upgrade(move |socket| crate::portforward::serve(socket, pod, ports, backends))
+        }
+    };
+    audit(&cluster, &method, &uri, &headers, &response, String::new());
+    response
+}
+
+/// Records a request in the audit log.
+pub(super) fn audit(
+    cluster: &Cluster,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    response: &Response,
+    body: String,
+) {
+    let user_agent = headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    cluster.lock().audit.record(crate::audit::Entry {
+        user_agent,
+        method: method.to_string(),
+        path: uri
+            .path_and_query()
+            .map_or_else(|| uri.path().to_string(), |p| p.to_string()),
+        code: response.status().as_u16(),
+        body,
+    });
+}
+
+pub(super) async fn route(
+    cluster: &Cluster,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let path = uri.path().trim_end_matches('/');
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let discovery = |v: Value| Ok(json_response(200, &v));
+    match segments.as_slice() {
+        ["version"] => discovery(json!({
+            "major": "1", "minor": KUBERNETES_MINOR, "gitVersion": format!("v1.{KUBERNETES_MINOR}.0-barbican-sim"),
+            "gitCommit": "sim", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
+            "goVersion": "none", "compiler": "none", "platform": "linux/amd64"
+        })),
+        ["api"] => discovery(
+            json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}),
+        ),
+        ["apis"] => discovery(cluster.group_list()),
+        ["api", "v1"] => discovery(cluster.resource_list("", "v1")),
+        ["apis", group, version] => discovery(cluster.resource_list(group, version)),
+        ["openapi", "v3"] => discovery(cluster.openapi_index()),
+        ["openapi", "v3", "api", "v1"] => discovery(cluster.openapi_group_version("", "v1")),
+        ["openapi", "v3", "apis", group, version] => {
+            discovery(cluster.openapi_group_version(group, version))
+        }
+        [
+            "api",
+            "v1",
+            "namespaces",
+            namespace,
+            "services",
+            service,
+            "proxy",
+            rest @ ..,
+        ] => {
+            cluster
+                .service_proxy(namespace, service, rest, method, uri, headers, body)
+                .await
+        }
+        ["api", "v1", rest @ ..] => {
+            serve_resource(cluster, "", "v1", rest, method, uri, headers, body).await
+        }
+        ["apis", group, version, rest @ ..] => {
+            serve_resource(cluster, group, version, rest, method, uri, headers, body).await
+        }
+        _ => Err(ApiError::not_found("path", path)),
+    }
+}
+
+impl Cluster {
+    /// `services/<[scheme:]name[:port]>/proxy/<path>` (see [`crate::proxy`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn service_proxy(
+        &self,
+        namespace: &str,
+        service: &str,
+        rest: &[&str],
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Response, ApiError> {
+        let spec = crate::proxy::parse(service);
+        let (object, services) = {
+            let state = self.lock();
+            (
+                state.core_object("services", namespace, &spec.name)?,
+                state.services.clone(),
+            )
+        };
+        if spec.scheme != "http" {
+            return Err(ApiError::new(
+                400,
+                "BadRequest",
+                format!(
+                    "the simulated API server proxies http only, not {:?}",
+                    spec.scheme
+                ),
+            ));
+        }
+        let no_endpoints = || {
+            ApiError::new(
+                503,
+                "ServiceUnavailable",
+                format!("no endpoints available for service \"{}\"", spec.name),
+            )
+        };
+        let port = crate::proxy::port_of(&object, &spec.port).ok_or_else(no_endpoints)?;
+        let host = format!("{}.{namespace}.svc", spec.name);
+        let addr = services.resolve(&host, port).ok_or_else(no_endpoints)?;
+        let path = crate::proxy::backend_path(rest, uri, uri.path().ends_with('/'));
+        crate::proxy::forward(
+            addr,
+            &format!("{host}:{port}"),
+            method,
+            &path,
+            headers,
+            body,
+        )
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_percent_decoded() {
+        assert_eq!(
+            decode("tier%20in%20(api%2Cdb)").as_deref(),
+            Some("tier in (api,db)")
+        );
+        assert_eq!(decode("a+b").as_deref(), Some("a b"));
+        assert_eq!(decode("100%").as_deref(), Some("100%"));
+        let uri: Uri = "/api/v1/configmaps?labelSelector=app%3Dbarbican&limit=2"
+            .parse()
+            .unwrap();
+        let q = query(&uri);
+        assert_eq!(q["labelSelector"], "app=barbican");
+        assert_eq!(q["limit"], "2");
+    }
+}

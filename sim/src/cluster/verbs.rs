@@ -1,0 +1,649 @@
+//! The verbs on a resource: get, list, create, update, patch (merge, JSON, strategic,
+//! server-side apply), delete, with their field-manager tracking and commit through admission.
+
+use super::*;
+
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn serve_resource(
+    cluster: &Cluster,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let target = cluster.target(group, version, rest)?;
+    let q = query(uri);
+    let agent = headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if let Some(answer) = cluster.inject_fault(&target, method, &q, agent).await {
+        return Ok(answer);
+    }
+    let dry_run = q.get("dryRun").is_some_and(|v| v == "All");
+    let t = &target.t;
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if content_type.contains("protobuf") || content_type.contains("cbor") {
+        return Err(ApiError::unsupported_media_type(format!(
+            "the sim speaks JSON; {content_type} bodies are not supported (kubectl apply and kube-rs send JSON)"
+        )));
+    }
+    let parse = |body: &Bytes| -> Result<Value, ApiError> {
+        let mut object: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))?;
+        conform(t, &mut object);
+        Ok(object)
+    };
+    if t.plural == "tokenreviews" && method == Method::POST {
+        return Ok(json_response(201, &cluster.token_review(parse(&body)?)));
+    }
+    if let (Some("token"), Some(name), "serviceaccounts", &Method::POST) = (
+        target.subresource.as_deref(),
+        &target.name,
+        t.plural.as_str(),
+        method,
+    ) {
+        return Ok(json_response(
+            201,
+            &cluster.token_request(&target.namespace, name, parse(&body)?)?,
+        ));
+    }
+    let status_write = match target.subresource.as_deref() {
+        None => false,
+        Some("status") if t.status_subresource => true,
+        Some(other) => return Err(ApiError::not_found("subresource", other)),
+    };
+    let response = match (method.as_str(), &target.name) {
+        ("GET", None) if q.get("watch").is_some_and(|w| w == "true" || w == "1") => {
+            return watch(cluster, &target, &q, wants_table(headers));
+        }
+        ("GET", None) => {
+            let list = list(cluster, &target, &q)?;
+            if wants_table(headers) {
+                let items = list["items"].as_array().cloned().unwrap_or_default();
+                json_response(
+                    200,
+                    &crate::table::table(t, &items, &list["metadata"], cluster.clock.now()),
+                )
+            } else {
+                json_response(200, &list)
+            }
+        }
+        ("GET", Some(name)) => {
+            let object = cluster.lock().store.get(t, &target.namespace, name)?;
+            if wants_table(headers) {
+                json_response(
+                    200,
+                    &crate::table::table(
+                        t,
+                        std::slice::from_ref(&object),
+                        &json!({}),
+                        cluster.clock.now(),
+                    ),
+                )
+            } else {
+                json_response(200, &object)
+            }
+        }
+        ("POST", None) => {
+            let mut object = parse(&body)?;
+            if t.status_subresource
+                && let Some(map) = object.as_object_mut()
+            {
+                map.remove("status");
+            }
+            crate::apply::record_update(
+                None,
+                &mut object,
+                &manager_of(&q, headers),
+                None,
+                t.schema.as_ref(),
+                &cluster.clock.rfc3339(),
+            );
+            let written = commit(cluster, &target, None, object, status_write, dry_run).await;
+            return Ok(answer(cluster, t, 201, written));
+        }
+        ("PUT", Some(name)) => {
+            let mut object = parse(&body)?;
+            let current = cluster.lock().store.get(t, &target.namespace, name)?;
+            track(
+                t,
+                &current,
+                &mut object,
+                &manager_of(&q, headers),
+                status_write,
+                &cluster.clock.rfc3339(),
+            );
+            let written = commit(
+                cluster,
+                &target,
+                Some(current),
+                object,
+                status_write,
+                dry_run,
+            )
+            .await;
+            return Ok(answer(cluster, t, 200, written));
+        }
+        ("PATCH", Some(name)) => {
+            let content_type = headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let apply = content_type.starts_with("application/apply-patch");
+            let precondition = serde_json::from_slice::<Value>(&body)
+                .is_ok_and(|patch| names_resource_version(&patch));
+            // As kube-apiserver's GuaranteedUpdate: a patch is applied to the object as it is
+            // read, and applied again when a concurrent write got there first, unless the
+            // patch itself names the resourceVersion it expects.
+            let mut attempts = 0;
+            loop {
+                let (current, next) = if apply {
+                    server_side_apply(cluster, &target, name, &body, &q, status_write)?
+                } else {
+                    // The patch is merged as sent; the merged object is pruned and defaulted
+                    // (a patch body defaulted on its own would reset every field it leaves
+                    // out that has a schema default).
+                    let patch_body: Value = serde_json::from_slice(&body)
+                        .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))?;
+                    patch(
+                        cluster,
+                        &target,
+                        name,
+                        content_type,
+                        &patch_body,
+                        status_write,
+                        &manager_of(&q, headers),
+                    )?
+                };
+                let code = if current.is_some() { 200 } else { 201 };
+                let written = commit(cluster, &target, current, next, status_write, dry_run).await;
+                if let Err(refused) = &written
+                    && refused.error.reason == "Conflict"
+                    && !precondition
+                    && attempts < PATCH_RETRIES
+                {
+                    attempts += 1;
+                    continue;
+                }
+                return Ok(answer(cluster, t, code, written));
+            }
+        }
+        ("DELETE", Some(name)) => {
+            let options: Value = if body.is_empty() {
+                json!({})
+            } else {
+                parse(&body)?
+            };
+            let policy = q
+                .get("propagationPolicy")
+                .cloned()
+                .or_else(|| options["propagationPolicy"].as_str().map(String::from));
+            let propagation = match policy.as_deref() {
+                Some("Orphan") => crate::store::Propagation::Orphan,
+                Some("Foreground") => crate::store::Propagation::Foreground,
+                _ => crate::store::Propagation::Background,
+            };
+            let current = cluster.lock().store.get(t, &target.namespace, name)?;
+            if let Err(refused) = cluster
+                .admit_delete(&target, &current, status_write, dry_run)
+                .await
+            {
+                return Ok(refusal(&refused));
+            }
+            let deleted =
+                cluster
+                    .lock()
+                    .store
+                    .delete(t, &target.namespace, name, propagation, dry_run)?;
+            if t.plural == "customresourcedefinitions" {
+                cluster.after_write(t, &deleted);
+            }
+            json_response(200, &deleted)
+        }
+        (verb, _) => {
+            return Err(ApiError::method_not_allowed(format!(
+                "{verb} is not supported on {}",
+                resource_name(t)
+            )));
+        }
+    };
+    Ok(response)
+}
+
+/// What the API server does to a custom resource on every write: prune the fields the
+/// schema does not declare, then fill its defaults.
+pub(super) fn conform(t: &ResourceType, object: &mut Value) {
+    if let Some(schema) = &t.schema
+        && object.is_object()
+    {
+        crate::schema::prune(schema, object);
+        crate::schema::apply_defaults(schema, object);
+    }
+}
+
+/// Whether the client asked for a `meta.k8s.io` Table (what `kubectl get` asks for).
+pub(super) fn wants_table(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("as=Table"))
+}
+
+pub(super) fn selectors(
+    q: &BTreeMap<String, String>,
+) -> Result<(LabelSelector, FieldSelector), ApiError> {
+    Ok((
+        LabelSelector::parse(q.get("labelSelector").map(String::as_str).unwrap_or(""))?,
+        FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or(""))?,
+    ))
+}
+
+pub(super) fn list(
+    cluster: &Cluster,
+    target: &Target,
+    q: &BTreeMap<String, String>,
+) -> Result<Value, ApiError> {
+    let (labels, fields) = selectors(q)?;
+    let state = cluster.lock();
+    // resourceVersion semantics: "0"/unset is any version (the current one here);
+    // NotOlderThan waits for a newer version than exists (504 after the wait, as the API server
+    // answers "Too large resource version"); Exact can only be the current version, since the
+    // sim keeps no list snapshots (an older one answers 410, on which clients relist).
+    let current = state.store.revision();
+    let requested = match q.get("resourceVersion").map(String::as_str) {
+        None | Some("") | Some("0") => None,
+        Some(rv) => Some(
+            rv.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?,
+        ),
+    };
+    match (q.get("resourceVersionMatch").map(String::as_str), requested) {
+        (_, Some(rv)) if rv > current => {
+            return Err(ApiError {
+                code: 504,
+                reason: "Timeout",
+                message: format!("Timeout: Too large resource version: {rv}, current: {current}"),
+                details: None,
+            });
+        }
+        (Some("Exact"), Some(rv)) if rv != current => {
+            return Err(ApiError::gone(format!(
+                "resourceVersion {rv} can no longer be listed exactly (current {current}); list again"
+            )));
+        }
+        (Some("Exact") | Some("NotOlderThan"), None) if q.get("resourceVersion").is_none() => {
+            return Err(ApiError::bad_request(
+                "resourceVersionMatch requires resourceVersion",
+            ));
+        }
+        (Some(other), _) if !matches!(other, "Exact" | "NotOlderThan") => {
+            return Err(ApiError::bad_request(format!(
+                "unsupported resourceVersionMatch {other:?}"
+            )));
+        }
+        _ => {}
+    }
+    let namespace = (!target.namespace.is_empty()).then_some(target.namespace.as_str());
+    let mut items: Vec<Value> = state
+        .store
+        .list(&target.t, namespace)
+        .into_iter()
+        .filter(|o| labels.matches(o) && fields.matches(o))
+        .collect();
+    let key = |o: &Value| {
+        format!(
+            "{}/{}",
+            o["metadata"]["namespace"].as_str().unwrap_or(""),
+            o["metadata"]["name"].as_str().unwrap_or("")
+        )
+    };
+    if let Some(token) = q.get("continue").filter(|c| !c.is_empty()) {
+        items.retain(|o| key(o).as_str() > token.as_str());
+    }
+    let mut metadata = json!({"resourceVersion": state.store.revision().to_string()});
+    if let Some(limit) = q
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .filter(|l| *l > 0)
+        && items.len() > limit
+    {
+        let remaining = items.len() - limit;
+        items.truncate(limit);
+        metadata["continue"] = json!(key(items.last().unwrap()));
+        metadata["remainingItemCount"] = json!(remaining);
+    }
+    Ok(
+        json!({"kind": format!("{}List", target.t.kind), "apiVersion": target.t.api_version(), "metadata": metadata, "items": items}),
+    )
+}
+
+/// The field manager of a write: the `fieldManager` parameter, else the client's user agent
+/// (up to the first `/`), as kube-apiserver derives it.
+pub(super) fn manager_of(q: &BTreeMap<String, String>, headers: &HeaderMap) -> String {
+    q.get("fieldManager")
+        .cloned()
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| {
+            headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|ua| ua.split('/').next())
+                .filter(|m| !m.is_empty())
+                .unwrap_or("unknown")
+                .to_string()
+        })
+}
+
+/// Records the ownership of an ordinary write in `next`'s managedFields, judged on what the
+/// store will keep of it (the status split applied).
+pub(super) fn track(
+    t: &ResourceType,
+    current: &Value,
+    next: &mut Value,
+    manager: &str,
+    status_write: bool,
+    now: &str,
+) {
+    let mut effective = if t.status_subresource && status_write {
+        let mut e = current.clone();
+        e["status"] = next.get("status").cloned().unwrap_or(Value::Null);
+        e
+    } else {
+        let mut e = next.clone();
+        if t.status_subresource {
+            match current.get("status") {
+                Some(status) => e["status"] = status.clone(),
+                None => {
+                    if let Some(map) = e.as_object_mut() {
+                        map.remove("status");
+                    }
+                }
+            }
+        }
+        e
+    };
+    let subresource = (t.status_subresource && status_write).then_some("status");
+    crate::apply::record_update(
+        Some(current),
+        &mut effective,
+        manager,
+        subresource,
+        t.schema.as_ref(),
+        now,
+    );
+    if !next["metadata"].is_object() {
+        next["metadata"] = json!({});
+    }
+    match effective["metadata"].get("managedFields") {
+        Some(fields) => next["metadata"]["managedFields"] = fields.clone(),
+        None => {
+            next["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .remove("managedFields");
+        }
+    }
+}
+
+/// `application/apply-patch+yaml`: server-side apply for the `fieldManager`, creating the
+/// object when it does not exist. Returns the stored object (if any) and the one to write.
+pub(super) fn server_side_apply(
+    cluster: &Cluster,
+    target: &Target,
+    name: &str,
+    body: &Bytes,
+    q: &BTreeMap<String, String>,
+    status_write: bool,
+) -> Result<(Option<Value>, Value), ApiError> {
+    let t = &target.t;
+    let manager = q
+        .get("fieldManager")
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| {
+            ApiError::bad_request("PATCH requests with the apply content type require fieldManager")
+        })?;
+    let force = q.get("force").is_some_and(|f| f == "true");
+    let text = std::str::from_utf8(body)
+        .map_err(|_| ApiError::bad_request("the applied configuration is not UTF-8"))?;
+    let applied: Value = serde_json::from_str(text)
+        .or_else(|_| serde_saphyr::from_str(text))
+        .map_err(|e| {
+            ApiError::bad_request(format!(
+                "the applied configuration is neither JSON nor YAML: {e}"
+            ))
+        })?;
+    if applied["metadata"]["name"]
+        .as_str()
+        .is_some_and(|n| n != name)
+    {
+        return Err(ApiError::bad_request(
+            "the name in the applied configuration does not match the URL",
+        ));
+    }
+    let current = cluster.lock().store.get(t, &target.namespace, name).ok();
+    let subresource = status_write.then_some("status");
+    let mut result = crate::apply::apply(
+        current.as_ref(),
+        &applied,
+        manager,
+        subresource,
+        force,
+        t.schema.as_ref(),
+        &cluster.clock.rfc3339(),
+    )
+    .map_err(|conflicts| {
+        let list: Vec<String> = conflicts
+            .iter()
+            .map(|c| format!("conflict with \"{}\": .{}", c.manager, c.field))
+            .collect();
+        ApiError {
+            code: 409,
+            reason: "Conflict",
+            message: format!(
+                "Apply failed with {} conflict{}: {}",
+                conflicts.len(),
+                if conflicts.len() == 1 { "" } else { "s" },
+                list.join(", ")
+            ),
+            details: None,
+        }
+    })?;
+    conform(t, &mut result);
+    match current {
+        Some(current) => {
+            result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+            Ok((Some(current), result))
+        }
+        None if status_write => Err(ApiError::not_found(&crate::store::resource_name(t), name)),
+        None => {
+            result["metadata"]["name"] = json!(name);
+            Ok((None, result))
+        }
+    }
+}
+
+/// A merge, strategic merge or JSON patch. Returns the stored object and the one to write.
+/// How often a patch is re-applied after losing a race to a concurrent write.
+pub(super) const PATCH_RETRIES: usize = 5;
+
+/// Whether a merge or JSON patch names the resourceVersion it expects (a precondition).
+pub(super) fn names_resource_version(patch: &Value) -> bool {
+    match patch {
+        Value::Array(ops) => ops
+            .iter()
+            .any(|op| op["path"] == "/metadata/resourceVersion" && op["op"] != "remove"),
+        other => other.pointer("/metadata/resourceVersion").is_some(),
+    }
+}
+
+pub(super) fn patch(
+    cluster: &Cluster,
+    target: &Target,
+    name: &str,
+    content_type: &str,
+    patch: &Value,
+    status_write: bool,
+    manager: &str,
+) -> Result<(Option<Value>, Value), ApiError> {
+    let current = cluster
+        .lock()
+        .store
+        .get(&target.t, &target.namespace, name)?;
+    let mut next = current.clone();
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    match media {
+        "application/merge-patch+json" => json_patch::merge(&mut next, patch),
+        "application/strategic-merge-patch+json" if target.t.schema.is_none() => {
+            crate::strategic::apply(&mut next, patch)
+        }
+        "application/strategic-merge-patch+json" => {
+            // As kube-apiserver: custom resources have no strategic merge metadata.
+            return Err(ApiError::unsupported_media_type(
+                "strategic merge patch is not supported for custom resources; use a merge or JSON patch",
+            ));
+        }
+        "application/json-patch+json" => {
+            let ops: json_patch::Patch = serde_json::from_value(patch.clone())
+                .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
+            json_patch::patch(&mut next, &ops)
+                .map_err(|e| ApiError::invalid(format!("the JSON patch does not apply: {e}")))?;
+        }
+        other => {
+            return Err(ApiError::unsupported_media_type(format!(
+                "the sim does not implement {other} patches yet (merge, JSON and strategic merge patches are supported)"
+            )));
+        }
+    }
+    conform(&target.t, &mut next);
+    track(
+        &target.t,
+        &current,
+        &mut next,
+        manager,
+        status_write,
+        &cluster.clock.rfc3339(),
+    );
+    // A patch carries no precondition unless it names a resourceVersion itself.
+    if patch.pointer("/metadata/resourceVersion").is_none() {
+        next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+    }
+    Ok((Some(current), next))
+}
+
+/// The answer to a write: the object with the webhooks' warnings, or the refusal.
+pub(super) fn answer(
+    cluster: &Cluster,
+    t: &ResourceType,
+    code: u16,
+    written: Result<(Value, Vec<String>), Refused>,
+) -> Response {
+    match written {
+        Ok((object, warnings)) => {
+            cluster.after_write(t, &object);
+            with_warnings(json_response(code, &object), &warnings)
+        }
+        Err(refused) => refusal(&refused),
+    }
+}
+
+pub(super) fn refusal(refused: &Refused) -> Response {
+    with_warnings(error_response(&refused.error), &refused.warnings)
+}
+
+/// Adds `Warning: 299 - "<text>"` headers, as kube-apiserver relays admission warnings.
+pub(super) fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
+    for warning in warnings {
+        let text = warning.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = format!("299 - \"{text}\"").parse() {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
+}
+
+/// Writes `object` through the admission chain, in kube-apiserver's order: mutating webhooks
+/// (each patch followed by pruning and defaulting again), the schema and CEL validation the
+/// store runs, the validating webhooks, then the write itself. Without a matching webhook it
+/// is one store call. `current` is the stored object for an update, none for a create.
+pub(super) async fn commit(
+    cluster: &Cluster,
+    target: &Target,
+    current: Option<Value>,
+    object: Value,
+    status_write: bool,
+    dry_run: bool,
+) -> Result<(Value, Vec<String>), Refused> {
+    let t = &target.t;
+    let write = |object: Value, dry_run: bool| -> Result<Value, ApiError> {
+        let mut state = cluster.lock();
+        match &current {
+            Some(current) => {
+                let name = current["metadata"]["name"].as_str().unwrap_or("");
+                state
+                    .store
+                    .replace(t, &target.namespace, name, object, status_write, dry_run)
+            }
+            None => state.store.create(t, &target.namespace, object, dry_run),
+        }
+    };
+    let operation = if current.is_some() {
+        "UPDATE"
+    } else {
+        "CREATE"
+    };
+    let (configurations, namespace_labels, services) = cluster.webhook_context(target);
+    if configurations.0.is_empty() && configurations.1.is_empty() {
+        return Ok((write(object, dry_run)?, vec![]));
+    }
+    let name = object["metadata"]["name"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    // One set of facts for the whole chain; only the object changes between the phases.
+    let mut facts = WebhookFacts {
+        operation,
+        name,
+        namespace_labels,
+        object: Some(object),
+        old: current.clone(),
+        subresource: status_write.then_some("status"),
+        dry_run,
+    };
+    let mut warnings = Vec::new();
+    let mutating = crate::webhooks::matching(&configurations.0, true, &facts.request(target));
+    for hook in &mutating {
+        let answer = consult(hook, &facts.request(target), &services, &mut warnings).await?;
+        if let Some(mut patched) = answer {
+            conform(t, &mut patched);
+            facts.object = Some(patched);
+        }
+    }
+    let mut object = facts.object.take().unwrap_or_default();
+    let validated = write(object.clone(), true).map_err(|error| Refused {
+        error,
+        warnings: warnings.clone(),
+    })?;
+    facts.object = Some(validated);
+    let validating = crate::webhooks::matching(&configurations.1, false, &facts.request(target));
+    for hook in &validating {
+        consult(hook, &facts.request(target), &services, &mut warnings).await?;
+    }
+    // A generated name was drawn by the validation pass; the write keeps it.
+    if current.is_none()
+        && let Some(validated) = &facts.object
+    {
+        object["metadata"]["name"] = validated["metadata"]["name"].clone();
+    }
+    let written = write(object, dry_run).map_err(|error| Refused {
+        error,
+        warnings: warnings.clone(),
+    })?;
+    Ok((written, warnings))
+}

@@ -1,0 +1,174 @@
+//! Watches: the initial events, bookmarks, and the stream of changes from a resourceVersion.
+
+use super::*;
+
+pub(super) fn watch(
+    cluster: &Cluster,
+    target: &Target,
+    q: &BTreeMap<String, String>,
+    table: bool,
+) -> Result<Response, ApiError> {
+    let (labels, fields) = selectors(q)?;
+    let storage_key = target.t.storage_key();
+    let namespace = target.namespace.clone();
+    let t = target.t.clone();
+    let matches = move |e: &Event| {
+        e.storage_key == storage_key
+            && (namespace.is_empty()
+                || e.object["metadata"]["namespace"].as_str() == Some(namespace.as_str()))
+            && labels.matches(&e.object)
+            && fields.matches(&e.object)
+    };
+    let bookmarks = q.get("allowWatchBookmarks").is_some_and(|v| v == "true");
+    let initial_events = q.get("sendInitialEvents").is_some_and(|v| v == "true");
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let requested: Option<u64> = q
+        .get("resourceVersion")
+        .filter(|v| !v.is_empty())
+        .and_then(|v| v.parse().ok());
+
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    // `kubectl get -w` asks for Tables: each event then carries a one-row Table.
+    let clock = cluster.clock.clone();
+    let render = {
+        let t = target.t.clone();
+        move |kind: &str, object: &Value| {
+            let object = if table && matches!(kind, "ADDED" | "MODIFIED" | "DELETED") {
+                crate::table::table(&t, std::slice::from_ref(object), &json!({}), clock.now())
+            } else {
+                object.clone()
+            };
+            Bytes::from(format!("{}\n", json!({"type": kind, "object": object})))
+        }
+    };
+    let line = |kind: &str, object: &Value| render(kind, object);
+    let resource = format!("{}/{}", t.group, t.plural);
+    let (backlog, mut live, mut last) = {
+        let state = cluster.lock();
+        let live = state.store.subscribe();
+        let current = state.store.revision();
+        let mut backlog = Vec::new();
+        let start = match requested {
+            Some(rv) if rv < state.store.oldest_resumable() => {
+                let gone = ApiError::gone(format!(
+                    "too old resource version: {rv} ({})",
+                    state.store.oldest_resumable()
+                ));
+                backlog.push(line("ERROR", &gone.status()));
+                None
+            }
+            Some(rv) if !initial_events && rv != 0 => Some(rv),
+            _ => {
+                // No (or 0) resourceVersion, or sendInitialEvents: start with the current state.
+                let namespace = (!target.namespace.is_empty()).then_some(target.namespace.as_str());
+                for object in state.store.list(&t, namespace) {
+                    let event = Event {
+                        revision: 0,
+                        storage_key: t.storage_key(),
+                        kind: EventType::Added,
+                        object: object.into(),
+                    };
+                    if matches(&event) {
+                        backlog.push(line("ADDED", &event.object));
+                    }
+                }
+                if initial_events {
+                    backlog.push(line("BOOKMARK", &json!({"apiVersion": t.api_version(), "kind": t.kind,
+                        "metadata": {"resourceVersion": current.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}})));
+                }
+                Some(current)
+            }
+        };
+        let mut last = start.unwrap_or(u64::MAX);
+        if let Some(rv) = start {
+            for event in state.store.history_after(rv) {
+                if matches(&event) {
+                    backlog.push(line(event.kind.as_str(), &event.object));
+                }
+                last = last.max(event.revision);
+            }
+        }
+        (backlog, live, last)
+    };
+    if last == u64::MAX {
+        cluster.watch_ended(&resource, "expired");
+    }
+    let api_version = t.api_version();
+    let kind = t.kind.clone();
+    let mut drops = cluster.lock().watch_drops.subscribe();
+    drops.mark_unchanged();
+    let cluster = cluster.clone();
+    tokio::spawn(async move {
+        for bytes in backlog {
+            if tx.send(bytes).await.is_err() {
+                return;
+            }
+        }
+        if last == u64::MAX {
+            return;
+        }
+        let ended = |reason| cluster.watch_ended(&resource, reason);
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        // A bookmark comes a period after the watch starts, never at once: a plain interval's
+        // first tick is immediate, which raced the first change.
+        let period = Duration::from_secs(1);
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        loop {
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                received = live.recv() => match received {
+                    Ok(event) => {
+                        if event.revision <= last {
+                            continue;
+                        }
+                        last = event.revision;
+                        if matches(&event) && tx.send(render(event.kind.as_str(), &event.object)).await.is_err() {
+                            return;
+                        }
+                    }
+                    // The client read too slowly for the events to wait for it. kube-apiserver
+                    // closes such a watcher's stream without an error; the client watches
+                    // again from the last resourceVersion it saw, which the history still
+                    // holds unless it too has moved on (then 410, and the client lists).
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        ended("unresponsive");
+                        return;
+                    }
+                    Err(_) => return,
+                },
+                _ = ticker.tick(), if bookmarks => {
+                    let bookmark = json!({"type": "BOOKMARK", "object": {"apiVersion": api_version, "kind": kind, "metadata": {"resourceVersion": last.to_string()}}});
+                    if tx.send(Bytes::from(format!("{bookmark}\n"))).await.is_err() {
+                        return;
+                    }
+                }
+                () = sleep => {
+                    ended("timeout");
+                    return;
+                }
+                () = tx.closed() => return,
+                _ = drops.changed() => {
+                    ended("dropped");
+                    return;
+                }
+            }
+        }
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
+    });
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
