@@ -28,7 +28,8 @@ mod tests {
     #[test]
     fn every_step_is_documented() {
         let steps = [
-            include_str!("world.rs"),
+            include_str!("world/mod.rs"),
+            include_str!("world/objects.rs"),
             include_str!("store_steps.rs"),
             include_str!("cluster_steps.rs"),
             include_str!("control_steps.rs"),

@@ -1,0 +1,644 @@
+//! A simulated cluster with its fakes and the operator running in-process on the sim's virtual
+//! clock: what a scenario on the sim starts from.
+//!
+//! Waiting is on virtual time. [`SimEnv::eventually`] checks, gives the operator a few real
+//! milliseconds for its HTTP round trips, and only then moves the virtual clock a second, so
+//! "within 2 minutes" means two virtual minutes and a scenario never sleeps on the wall clock
+//! for the operator's requeues.
+
+use std::{
+    collections::BTreeMap,
+    future::Future,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use barbican_fakes::{
+    barbican_api::BarbicanApi,
+    crds,
+    external_secrets::ExternalSecrets,
+    gateway_api::GatewayApi,
+    mariadb::MariaDbOperator,
+    openbao::{
+        FakeOpenBao,
+        policy::Policy,
+        state::{AppRole, SecretId},
+    },
+    openbao_cluster::OpenBaoOperator,
+};
+use barbican_operator::{
+    api::Barbican,
+    clusters::{DEFAULT_CLUSTERS_NAMESPACE, REGISTRATION_LABEL, run_registry},
+    controller::{
+        manager::{CONCURRENT_RECONCILES, Settings, run_barbican_controller},
+        scope::WatchScope,
+    },
+    crd,
+    metrics::Metrics,
+};
+use barbican_sim::{
+    Cluster,
+    audit::Entry,
+    clock::Clock,
+    controllers::{Controllers, Rollouts},
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::{
+    Api, Client, ResourceExt,
+    api::{ApiResource, DynamicObject, Patch, PatchParams},
+};
+use serde_json::Value;
+
+use crate::{
+    backend::{Backend, SIM_ONLY},
+    seams::{SimClock, SimResolver},
+};
+
+mod external;
+mod observe;
+mod targets;
+mod waiting;
+pub use self::targets::{CLUSTERS_NAMESPACE, Site, TargetCluster};
+
+/// What `deploy/examples/barbican.yaml` needs before it can become ready: its namespace (and
+/// the operator's), the MariaDB it names, the External Secrets store, the two credential
+/// Secrets, and the OpenBaoCluster the managed store provisions against.
+pub const MINIMAL_PREREQUISITES: &str = "\
+apiVersion: v1
+kind: Namespace
+metadata: {name: openstack}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: barbican-system}
+---
+apiVersion: k8s.mariadb.com/v1alpha1
+kind: MariaDB
+metadata: {name: openstack-mariadb, namespace: openstack}
+spec: {replicas: 1}
+---
+apiVersion: external-secrets.io/v1
+kind: ClusterSecretStore
+metadata: {name: openbao-cluster-store}
+spec: {provider: {vault: {server: 'https://openbao.openbao.svc:8200'}}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: barbican-db, namespace: openstack}
+stringData: {username: barbican, password: demo-db-password}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: barbican-keystone, namespace: openstack}
+stringData: {password: demo-keystone-password}
+---
+apiVersion: openbao.org/v1alpha1
+kind: OpenBaoCluster
+metadata: {name: openbao-instance, namespace: openstack}
+spec: {}
+";
+
+/// The user agent of the operator's client: the audit log tells its requests apart by it.
+pub const OPERATOR_AGENT: &str = "barbican-operator";
+/// The user agent of the scenario's own client.
+pub const SCENARIO_AGENT: &str = "scenario";
+/// How far the virtual clock moves between checks.
+pub const TICK: Duration = Duration::from_secs(1);
+/// Makes every poke of [`SimEnv::full_pass`] a change.
+static POKES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Real time the operator gets between checks for its round trips.
+pub const REAL_PAUSE: Duration = Duration::from_millis(15);
+
+/// How long [`SimEnv::operator_quiet`] wants the operator to have written nothing: twenty
+/// real pauses, longer than a pass's round trips take even on a loaded machine.
+pub const QUIET: Duration = Duration::from_millis(300);
+
+/// The running environment.
+pub struct SimEnv {
+    /// The management cluster: where the operator runs and the CRs live.
+    pub cluster: Cluster,
+    /// The scenario's client on the management cluster.
+    pub client: Client,
+    /// The operator's metrics.
+    pub metrics: Arc<Metrics>,
+    /// The management cluster and its fakes.
+    pub site: Arc<Site>,
+    /// External (brownfield) OpenBao servers, by the scenario's name for them.
+    externals: Mutex<BTreeMap<String, Arc<FakeOpenBao>>>,
+    /// The target clusters started, by name.
+    targets: Mutex<BTreeMap<String, Arc<TargetCluster>>>,
+    /// The target cluster the scenario's children and inputs steps work on; `None` for the
+    /// management cluster.
+    focus: Mutex<Option<Arc<TargetCluster>>>,
+    /// Values a scenario noted to compare against later.
+    notes: Mutex<BTreeMap<String, String>>,
+    operator: tokio::task::JoinHandle<()>,
+    /// The client the operator talks to the management cluster with.
+    operator_client: Client,
+    clock_seam: Arc<SimClock>,
+    /// Whether the management cluster is the sim or a real API server.
+    backend: Backend,
+    /// What the scenario applied on a real API server, for [`SimEnv::clean_up`].
+    applied: Mutex<Vec<Applied>>,
+    /// The namespaces the operator watches.
+    watch_scope: WatchScope,
+    /// How many passes of each controller run at once.
+    concurrency: u16,
+}
+
+/// Where an applied object is.
+#[derive(Clone, Debug)]
+pub struct Applied {
+    /// Its resource.
+    pub resource: ApiResource,
+    /// Its namespace (`None` for a cluster-scoped object).
+    pub namespace: Option<String>,
+    /// Its name.
+    pub name: String,
+}
+
+impl Applied {
+    /// The API that reaches the object through `client`.
+    pub fn api(&self, client: Client) -> Api<DynamicObject> {
+        match &self.namespace {
+            Some(ns) => Api::namespaced_with(client, ns, &self.resource),
+            None => Api::all_with(client, &self.resource),
+        }
+    }
+}
+
+/// The resource of `api_version`/`kind` on the cluster `client` talks to, from discovery.
+pub async fn discover(
+    client: &Client,
+    api_version: &str,
+    kind: &str,
+) -> Result<ApiResource, Error> {
+    let list = if api_version.contains('/') {
+        client.list_api_group_resources(api_version).await
+    } else {
+        client.list_core_api_resources(api_version).await
+    }
+    .map_err(|e| format!("discovering {api_version}: {e}"))?;
+    let found = list
+        .resources
+        .iter()
+        .find(|r| r.kind == kind && !r.name.contains('/'))
+        .ok_or_else(|| format!("{api_version} serves no {kind}"))?;
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g.to_string(), v.to_string()),
+        None => (String::new(), api_version.to_string()),
+    };
+    Ok(ApiResource {
+        group,
+        version,
+        api_version: api_version.to_string(),
+        kind: kind.to_string(),
+        plural: found.name.clone(),
+    })
+}
+
+/// Server-side applies `object` through `client` as the field manager `manager` (forcing
+/// conflicts): where it went, and what the server stored.
+pub async fn apply_object(
+    client: Client,
+    manager: &str,
+    object: Value,
+) -> Result<(Applied, DynamicObject), Error> {
+    let object: DynamicObject = serde_json::from_value(object).map_err(text)?;
+    let types = object
+        .types
+        .clone()
+        .ok_or("the object has no apiVersion/kind")?;
+    let applied = Applied {
+        resource: discover(&client, &types.api_version, &types.kind).await?,
+        namespace: object.namespace(),
+        name: object.name_any(),
+    };
+    let stored = applied
+        .api(client)
+        .patch(
+            &applied.name,
+            &PatchParams::apply(manager).force(),
+            &Patch::Apply(&object),
+        )
+        .await
+        .map_err(|e| format!("applying {} {}: {e}", types.kind, applied.name))?;
+    Ok((applied, stored))
+}
+
+/// [`apply_object`] for every document of `yaml`.
+pub async fn apply_yaml_as(client: &Client, manager: &str, yaml: &str) -> Result<(), Error> {
+    let documents: Vec<Value> = serde_saphyr::from_multiple(yaml).map_err(text)?;
+    for document in documents.into_iter().filter(|d| !d.is_null()) {
+        apply_object(client.clone(), manager, document).await?;
+    }
+    Ok(())
+}
+
+impl std::fmt::Debug for SimEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimEnv")
+            .field("now", &self.cluster.clock().rfc3339())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts the operator's Barbican controller against `cluster`, reporting into `metrics`, with
+/// the registry of target clusters following the registration Secrets in
+/// [`CLUSTERS_NAMESPACE`] (a fresh registry per start, as in a new process).
+fn start_operator(
+    cluster: &Cluster,
+    client: Client,
+    clock: Arc<SimClock>,
+    metrics: Arc<Metrics>,
+    watch_scope: WatchScope,
+    concurrency: u16,
+) -> tokio::task::JoinHandle<()> {
+    let mut settings = Settings::new(clock, Arc::new(SimResolver(cluster.services())), metrics);
+    settings.probe_timeout = Duration::from_secs(2);
+    settings.watch_scope = watch_scope;
+    settings.concurrency = concurrency;
+    let registry = run_registry(
+        client.clone(),
+        CLUSTERS_NAMESPACE.to_string(),
+        settings.clusters.clone(),
+        std::future::pending(),
+    );
+    let controllers = run_barbican_controller(client, settings, std::future::pending());
+    tokio::spawn(async move {
+        // The registry runs until the task is aborted; the controllers must too. One that stops
+        // on its own is a failure the scenario must see.
+        tokio::select! {
+            () = registry => {}
+            outcome = controllers => if let Err(stopped) = outcome {
+                panic!("the operator under test stopped: {stopped}");
+            },
+        }
+    })
+}
+
+impl Drop for SimEnv {
+    fn drop(&mut self) {
+        self.operator.abort();
+    }
+}
+
+/// A bound token of the ServiceAccount `namespace/name`, valid for 30 days, from the cluster
+/// `client` talks to.
+async fn service_account_token(
+    client: Client,
+    namespace: &str,
+    name: &str,
+) -> Result<String, Error> {
+    let request: k8s_openapi::api::authentication::v1::TokenRequest =
+        serde_json::from_value(serde_json::json!({"spec": {"expirationSeconds": 30 * 24 * 3600}}))
+            .map_err(text)?;
+    Api::<k8s_openapi::api::core::v1::ServiceAccount>::namespaced(client, namespace)
+        .create_token_request(name, &Default::default(), &request)
+        .await
+        .map_err(|e| format!("a token for ServiceAccount {namespace}/{name}: {e}"))?
+        .status
+        .and_then(|s| s.token)
+        .ok_or_else(|| "the TokenRequest returned no token".to_string())
+}
+
+/// What a setup step can fail with.
+pub type Error = String;
+
+fn text(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+impl SimEnv {
+    /// A cluster on a virtual clock with the Deployment, Job, CronJob and HPA controllers, the
+    /// third-party CRDs (with the Gateway API unless `gateway_api` is false), the fakes, the
+    /// operator's CRDs, and the operator's Barbican controller.
+    ///
+    /// On a real API server ([`crate::backend::current`]) the operator, the fakes and the
+    /// scenario work against it instead, on the wall clock.
+    pub async fn start(gateway_api: bool) -> Result<Self, Error> {
+        let backend = crate::backend::current().clone();
+        let (site, client, operator_client) = match &backend {
+            Backend::Sim => {
+                let site = Site::start(&Clock::virtual_time(), gateway_api, "")?;
+                let (client, operator) = (
+                    site.cluster.client_as(SCENARIO_AGENT),
+                    site.cluster.client_as(OPERATOR_AGENT),
+                );
+                (site, client, operator)
+            }
+            Backend::Cluster { .. } if !gateway_api => {
+                return Err(format!(
+                    "a cluster without the Gateway API needs the sim: tag the scenario @{SIM_ONLY}"
+                ));
+            }
+            Backend::Cluster { kubeconfig, .. } => {
+                let client = crate::backend::client(kubeconfig).await?;
+                let site = Site::on_api_server(client.clone(), gateway_api).await?;
+                (site, client.clone(), client)
+            }
+        };
+        let site = Arc::new(site);
+        let cluster = site.cluster.clone();
+        let metrics = Arc::new(Metrics::new());
+        let clock_seam = Arc::new(SimClock(cluster.clock().clone()));
+        let operator = start_operator(
+            &cluster,
+            operator_client.clone(),
+            clock_seam.clone(),
+            metrics.clone(),
+            WatchScope::All,
+            CONCURRENT_RECONCILES,
+        );
+        Ok(Self {
+            operator_client,
+            client,
+            backend,
+            applied: Mutex::default(),
+            watch_scope: WatchScope::All,
+            concurrency: CONCURRENT_RECONCILES,
+            cluster,
+            metrics,
+            site,
+            externals: Mutex::default(),
+            targets: Mutex::default(),
+            focus: Mutex::default(),
+            notes: Mutex::default(),
+            operator,
+            clock_seam,
+        })
+    }
+
+    /// The simulated management cluster, for what only the sim does (the audit log, faults,
+    /// its controllers, the virtual clock); on a real API server, an error naming `what`.
+    pub fn needs_sim(&self, what: &str) -> Result<&Cluster, Error> {
+        match &self.backend {
+            Backend::Sim => Ok(&self.cluster),
+            Backend::Cluster { description, .. } => Err(format!(
+                "{what} needs the simulated cluster, and this run is on {description}: tag the scenario @{SIM_ONLY}"
+            )),
+        }
+    }
+
+    /// The simulated site the scenario works on (see [`SimEnv::here`]), for what only the sim
+    /// does; on a real API server, an error naming `what`.
+    pub fn simulated_here(&self, what: &str) -> Result<Arc<Site>, Error> {
+        if self.focused().is_none() {
+            self.needs_sim(what)?;
+        }
+        Ok(self.here())
+    }
+
+    /// On a real API server, where the next scenario shares the cluster, deletes what this one
+    /// applied: its Barbicans and stores first (the operator, still running, releases their
+    /// finalizers), then its cluster-scoped objects and namespaces (with all they hold), and
+    /// waits until they are gone. On the sim there is nothing to do: every scenario has a
+    /// cluster of its own.
+    pub async fn clean_up(&self) -> Result<(), Error> {
+        let applied = std::mem::take(&mut *self.applied.lock().unwrap_or_else(|p| p.into_inner()));
+        let is_cr = |a: &&Applied| {
+            a.resource.kind == "Barbican" || a.resource.kind == "BarbicanSecretStore"
+        };
+        let crs: Vec<&Applied> = applied.iter().filter(is_cr).collect();
+        let cluster_scoped: Vec<&Applied> = applied
+            .iter()
+            .filter(|a| a.namespace.is_none() && !is_cr(a))
+            .collect();
+        for batch in [crs, cluster_scoped] {
+            for object in &batch {
+                match object
+                    .api(self.client.clone())
+                    .delete(&object.name, &Default::default())
+                    .await
+                {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(status)) if status.code == 404 => {}
+                    Err(e) => {
+                        return Err(format!(
+                            "deleting {} {}: {e}",
+                            object.resource.kind, object.name
+                        ));
+                    }
+                }
+            }
+            let deadline = std::time::Instant::now() + Duration::from_secs(180);
+            for object in &batch {
+                let api = object.api(self.client.clone());
+                while api.get_opt(&object.name).await.map_err(text)?.is_some() {
+                    if std::time::Instant::now() > deadline {
+                        return Err(format!(
+                            "{} {} is still there 180 s after its deletion",
+                            object.resource.kind, object.name
+                        ));
+                    }
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the management cluster is a real API server.
+    pub fn on_real_cluster(&self) -> bool {
+        self.backend != Backend::Sim
+    }
+
+    /// The site the scenario's children and inputs steps work on (see [`SimEnv::focus_on`]).
+    pub fn here(&self) -> Arc<Site> {
+        self.focused()
+            .map_or_else(|| self.site.clone(), |t| t.site.clone())
+    }
+
+    fn focused(&self) -> Option<Arc<TargetCluster>> {
+        self.focus.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The scenario's client on the site it works on.
+    pub fn scenario_client(&self) -> Client {
+        self.focused()
+            .map_or_else(|| self.client.clone(), |t| t.client.clone())
+    }
+
+    /// The scenario's client for objects of `kind`: the CRs always live on the management
+    /// cluster, everything else where the scenario works.
+    fn client_for(&self, kind: &str) -> Client {
+        if kind == "Barbican" || kind == "BarbicanSecretStore" {
+            self.client.clone()
+        } else {
+            self.scenario_client()
+        }
+    }
+
+    /// Makes the steps about children and inputs work on the target cluster `name` (`None`:
+    /// the management cluster again).
+    pub fn focus_on(&self, name: Option<&str>) -> Result<(), Error> {
+        let target = name.map(|n| self.target(n)).transpose()?;
+        *self.focus.lock().unwrap_or_else(|p| p.into_inner()) = target;
+        Ok(())
+    }
+
+    /// Stops the operator and starts a new one, as a restarted pod would: nothing carries
+    /// over but what the cluster stores, and the new process has fresh metrics.
+    pub fn restart_operator(&mut self) {
+        self.operator.abort();
+        self.metrics = Arc::new(Metrics::new());
+        self.operator = start_operator(
+            &self.cluster,
+            self.operator_client.clone(),
+            self.clock_seam.clone(),
+            self.metrics.clone(),
+            self.watch_scope.clone(),
+            self.concurrency,
+        );
+    }
+
+    /// Restarts the operator running at most `concurrency` passes of each controller at once
+    /// (`--max-concurrent-reconciles`).
+    pub fn set_concurrency(&mut self, concurrency: u16) {
+        self.concurrency = concurrency;
+        self.restart_operator();
+    }
+
+    /// Restarts the operator watching only `scope` (`--watch-namespaces`).
+    pub fn set_watch_scope(&mut self, scope: WatchScope) {
+        self.watch_scope = scope;
+        self.restart_operator();
+    }
+
+    /// Restarts the operator as the ServiceAccount `namespace/name` (which must exist), with
+    /// the cluster enforcing RBAC from now on: the operator may do only what the stored
+    /// ClusterRoles and Roles bound to that account grant, as in a real deployment. Returns
+    /// the account's token, which the operator presents.
+    pub async fn run_operator_as(&mut self, namespace: &str, name: &str) -> Result<String, Error> {
+        let token = service_account_token(self.client.clone(), namespace, name).await?;
+        self.cluster.enforce_rbac();
+        self.operator_client = self.cluster.client_with_token(OPERATOR_AGENT, &token);
+        self.restart_operator();
+        Ok(token)
+    }
+
+    /// The virtual clock.
+    pub fn clock(&self) -> &Clock {
+        self.cluster.clock()
+    }
+
+    /// Server-side applies every document of `yaml` as the scenario.
+    pub async fn apply_yaml(&self, yaml: &str) -> Result<(), Error> {
+        let documents: Vec<Value> = serde_saphyr::from_multiple(yaml).map_err(text)?;
+        for document in documents.into_iter().filter(|d| !d.is_null()) {
+            self.apply(document).await?;
+        }
+        Ok(())
+    }
+
+    /// Server-side applies one object as the scenario: a CR on the management cluster,
+    /// anything else where the scenario works.
+    pub async fn apply(&self, object: Value) -> Result<DynamicObject, Error> {
+        let kind = object["kind"].as_str().unwrap_or_default().to_string();
+        self.apply_with(self.client_for(&kind), object).await
+    }
+
+    /// Server-side applies one object through `client` as the scenario.
+    pub async fn apply_with(&self, client: Client, object: Value) -> Result<DynamicObject, Error> {
+        let (applied, object) = apply_object(client, SCENARIO_AGENT, object).await?;
+        if self.on_real_cluster() {
+            self.applied
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(applied);
+        }
+        Ok(object)
+    }
+
+    /// The resource of `api_version`/`kind`, from discovery.
+    pub async fn resource(&self, api_version: &str, kind: &str) -> Result<ApiResource, Error> {
+        discover(&self.client, api_version, kind).await
+    }
+
+    /// Reads a Barbican.
+    pub async fn barbican(&self, namespace: &str, name: &str) -> Result<Barbican, Error> {
+        Api::<Barbican>::namespaced(self.client.clone(), namespace)
+            .get(name)
+            .await
+            .map_err(|e| format!("reading Barbican {namespace}/{name}: {e}"))
+    }
+
+    /// The conditions of the `kind` (Barbican or BarbicanSecretStore) `namespace/name`; none
+    /// when it has no status yet.
+    pub async fn conditions(
+        &self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Vec<Condition>, Error> {
+        let object = self
+            .get(kind, namespace, name)
+            .await?
+            .ok_or_else(|| format!("{kind} {namespace}/{name} does not exist"))?;
+        serde_json::from_value(object.data["status"]["conditions"].clone())
+            .or_else(|_| Ok(Vec::new()))
+    }
+}
+
+impl SimEnv {
+    /// The API of `kind` (as `apiVersion/kind`, or a bare built-in kind) in `namespace`.
+    pub async fn api_of(&self, kind: &str, namespace: &str) -> Result<Api<DynamicObject>, Error> {
+        let (api_version, kind) = api_version_of(kind)?;
+        let resource = self.resource(api_version, kind).await?;
+        Ok(Api::namespaced_with(
+            self.client_for(kind),
+            namespace,
+            &resource,
+        ))
+    }
+}
+
+/// The apiVersion and kind of `kind` as the steps name it: a bare kind the scenarios use
+/// (`Deployment`, `Barbican`, `MariaDB`, …), or `group/version/Kind`.
+pub fn api_version_of(kind: &str) -> Result<(&str, &str), Error> {
+    Ok(match kind {
+        "Deployment" => ("apps/v1", "Deployment"),
+        "Service" | "Secret" | "ConfigMap" => ("v1", kind),
+        "PodDisruptionBudget" => ("policy/v1", kind),
+        "HorizontalPodAutoscaler" => ("autoscaling/v2", kind),
+        "NetworkPolicy" => ("networking.k8s.io/v1", kind),
+        "HTTPRoute" => ("gateway.networking.k8s.io/v1", kind),
+        "Barbican" | "BarbicanSecretStore" => ("barbican.openstack.c5c3.io/v1alpha1", kind),
+        "Job" | "CronJob" => ("batch/v1", kind),
+        "MariaDB" | "Database" | "User" | "Grant" => ("k8s.mariadb.com/v1alpha1", kind),
+        other => other
+            .rsplit_once('/')
+            .ok_or_else(|| format!("name {other} as apiVersion/Kind, e.g. batch/v1/Job"))?,
+    })
+}
+
+impl SimEnv {
+    /// Reads an object of `kind`, `None` when it does not exist.
+    pub async fn get(
+        &self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<DynamicObject>, Error> {
+        self.api_of(kind, namespace)
+            .await?
+            .get_opt(name)
+            .await
+            .map_err(|e| format!("reading {kind} {namespace}/{name}: {e}"))
+    }
+
+    /// Merge-patches a Barbican's spec as the scenario.
+    pub async fn patch_barbican(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: &Value,
+    ) -> Result<(), Error> {
+        Api::<Barbican>::namespaced(self.client.clone(), namespace)
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("patching Barbican {namespace}/{name}: {e}"))
+    }
+}
