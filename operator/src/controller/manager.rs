@@ -14,16 +14,9 @@ use std::{
 };
 
 use futures::{FutureExt, StreamExt, channel::mpsc};
-use k8s_openapi::api::{
-    apps::v1::Deployment,
-    autoscaling::v2::HorizontalPodAutoscaler,
-    batch::v1::{CronJob, Job},
-    core::v1::{Secret, Service},
-    networking::v1::NetworkPolicy,
-    policy::v1::PodDisruptionBudget,
-};
+use k8s_openapi::api::core::v1::Secret;
 use kube::{
-    Api, Client, Resource, ResourceExt,
+    Client, Resource, ResourceExt,
     api::DynamicObject,
     runtime::{
         Controller, WatchStreamExt,
@@ -36,16 +29,20 @@ use kube::{
 use super::{
     barbican::{health::PROBE_TIMEOUT, reconcile::reconcile, watches},
     cache::{Cache, slim},
-    discovery::{GatewayApi, http_route_resource, probe_gateway_api, serves},
+    discovery::{probe_gateway_api, serves},
     env::Env,
     events::Events,
     fanout::{WatchEvents, fan_out},
     pass::{Error, Next},
     probe_cache::ProbeCache,
-    scope::{WatchScope, dynamic, filling, typed},
+    scope::{WatchScope, dynamic, typed},
+    triggers::{
+        Wiring, own_children, own_http_routes, watch_attached_stores, watch_eso_stores,
+        watch_input_secrets, watch_mariadb,
+    },
 };
 use crate::{
-    api::{barbican::Barbican, refs::SecretStoreKind, secret_store::BarbicanSecretStore},
+    api::{barbican::Barbican, secret_store::BarbicanSecretStore},
     clock::Clock,
     metrics::Metrics,
     resolve::Resolve,
@@ -407,135 +404,21 @@ pub async fn run_barbican_controller(
     let store_stream = store_events.touched_objects();
 
     let barbican_cache = barbicans.clone();
-    let mut controller = Controller::for_stream(main, barbicans.clone())
-        .owns_stream(scope.cached(typed(&client), &config, cache.writer::<Deployment>()))
-        .owns_stream(scope.cached(typed(&client), &config, cache.writer::<Service>()))
-        .owns_stream(scope.cached(
-            typed(&client),
-            &config,
-            cache.writer::<PodDisruptionBudget>(),
-        ))
-        .owns_stream(scope.cached(
-            typed(&client),
-            &config,
-            cache.writer::<HorizontalPodAutoscaler>(),
-        ))
-        .owns_stream(scope.cached(typed(&client), &config, cache.writer::<NetworkPolicy>()))
-        .owns_stream(scope.cached(typed(&client), &config, cache.writer::<Job>()))
-        .owns_stream(scope.cached(typed(&client), &config, cache.writer::<CronJob>()))
-        .watches_stream(store_stream, |store: BarbicanSecretStore| {
-            store
-                .namespace()
-                .map(|ns| ObjectRef::new(&store.spec.barbican_ref.name).within(&ns))
-        })
-        .watches_stream(secret_events.touched_objects(), {
-            let (barbicans, stores) = (barbicans.clone(), stores.clone());
-            move |secret: Secret| {
-                // Only the CRs placed on this (the management) cluster hear of its Secrets.
-                // One snapshot of the Barbicans serves both placements.
-                let owner = watches::controlling_barbican(&secret);
-                let all = barbicans.state();
-                watches::for_secret(
-                    &secret.namespace().unwrap_or_default(),
-                    &secret.name_any(),
-                    owner.as_deref(),
-                    &watches::placed_on(&all, None),
-                    &watches::stores_placed_on(&stores.state(), &all, None),
-                )
-            }
-        })
-        .reconcile_on(woken)
-        .reconcile_on(remotely_woken);
-    if gateway_api == GatewayApi::Installed {
-        let routes = http_route_resource();
-        controller = controller.owns_stream_with(
-            scope.cached(
-                dynamic(&client, &routes),
-                &config,
-                cache.dynamic_writer(&routes),
-            ),
-            routes,
-        );
-    }
-    // The managed database: the MariaDB a Barbican names (an outage shows in DatabaseReady
-    // without waiting for a requeue) and the Database/User/Grant it owns.
-    let mariadb = super::barbican::database::mariadb_resource("MariaDB", "mariadbs");
-    if serves(&client, &mariadb).await.unwrap_or(false) {
-        let barbicans = barbicans.clone();
-        controller = controller.watches_stream_with(
-            scope.cached(
-                dynamic(&client, &mariadb),
-                &config,
-                cache.dynamic_writer(&mariadb),
-            ),
-            move |server: DynamicObject| {
-                watches::for_mariadb(
-                    server.namespace().as_deref().unwrap_or_default(),
-                    &server.name_any(),
-                    &watches::placed_on(&barbicans.state(), None),
-                )
-            },
-            mariadb,
-        );
-        for (kind, plural) in [
-            ("Database", "databases"),
-            ("User", "users"),
-            ("Grant", "grants"),
-        ] {
-            let resource = super::barbican::database::mariadb_resource(kind, plural);
-            controller = controller.owns_stream_with(
-                scope.cached(
-                    dynamic(&client, &resource),
-                    &config,
-                    cache.dynamic_writer(&resource),
-                ),
-                resource,
-            );
-        }
-    }
-    for (kind, plural, store_kind) in [
-        (
-            "ClusterSecretStore",
-            "clustersecretstores",
-            SecretStoreKind::ClusterSecretStore,
-        ),
-        ("SecretStore", "secretstores", SecretStoreKind::SecretStore),
-    ] {
-        let resource = super::barbican::secrets::eso(kind, plural);
-        if !serves(&client, &resource).await.unwrap_or(false) {
-            continue;
-        }
-        let barbicans = barbicans.clone();
-        // A ClusterSecretStore is cluster-scoped: watched whatever the namespaces.
-        let trigger = match store_kind {
-            SecretStoreKind::ClusterSecretStore => filling(
-                watcher(
-                    Api::<DynamicObject>::all_with(client.clone(), &resource),
-                    config.clone(),
-                )
-                .backoff(crate::controller::relist::Relist::default()),
-                cache.dynamic_writer(&resource),
-            ),
-            SecretStoreKind::SecretStore => scope.cached(
-                dynamic(&client, &resource),
-                &config,
-                cache.dynamic_writer(&resource),
-            ),
-        };
-        controller = controller.watches_stream_with(
-            trigger,
-            move |store: DynamicObject| {
-                let namespace = store.namespace();
-                watches::for_eso_store(
-                    store_kind,
-                    namespace.as_deref(),
-                    &store.name_any(),
-                    &watches::placed_on(&barbicans.state(), None),
-                )
-            },
-            resource,
-        );
-    }
+    let wiring = Wiring {
+        client: client.clone(),
+        scope: scope.clone(),
+        config: config.clone(),
+        cache: cache.clone(),
+        barbicans: barbicans.clone(),
+    };
+    let controller = Controller::for_stream(main, barbicans.clone());
+    let controller = own_children(controller, &wiring);
+    let controller = watch_attached_stores(controller, store_stream);
+    let controller = watch_input_secrets(controller, secret_events, &wiring, stores.clone());
+    let controller = controller.reconcile_on(woken).reconcile_on(remotely_woken);
+    let controller = own_http_routes(controller, &wiring, &gateway_api);
+    let controller = watch_mariadb(controller, &wiring).await;
+    let controller = watch_eso_stores(controller, &wiring).await;
     tracing::info!(gateway_api = ?gateway_api, "Barbican controller starting");
     let barbicans = controller
         .with_config(controller::Config::default().concurrency(settings.concurrency))

@@ -21,4 +21,5 @@ pub mod scope;
 pub mod secretstore;
 pub mod status;
 pub mod step_error;
+pub mod triggers;
 pub mod writes;

@@ -1,0 +1,214 @@
+//! What wakes a Barbican: each trigger of the Barbican controller as a named function that
+//! adds its watch to the controller. The children are owned (a change wakes the owner); the
+//! inputs are watched and mapped to the CRs that read them (see [`super::barbican::watches`]).
+//! Kinds that come from other operators are watched only when the API server serves them.
+
+use futures::Stream;
+use k8s_openapi::api::{
+    apps::v1::Deployment,
+    autoscaling::v2::HorizontalPodAutoscaler,
+    batch::v1::{CronJob, Job},
+    core::v1::{Secret, Service},
+    networking::v1::NetworkPolicy,
+    policy::v1::PodDisruptionBudget,
+};
+use kube::{
+    Api, Client, ResourceExt,
+    api::DynamicObject,
+    runtime::{
+        Controller, WatchStreamExt,
+        reflector::{self, ObjectRef},
+        watcher,
+    },
+};
+
+use super::{
+    barbican::watches,
+    cache::Cache,
+    discovery::{GatewayApi, http_route_resource, serves},
+    fanout::WatchEvents,
+    scope::{WatchScope, dynamic, filling, typed},
+};
+use crate::api::{barbican::Barbican, refs::SecretStoreKind, secret_store::BarbicanSecretStore};
+
+/// What the Barbican controller's triggers are wired from.
+pub struct Wiring {
+    /// The management cluster's client.
+    pub client: Client,
+    /// The namespaces watched.
+    pub scope: WatchScope,
+    /// The watch configuration.
+    pub config: watcher::Config,
+    /// The operator's cache the watches fill.
+    pub cache: Cache,
+    /// The cached Barbicans, to map an input to the CRs that read it.
+    pub barbicans: reflector::Store<Barbican>,
+}
+
+/// The children a pass applies, each watched into the operator's cache: a change to one
+/// wakes its owner.
+pub fn own_children(controller: Controller<Barbican>, w: &Wiring) -> Controller<Barbican> {
+    let (client, scope, config, cache) = (&w.client, &w.scope, &w.config, &w.cache);
+    controller
+        .owns_stream(scope.cached(typed(client), config, cache.writer::<Deployment>()))
+        .owns_stream(scope.cached(typed(client), config, cache.writer::<Service>()))
+        .owns_stream(scope.cached(typed(client), config, cache.writer::<PodDisruptionBudget>()))
+        .owns_stream(scope.cached(
+            typed(client),
+            config,
+            cache.writer::<HorizontalPodAutoscaler>(),
+        ))
+        .owns_stream(scope.cached(typed(client), config, cache.writer::<NetworkPolicy>()))
+        .owns_stream(scope.cached(typed(client), config, cache.writer::<Job>()))
+        .owns_stream(scope.cached(typed(client), config, cache.writer::<CronJob>()))
+}
+
+/// A store wakes the Barbican it names.
+pub fn watch_attached_stores(
+    controller: Controller<Barbican>,
+    stores: impl Stream<Item = Result<BarbicanSecretStore, watcher::Error>> + Send + 'static,
+) -> Controller<Barbican> {
+    controller.watches_stream(stores, |store: BarbicanSecretStore| {
+        store
+            .namespace()
+            .map(|ns| ObjectRef::new(&store.spec.barbican_ref.name).within(&ns))
+    })
+}
+
+/// A Secret wakes the Barbicans and stores placed on this (the management) cluster that read
+/// it; one snapshot of the Barbicans serves both placements.
+pub fn watch_input_secrets(
+    controller: Controller<Barbican>,
+    secrets: WatchEvents<Secret>,
+    w: &Wiring,
+    stores: reflector::Store<BarbicanSecretStore>,
+) -> Controller<Barbican> {
+    let barbicans = w.barbicans.clone();
+    controller.watches_stream(secrets.touched_objects(), move |secret: Secret| {
+        let owner = watches::controlling_barbican(&secret);
+        let all = barbicans.state();
+        watches::for_secret(
+            &secret.namespace().unwrap_or_default(),
+            &secret.name_any(),
+            owner.as_deref(),
+            &watches::placed_on(&all, None),
+            &watches::stores_placed_on(&stores.state(), &all, None),
+        )
+    })
+}
+
+/// The HTTPRoutes, when the Gateway API is served.
+pub fn own_http_routes(
+    controller: Controller<Barbican>,
+    w: &Wiring,
+    gateway_api: &GatewayApi,
+) -> Controller<Barbican> {
+    if *gateway_api != GatewayApi::Installed {
+        return controller;
+    }
+    let routes = http_route_resource();
+    controller.owns_stream_with(
+        w.scope.cached(
+            dynamic(&w.client, &routes),
+            &w.config,
+            w.cache.dynamic_writer(&routes),
+        ),
+        routes,
+    )
+}
+
+/// The managed database, when mariadb-operator is served: the MariaDB a Barbican names (an
+/// outage shows in DatabaseReady without waiting for a requeue) and the Database/User/Grant
+/// it owns.
+pub async fn watch_mariadb(
+    mut controller: Controller<Barbican>,
+    w: &Wiring,
+) -> Controller<Barbican> {
+    let mariadb = super::barbican::database::mariadb_resource("MariaDB", "mariadbs");
+    if !serves(&w.client, &mariadb).await.unwrap_or(false) {
+        return controller;
+    }
+    let barbicans = w.barbicans.clone();
+    controller = controller.watches_stream_with(
+        w.scope.cached(
+            dynamic(&w.client, &mariadb),
+            &w.config,
+            w.cache.dynamic_writer(&mariadb),
+        ),
+        move |server: DynamicObject| {
+            watches::for_mariadb(
+                server.namespace().as_deref().unwrap_or_default(),
+                &server.name_any(),
+                &watches::placed_on(&barbicans.state(), None),
+            )
+        },
+        mariadb,
+    );
+    for (kind, plural) in [
+        ("Database", "databases"),
+        ("User", "users"),
+        ("Grant", "grants"),
+    ] {
+        let resource = super::barbican::database::mariadb_resource(kind, plural);
+        controller = controller.owns_stream_with(
+            w.scope.cached(
+                dynamic(&w.client, &resource),
+                &w.config,
+                w.cache.dynamic_writer(&resource),
+            ),
+            resource,
+        );
+    }
+    controller
+}
+
+/// The External Secrets stores a Barbican selects, each kind when it is served. A
+/// ClusterSecretStore is cluster-scoped: watched whatever the namespaces.
+pub async fn watch_eso_stores(
+    mut controller: Controller<Barbican>,
+    w: &Wiring,
+) -> Controller<Barbican> {
+    for (kind, plural, store_kind) in [
+        (
+            "ClusterSecretStore",
+            "clustersecretstores",
+            SecretStoreKind::ClusterSecretStore,
+        ),
+        ("SecretStore", "secretstores", SecretStoreKind::SecretStore),
+    ] {
+        let resource = super::barbican::secrets::eso(kind, plural);
+        if !serves(&w.client, &resource).await.unwrap_or(false) {
+            continue;
+        }
+        let barbicans = w.barbicans.clone();
+        let trigger = match store_kind {
+            SecretStoreKind::ClusterSecretStore => filling(
+                watcher(
+                    Api::<DynamicObject>::all_with(w.client.clone(), &resource),
+                    w.config.clone(),
+                )
+                .backoff(crate::controller::relist::Relist::default()),
+                w.cache.dynamic_writer(&resource),
+            ),
+            SecretStoreKind::SecretStore => w.scope.cached(
+                dynamic(&w.client, &resource),
+                &w.config,
+                w.cache.dynamic_writer(&resource),
+            ),
+        };
+        controller = controller.watches_stream_with(
+            trigger,
+            move |store: DynamicObject| {
+                let namespace = store.namespace();
+                watches::for_eso_store(
+                    store_kind,
+                    namespace.as_deref(),
+                    &store.name_any(),
+                    &watches::placed_on(&barbicans.state(), None),
+                )
+            },
+            resource,
+        );
+    }
+    controller
+}
