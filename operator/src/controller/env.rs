@@ -7,7 +7,9 @@ use kube::Client;
 
 use crate::{
     clock::Clock,
-    controller::{discovery::GatewayApi, events::Events, probe_cache::ProbeCache},
+    controller::{
+        children::Children, discovery::GatewayApi, events::Events, probe_cache::ProbeCache,
+    },
     metrics::Metrics,
     resolve::Resolve,
 };
@@ -45,4 +47,23 @@ pub struct Env {
     pub cache: crate::controller::cache::Cache,
     /// This operator's writes to its CRs that the watches have not delivered yet.
     pub writes: crate::controller::cache::OwnWrites,
+}
+
+impl Env {
+    /// Where the children of a CR in `namespace` live: the management cluster, or the
+    /// registered target cluster `target` (see [`crate::clusters::place`]), as of now.
+    pub fn place(
+        &self,
+        namespace: &str,
+        target: Option<&str>,
+    ) -> Result<Children, crate::clusters::ResolveError> {
+        crate::clusters::place(
+            &self.clusters,
+            &self.client,
+            &self.cache,
+            namespace,
+            target,
+            self.clock.now(),
+        )
+    }
 }

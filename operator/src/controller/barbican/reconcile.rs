@@ -14,7 +14,7 @@ use crate::{
         barbican::Barbican,
         names::{BARBICAN_FINALIZER, REMOTE_CHILDREN_FINALIZER},
     },
-    clusters::{UNRESOLVED_REQUEUE, place},
+    clusters::UNRESOLVED_REQUEUE,
     controller::{
         cache::current,
         children::{Children, label_owner_refusal, owned_by, owner_selector},
@@ -133,14 +133,7 @@ async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error>
         .as_ref()
         .map(|t| t.name.clone());
     let now = env.clock.now();
-    let children = match place(
-        &env.clusters,
-        &env.client,
-        &env.cache,
-        &namespace,
-        target.as_deref(),
-        now,
-    ) {
+    let children = match env.place(&namespace, target.as_deref()) {
         Ok(children) => children,
         Err(unresolved) => {
             let cluster = target.unwrap_or_default();
@@ -277,14 +270,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
         .as_ref()
         .map(|t| t.name.as_str());
     // Ahead of every step and of the finalizers: nothing is created on any cluster.
-    let children = match place(
-        &env.clusters,
-        &env.client,
-        &env.cache,
-        &namespace,
-        target,
-        env.clock.now(),
-    ) {
+    let children = match env.place(&namespace, target) {
         Ok(children) => children,
         Err(unresolved) => {
             gate(&env, &barbican, unresolved.to_string()).await?;

@@ -21,7 +21,7 @@ use crate::{
         names::{CHILDREN_CLUSTER_ANNOTATION, REMOTE_CHILDREN_FINALIZER, approle_secret_name},
         secret_store::BarbicanSecretStore,
     },
-    clusters::{UNRESOLVED_REQUEUE, place},
+    clusters::UNRESOLVED_REQUEUE,
     controller::{
         barbican::pod::mounted_config,
         cache::current,
@@ -105,14 +105,7 @@ async fn release(
     let now = env.clock.now();
     let mut unresolved = Vec::new();
     for cluster in remote_clusters(store, parent) {
-        match place(
-            &env.clusters,
-            &env.client,
-            &env.cache,
-            &namespace,
-            Some(&cluster),
-            now,
-        ) {
+        match env.place(&namespace, Some(&cluster)) {
             Ok(children) => {
                 let secret = children
                     .get::<Secret>(&secret_name)
@@ -285,20 +278,14 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         .as_ref()
         .and_then(|p| p.spec.target_cluster_ref.as_ref())
         .map(|t| t.name.as_str());
-    let placed = place(
-        &env.clusters,
-        &env.client,
-        &env.cache,
-        &namespace,
-        target,
-        env.clock.now(),
-    )
-    .map_err(|e| e.to_string())
-    .and_then(|children| match children.namespace_refusal() {
-        // Nothing is read or written outside the registered namespaces.
-        Some(refusal) => Err(refusal),
-        None => Ok(children),
-    });
+    let placed = env
+        .place(&namespace, target)
+        .map_err(|e| e.to_string())
+        .and_then(|children| match children.namespace_refusal() {
+            // Nothing is read or written outside the registered namespaces.
+            Some(refusal) => Err(refusal),
+            None => Ok(children),
+        });
     if let Ok(children) = &placed
         && let Some(cluster) = children.cluster()
         && record_cluster(&env, &api, &store, cluster).await?
