@@ -399,4 +399,35 @@ mod tests {
             "every step that ran is timed"
         );
     }
+
+    fn config_refuses(_: &mut Ctx) -> StepFuture<'_> {
+        Box::pin(async move {
+            Err(StepError::invalid_input(
+                "spec.policyOverrides.configMapRef: the ConfigMap does not exist",
+            ))
+        })
+    }
+
+    #[tokio::test]
+    async fn a_failure_is_counted_under_its_step_condition_and_kind() {
+        let pipeline = Pipeline {
+            sequence: vec![step("Config", T::SecretsReady, config_refuses)],
+            parallel: vec![step("HPA", T::HPAReady, hpa_fails)],
+        };
+        let metrics = crate::metrics::Metrics::new();
+        let pass = pipeline.run(&mut Ctx::default(), &metrics).await;
+        assert_eq!(pass.errors.len(), 1);
+        assert_eq!(pass.errors[0].1.kind, ErrorKind::InvalidInput);
+        let text = metrics.render();
+        assert!(
+            text.contains(
+                "barbican_operator_reconcile_errors_total{condition_type=\"SecretsReady\",kind=\"invalid_input\",sub_reconciler=\"Config\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("sub_reconciler=\"HPA\""),
+            "the parallel group did not run after the sequence failed: {text}"
+        );
+    }
 }
