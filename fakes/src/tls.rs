@@ -72,6 +72,14 @@ impl Authority {
     }
 }
 
+impl Authority {
+    /// A certificate resolver that serves, for each name a client asks for, a certificate
+    /// this CA signed (a TLS server's `with_cert_resolver`).
+    pub fn resolver(self: &Arc<Self>) -> Arc<dyn ResolvesServerCert> {
+        Arc::new(OnDemand(self.clone()))
+    }
+}
+
 impl Default for Authority {
     fn default() -> Self {
         Self::new()

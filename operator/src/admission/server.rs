@@ -27,14 +27,13 @@ use kube::{
         admission::{AdmissionRequest, AdmissionReview},
     },
 };
-use rustls::{ServerConfig, crypto::CryptoProvider};
+use rustls::{ServerConfig, crypto::CryptoProvider, server::ResolvesServerCert};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use super::{
     lookups::KnownState,
     review::{Endpoint, decode, denial, review},
-    tls::ReloadingCertificate,
 };
 use crate::api::BarbicanSecretStore;
 
@@ -166,10 +165,12 @@ pub fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// Serves `router` over TLS on `listener` until `shutdown` completes.
+/// Serves `router` over TLS on `listener` until `shutdown` completes. The certificate comes
+/// from `certificate`: the operator's [`super::tls::ReloadingCertificate`], or a harness's own
+/// CA.
 pub async fn serve(
     listener: TcpListener,
-    certificate: Arc<ReloadingCertificate>,
+    certificate: Arc<dyn ResolvesServerCert>,
     router: Router,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), rustls::Error> {
