@@ -15,12 +15,19 @@ Feature: A store that leaves the projection is announced with what it costs
     And the OpenBaoCluster "openbao-instance" in "openstack" is running
     And the example "barbicansecretstore-managed.yaml" is applied
 
+  # A Barbican has one OpenBao store, so a user replaces it as admission allows: the old store
+  # is deleted first (the last-good configuration keeps serving), then the new one is created.
   Scenario: replacing the default store detaches the old one with a Warning
     Given the example "barbican.yaml" is applied
     And within 2 minutes the Barbican "barbican" in "openstack" reports:
       | condition | status | reason   |
       | Ready     | True   | AllReady |
     And the OpenBaoCluster "openbao-next-instance" in "openstack" is running
+    When the BarbicanSecretStore "openbao-primary" in "openstack" is deleted
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason               |
+      | SecretStoresReady | False  | NoDefaultSecretStore |
+    And the Barbican "barbican" in "openstack" has "/status/projectedSecretStores/0" set to "openbao-primary"
     When the following is applied:
       """
       apiVersion: barbican.openstack.c5c3.io/v1alpha1
@@ -34,10 +41,6 @@ Feature: A store that leaves the projection is announced with what it costs
           instanceRef: {name: openbao-next-instance}
       """
     And the BarbicanSecretStore "openbao-next" in "openstack" is credential-ready
-    Then within 1 minute the Barbican "barbican" in "openstack" reports:
-      | condition         | status | reason               |
-      | SecretStoresReady | False  | NoDefaultSecretStore |
-    When the BarbicanSecretStore "openbao-primary" in "openstack" is deleted
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition         | status | reason             |
       | SecretStoresReady | True   | AllStoresProjected |

@@ -25,6 +25,13 @@ Feature: A field taken out of a Barbican leaves its children
 
   @sim-only
   Scenario: a priority class and a resource limit taken out of the spec leave the Deployment
+    Given the following is applied:
+      """
+      apiVersion: scheduling.k8s.io/v1
+      kind: PriorityClass
+      metadata: {name: high}
+      value: 1000000
+      """
     When the Barbican "barbican" in "openstack" is patched with:
       """
       spec:
@@ -152,7 +159,7 @@ Feature: A field taken out of a Barbican leaves its children
             - maxSkew: 2
               topologyKey: topology.kubernetes.io/region
               whenUnsatisfiable: ScheduleAnyway
-              labelSelector: {matchLabels: {app.kubernetes.io/instance: barbican}}
+              labelSelector: {matchLabels: {app.kubernetes.io/name: barbican, app.kubernetes.io/instance: barbican}}
           resources:
             requests: {cpu: 100m, memory: 256Mi}
             limits: {cpu: "2", memory: 1Gi}

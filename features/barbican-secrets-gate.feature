@@ -82,7 +82,10 @@ Feature: Nothing is deployed until the credentials and a default store are there
   # that, whichever store mints first is projected on its own, the schema syncs, and the second
   # store then meets the last-good configuration instead (barbican-config.feature covers that).
   Scenario: two credential-ready stores are more than barbican can take
-    Given the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
+    # A second OpenBao store is refused at admission (admission.feature); this is the
+    # operator's own defence, for a store created while the webhooks were not installed.
+    Given the admission webhooks are not installed
+    And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
     And the Secret "barbican-keystone" in "openstack" holds:
       | key      | value |
       | password | pw    |

@@ -43,10 +43,13 @@ Feature: The default store moves, and the running configuration follows only a v
       | SecretStoresReady | True   | AllStoresProjected |
       | Ready             | True   | AllReady           |
 
+  # A Barbican has one OpenBao store, so moving to a new one is delete, then create: admission
+  # refuses a second OpenBao store beside the first. Between the two the last-good
+  # configuration keeps serving.
   @sim-only
   Scenario: the default moves to a new store once the old one is gone, and the pods roll onto it
     Given the pod template of the Deployment "barbican" in "openstack" is noted
-    When the following is applied:
+    When the following is submitted:
       """
       apiVersion: barbican.openstack.c5c3.io/v1alpha1
       kind: BarbicanSecretStore
@@ -58,22 +61,24 @@ Feature: The default store moves, and the running configuration follows only a v
         openBao:
           instanceRef: {name: openbao-next-instance}
       """
-    Then within 1 minute the Barbican "barbican" in "openstack" reports:
-      | condition         | status | reason                |
-      | SecretStoresReady | False  | MultipleOpenBaoStores |
-    When the BarbicanSecretStore "openbao-primary" in "openstack" is patched with:
-      """
-      spec: {isDefault: false}
-      """
-    And the BarbicanSecretStore "openbao-next" in "openstack" is patched with:
-      """
-      spec: {isDefault: true}
-      """
-    Then within 1 minute the Barbican "barbican" in "openstack" reports:
-      | condition         | status | reason                |
-      | SecretStoresReady | False  | MultipleOpenBaoStores |
-    And within 1 minute the config mounted by the Deployment "barbican" in "openstack" contains "[secretstore:openbao-primary]"
+    Then it is refused with "already attaches an OpenBao store to Barbican barbican"
     When the BarbicanSecretStore "openbao-primary" in "openstack" is deleted
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason               |
+      | SecretStoresReady | False  | NoDefaultSecretStore |
+    And within 1 minute the config mounted by the Deployment "barbican" in "openstack" contains "[secretstore:openbao-primary]"
+    When the following is applied:
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: BarbicanSecretStore
+      metadata: {name: openbao-next, namespace: openstack}
+      spec:
+        barbicanRef: {name: barbican}
+        type: OpenBao
+        isDefault: true
+        openBao:
+          instanceRef: {name: openbao-next-instance}
+      """
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition         | status | reason             |
       | SecretStoresReady | True   | AllStoresProjected |

@@ -70,6 +70,7 @@ Feature: A managed secret store follows its Barbican onto the target cluster
     Then the Secret "openbao-primary-approle" in "openstack" does not exist
 
   Scenario: with no ready Pod behind the instance's Service the store reports it unreachable
+    Given within 1 minute the discovery.k8s.io/v1/EndpointSlice "openbao-instance-sim" in "openstack" exists
     When the discovery.k8s.io/v1/EndpointSlice "openbao-instance-sim" in "openstack" is deleted
     And the example "barbicansecretstore-managed.yaml" is applied
     And the following is applied:

@@ -56,6 +56,16 @@ metadata: {name: barbican-policy, namespace: full}
 data: {policy.yaml: '\"secrets:list\": \"role:reader\"'}
 ";
 
+/// The PriorityClass `barbican-full.yaml` names: the admission webhook refuses a
+/// `priorityClassName` the management cluster does not have, as it refuses a user's.
+pub const CONTROL_PLANE_PRIORITY_CLASS: &str = "\
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: openstack-control-plane}
+value: 100000
+description: OpenStack control-plane services
+";
+
 /// Applies every example of `deploy/examples/`, each where it can become Ready: the minimal
 /// one with the managed store in `openstack`; the brownfield store (with its own Barbican) in
 /// `legacy`, against an external OpenBao served as `vault.example.com`; the full one in
@@ -93,7 +103,9 @@ pub async fn apply_examples(env: &SimEnv) -> Result<(), Error> {
     env.apply_yaml(&in_namespace(MINIMAL_PREREQUISITES, FULL))
         .await?;
     env.apply_yaml(FULL_PREREQUISITES).await?;
+    env.apply_yaml(CONTROL_PLANE_PRIORITY_CLASS).await?;
     env.focus_on(None)?;
+    env.apply_yaml(CONTROL_PLANE_PRIORITY_CLASS).await?;
     env.apply_yaml(&format!(
         "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {FULL}}}\n"
     ))
@@ -128,6 +140,7 @@ pub async fn apply_full_example_locally(env: &SimEnv) -> Result<(), Error> {
         FULL_LOCAL,
     ))
     .await?;
+    env.apply_yaml(CONTROL_PLANE_PRIORITY_CLASS).await?;
     let full = in_namespace(&example("barbican-full.yaml")?, FULL_LOCAL);
     let target = format!("  targetClusterRef:\n    name: {REGION}\n");
     if !full.contains(&target) {

@@ -4,6 +4,7 @@
 //! clock; [`world`] holds the steps, [`store_steps`] those about secret stores and OpenBao; [`cluster_steps`] those about target
 //! clusters; [`seams`] hands the operator the sim's clock and names.
 
+pub mod admission;
 pub mod backend;
 pub mod check_steps;
 pub mod cluster_steps;

@@ -145,6 +145,12 @@ pub struct SimEnv {
     watch_scope: WatchScope,
     /// How many passes of each controller run at once.
     concurrency: u16,
+    /// The chart's admission webhooks in front of the simulated management cluster (on a real
+    /// API server, whatever that cluster has installed).
+    _admission: Option<crate::admission::Admission>,
+    /// The webhook configurations a scenario deleted, restored by [`SimEnv::clean_up`] so the
+    /// next scenario on a shared (real) cluster runs behind them again.
+    uninstalled: Mutex<Vec<Value>>,
 }
 
 /// Where an applied object is.
@@ -319,14 +325,15 @@ impl SimEnv {
     /// scenario work against it instead, on the wall clock.
     pub async fn start(gateway_api: bool) -> Result<Self, Error> {
         let backend = crate::backend::current().clone();
-        let (site, client, operator_client) = match &backend {
+        let (site, client, operator_client, admission) = match &backend {
             Backend::Sim => {
                 let site = Site::start(&Clock::virtual_time(), gateway_api, "")?;
+                let admission = crate::admission::install(&site.cluster).await?;
                 let (client, operator) = (
                     site.cluster.client_as(SCENARIO_AGENT),
                     site.cluster.client_as(OPERATOR_AGENT),
                 );
-                (site, client, operator)
+                (site, client, operator, Some(admission))
             }
             Backend::Cluster { .. } if !gateway_api => {
                 return Err(format!(
@@ -336,7 +343,7 @@ impl SimEnv {
             Backend::Cluster { kubeconfig, .. } => {
                 let client = crate::backend::client(kubeconfig).await?;
                 let site = Site::on_api_server(client.clone(), gateway_api).await?;
-                (site, client.clone(), client)
+                (site, client.clone(), client, None)
             }
         };
         let site = Arc::new(site);
@@ -367,6 +374,8 @@ impl SimEnv {
             notes: Mutex::default(),
             operator,
             clock_seam,
+            _admission: admission,
+            uninstalled: Mutex::default(),
         })
     }
 
@@ -396,6 +405,7 @@ impl SimEnv {
     /// waits until they are gone. On the sim there is nothing to do: every scenario has a
     /// cluster of its own.
     pub async fn clean_up(&self) -> Result<(), Error> {
+        self.reinstall_webhooks().await?;
         let applied = std::mem::take(&mut *self.applied.lock().unwrap_or_else(|p| p.into_inner()));
         let is_cr = |a: &&Applied| {
             a.resource.kind == "Barbican" || a.resource.kind == "BarbicanSecretStore"
@@ -523,6 +533,61 @@ impl SimEnv {
         self.cluster.clock()
     }
 
+    /// Deletes the chart's webhook configurations from the management cluster, as a
+    /// cluster-admin can: what follows reaches the operator unchecked, as a CR created while
+    /// the webhooks were not installed (or failed open) would. For the operator's own defences.
+    pub async fn uninstall_webhooks(&self) -> Result<(), Error> {
+        for configuration in crate::admission::configurations()? {
+            let kind = configuration["kind"].as_str().unwrap_or_default();
+            let name = configuration["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default();
+            let api = crate::admission::api(self.client.clone(), kind);
+            let Some(stored) = api.get_opt(name).await.map_err(text)? else {
+                continue;
+            };
+            match api.delete(name, &Default::default()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(status)) if status.code == 404 => continue,
+                Err(e) => return Err(format!("deleting the {kind} {name}: {e}")),
+            }
+            let mut stored = serde_json::to_value(stored).map_err(text)?;
+            if let Some(meta) = stored["metadata"].as_object_mut() {
+                for server_set in [
+                    "resourceVersion",
+                    "uid",
+                    "creationTimestamp",
+                    "managedFields",
+                ] {
+                    meta.remove(server_set);
+                }
+            }
+            self.uninstalled
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(stored);
+        }
+        Ok(())
+    }
+
+    /// Creates again the webhook configurations [`SimEnv::uninstall_webhooks`] deleted.
+    async fn reinstall_webhooks(&self) -> Result<(), Error> {
+        let uninstalled =
+            std::mem::take(&mut *self.uninstalled.lock().unwrap_or_else(|p| p.into_inner()));
+        for configuration in uninstalled {
+            let kind = configuration["kind"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let object: DynamicObject = serde_json::from_value(configuration).map_err(text)?;
+            crate::admission::api(self.client.clone(), &kind)
+                .create(&Default::default(), &object)
+                .await
+                .map_err(|e| format!("restoring the {kind}: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// Server-side applies every document of `yaml` as the scenario.
     pub async fn apply_yaml(&self, yaml: &str) -> Result<(), Error> {
         let documents: Vec<Value> = serde_saphyr::from_multiple(yaml).map_err(text)?;
@@ -583,14 +648,16 @@ impl SimEnv {
 
 impl SimEnv {
     /// The API of `kind` (as `apiVersion/kind`, or a bare built-in kind) in `namespace`.
+    /// An empty namespace names a cluster-scoped kind (`the PriorityClass "x" in ""`).
     pub async fn api_of(&self, kind: &str, namespace: &str) -> Result<Api<DynamicObject>, Error> {
         let (api_version, kind) = api_version_of(kind)?;
         let resource = self.resource(api_version, kind).await?;
-        Ok(Api::namespaced_with(
-            self.client_for(kind),
-            namespace,
-            &resource,
-        ))
+        let client = self.client_for(kind);
+        Ok(if namespace.is_empty() {
+            Api::all_with(client, &resource)
+        } else {
+            Api::namespaced_with(client, namespace, &resource)
+        })
     }
 }
 
@@ -607,6 +674,7 @@ pub fn api_version_of(kind: &str) -> Result<(&str, &str), Error> {
         "Barbican" | "BarbicanSecretStore" => ("barbican.openstack.c5c3.io/v1alpha1", kind),
         "Job" | "CronJob" => ("batch/v1", kind),
         "MariaDB" | "Database" | "User" | "Grant" => ("k8s.mariadb.com/v1alpha1", kind),
+        "PriorityClass" => ("scheduling.k8s.io/v1", kind),
         other => other
             .rsplit_once('/')
             .ok_or_else(|| format!("name {other} as apiVersion/Kind, e.g. batch/v1/Job"))?,

@@ -18,6 +18,8 @@ pub struct BarbicanWorld {
     env: Option<SimEnv>,
     /// When the scenario started (set by [`crate::runner::before`]).
     pub started: Option<std::time::Instant>,
+    /// What the API server answered to the last `the following is submitted:`.
+    submitted: Option<Result<(), Error>>,
 }
 
 impl BarbicanWorld {
@@ -344,6 +346,43 @@ async fn applied(world: &mut BarbicanWorld, step: &Step) {
         .apply_yaml(yaml)
         .await
         .expect("applying the documents");
+}
+
+#[when(expr = "the following is submitted:")]
+async fn submitted(world: &mut BarbicanWorld, step: &Step) {
+    let yaml = step.docstring.as_deref().expect("a YAML docstring");
+    let answer = world.env().apply_yaml(yaml).await;
+    world.submitted = Some(answer);
+}
+
+#[then(expr = "it is refused with {string}")]
+async fn refused_with(world: &mut BarbicanWorld, message: String) {
+    match world.submitted.take() {
+        Some(Err(error)) => assert!(
+            error.contains(&message),
+            "refused, but not with {message:?}: {error}"
+        ),
+        Some(Ok(())) => panic!("it was admitted; expected a refusal with {message:?}"),
+        None => panic!("nothing was submitted: use \"When the following is submitted:\""),
+    }
+}
+
+#[then("it is admitted")]
+async fn admitted(world: &mut BarbicanWorld) {
+    match world.submitted.take() {
+        Some(Ok(())) => {}
+        Some(Err(error)) => panic!("it was refused: {error}"),
+        None => panic!("nothing was submitted: use \"When the following is submitted:\""),
+    }
+}
+
+#[given("the admission webhooks are not installed")]
+async fn webhooks_not_installed(world: &mut BarbicanWorld) {
+    world
+        .env()
+        .uninstall_webhooks()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[when(expr = "the Barbican {string} in {string} is patched with:")]

@@ -3,6 +3,7 @@
 
 use super::*;
 
+#[given(expr = "within {int} minute(s) the {word} {string} in {string} exists")]
 #[then(expr = "within {int} minute(s) the {word} {string} in {string} exists")]
 pub(super) async fn exists(
     world: &mut BarbicanWorld,

@@ -78,6 +78,37 @@ fn rendered(values: &[&str]) -> Vec<Value> {
     render(values).unwrap_or_else(|e| panic!("helm template {values:?}: {e}"))
 }
 
+/// The webhook configurations the harness registers (`features/chart-webhooks.yaml`) are the
+/// chart's own: rendered for the release `barbican-operator` in `barbican-system`, they match
+/// document for document, rules, failurePolicy, timeouts and matchConditions included.
+#[test]
+fn the_harness_registers_the_webhooks_the_chart_renders() {
+    let output = Command::new(helm())
+        .args(["template", "barbican-operator"])
+        .arg(chart())
+        .args(["--namespace", "barbican-system"])
+        .args(["--set", "webhook.certManager.enabled=false"])
+        .args(["--set", "webhook.caBundle=HARNESS-CA"])
+        .args(["--set", "webhook.secretName=barbican-operator-webhook-tls"])
+        .args(["--show-only", "templates/webhooks.yaml"])
+        .output()
+        .expect("helm runs (ci/install-helm.sh installs it)");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let chart: Vec<Value> =
+        serde_saphyr::from_multiple(&String::from_utf8(output.stdout).unwrap()).unwrap();
+    let chart: Vec<Value> = chart.into_iter().filter(|d| !d.is_null()).collect();
+    let harness = barbican_features::admission::configurations().unwrap();
+    assert_eq!(
+        harness, chart,
+        "features/chart-webhooks.yaml differs from the chart: regenerate it with the command in its header"
+    );
+    assert_eq!(harness.len(), 2);
+}
+
 fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {
     objects
         .iter()
