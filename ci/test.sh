@@ -51,11 +51,12 @@ BARBICAN_FAKES_BIN="${CARGO_TARGET_DIR:-target}/debug/barbican-fakes" python3 ci
 
 # The real-cluster backend of the features (features/tests/real_cluster.rs) reaches its API
 # server through a kubeconfig only; a sim served over HTTP is one, so the path runs here even
-# without Docker (on a machine with Docker, the nextest run below starts kwok instead).
+# without Docker (on a machine with Docker, the nextest run below starts kwok instead). It
+# serves the chart's admission webhooks, as an install of the chart has them.
 echo "== the features through a kubeconfig (the sim served over HTTP)"
 e2e_kubeconfig="$PWD/target/e2e-sim.kubeconfig"
 rm -f "$e2e_kubeconfig"
-"${CARGO_TARGET_DIR:-target}/debug/barbican-sim" serve --kubeconfig-out "$e2e_kubeconfig" &
+"${CARGO_TARGET_DIR:-target}/debug/barbican-sim" serve --admission --kubeconfig-out "$e2e_kubeconfig" &
 e2e_sim=$!
 for _ in $(seq 50); do [ -s "$e2e_kubeconfig" ] && break; sleep 0.1; done
 e2e_status=0

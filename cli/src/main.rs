@@ -67,12 +67,17 @@ enum Command {
         control_port: Option<u16>,
         /// Run the fakes beside the cluster: the third-party CRDs, mariadb-operator, External
         /// Secrets, the OpenBao operator (a fake OpenBao behind each OpenBaoCluster, registered
-        /// under its in-cluster name), Gateway API route status, and barbican's healthcheck.
+        /// under its in-cluster name), Gateway API route status, and barbican's healthcheck; and
+        /// the chart's admission webhooks, served by the operator's webhook server.
         #[arg(long)]
         with_fakes: bool,
         /// With --with-fakes: leave Gateway API out (its CRDs are not installed).
         #[arg(long, requires = "with_fakes")]
         without_gateway_api: bool,
+        /// Register the chart's admission webhooks, served by the operator's webhook server
+        /// beside the cluster (implied by --with-fakes).
+        #[arg(long)]
+        admission: bool,
     },
     /// The operator's main job on the embedded sim: apply the minimal example and its
     /// prerequisites, and print how the Barbican converges, on a virtual clock.
@@ -284,6 +289,7 @@ fn main() -> ExitCode {
                 control_port,
                 with_fakes,
                 without_gateway_api,
+                admission,
             } => {
                 // A real operator process reads the wall clock, so the served cluster does too.
                 let cluster = Cluster::new();
@@ -306,6 +312,19 @@ fn main() -> ExitCode {
                 // Kept alive while serving: dropping a fake stops it.
                 let _fakes = if with_fakes {
                     Some(Fakes::start(&cluster, !without_gateway_api)?)
+                } else {
+                    None
+                };
+                // With the fakes (or --admission) the served cluster is a whole install: the
+                // chart's webhooks in front of the CRs, served beside it by the operator's
+                // webhook server.
+                let _admission = if with_fakes || admission {
+                    let admission = barbican_features::admission::install(&cluster).await?;
+                    eprintln!(
+                        "barbican-sim: admission webhooks registered as the chart renders them, served as {}/{}",
+                        admission.service.0, admission.service.1
+                    );
+                    Some(admission)
                 } else {
                     None
                 };

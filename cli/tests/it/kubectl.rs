@@ -712,3 +712,43 @@ fn serve_with_fakes_runs_the_third_party_controllers() {
         "{text}"
     );
 }
+
+/// With the fakes the served cluster is a whole install: a Barbican the spec forbids is refused
+/// by the chart's validating webhook with its message, and a valid one gets the defaults.
+#[test]
+fn serve_with_fakes_admits_through_the_charts_webhooks() {
+    let sim = start_with("with-fakes-admission", &["--with-fakes"]);
+    let barbican = |name: &str, extra: &str| {
+        format!(
+            "apiVersion: barbican.openstack.c5c3.io/v1alpha1\nkind: Barbican\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  openStackRelease: \"2025.2\"\n  image: {{repository: ghcr.io/c5c3/barbican, tag: \"2025.2\"}}\n  database: {{clusterRef: {{name: mariadb}}, database: barbican, secretRef: {{name: barbican-db}}}}\n  cache: {{clusterRef: {{name: memcached}}}}\n  keystoneEndpoint: http://keystone.default.svc:5000/v3\n  serviceUser: {{secretRef: {{name: barbican-keystone}}}}\n{extra}"
+        )
+    };
+    let (applied, text) = try_apply_stdin(
+        &sim,
+        &barbican(
+            "refused",
+            "  deployment: {priorityClassName: no-such-class}\n",
+        ),
+    );
+    assert!(!applied, "a missing PriorityClass is refused");
+    assert!(
+        text.contains("admission webhook \"vbarbican.openstack.c5c3.io\" denied the request")
+            && text.contains("spec.deployment.priorityClassName"),
+        "{text}"
+    );
+    apply_stdin(&sim, &barbican("admitted", ""));
+    let (_, backend) = kubectl(
+        &sim,
+        &[
+            "get",
+            "barbican",
+            "admitted",
+            "-o",
+            "jsonpath={.spec.cache.backend}",
+        ],
+    );
+    assert_eq!(
+        backend, "dogpile.cache.pymemcache",
+        "the defaulting webhook ran"
+    );
+}
