@@ -479,6 +479,42 @@ pub fn record_update(
     schema: Option<&Value>,
     now: &str,
 ) {
+    record(before, after, manager, "Update", subresource, schema, now);
+}
+
+/// Attributes what a mutating admission webhook changed (`before` → `after`) to the request's
+/// `manager` under the request's `operation`, as kube-apiserver computes managedFields after
+/// admission: a default a webhook filled into an applied object is owned by the applier's
+/// `Apply` entry, so it goes when a later apply leaves its block out.
+pub fn record_mutation(
+    before: &Value,
+    after: &mut Value,
+    manager: &str,
+    operation: &str,
+    subresource: Option<&str>,
+    schema: Option<&Value>,
+    now: &str,
+) {
+    record(
+        Some(before),
+        after,
+        manager,
+        operation,
+        subresource,
+        schema,
+        now,
+    );
+}
+
+fn record(
+    before: Option<&Value>,
+    after: &mut Value,
+    manager: &str,
+    operation: &str,
+    subresource: Option<&str>,
+    schema: Option<&Value>,
+    now: &str,
+) {
     let old_leaves = before.map(|b| leaves(b, schema)).unwrap_or_default();
     let new_leaves = leaves(after, schema);
     let changed: BTreeSet<Vec<String>> = new_leaves
@@ -513,7 +549,7 @@ pub fn record_update(
     if !changed.is_empty() {
         match entries.iter_mut().find(|e| {
             e.manager == manager
-                && e.operation == "Update"
+                && e.operation == operation
                 && e.subresource.as_deref() == subresource
         }) {
             Some(entry) => {
@@ -522,7 +558,7 @@ pub fn record_update(
             }
             None => entries.push(Managed {
                 manager: manager.into(),
-                operation: "Update".into(),
+                operation: operation.into(),
                 subresource: subresource.map(String::from),
                 fields: changed,
                 time: None,

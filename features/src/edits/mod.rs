@@ -253,6 +253,14 @@ pub async fn live_version(env: &SimEnv, namespace: &str) -> Result<Version, Erro
     Ok(Version { spec, stores })
 }
 
+/// `spec` as the chart's defaulting webhook leaves it (the function the webhook runs).
+fn webhook_defaulted(spec: &serde_json::Value) -> Result<serde_json::Value, Error> {
+    let mut typed: barbican_operator::api::BarbicanSpec =
+        serde_json::from_value(spec.clone()).map_err(|e| format!("a generated spec: {e}"))?;
+    barbican_operator::admission::defaulting::default_barbican(&mut typed);
+    serde_json::to_value(typed).map_err(|e| e.to_string())
+}
+
 /// Installs each version, and only that, in its namespace on a fresh cluster, and waits for
 /// the operator to converge.
 pub async fn fresh_install(finals: &[(String, Version)]) -> Result<SimEnv, Error> {
@@ -315,9 +323,11 @@ pub async fn run(sequences: &[(u64, Vec<Version>)]) -> Result<Vec<Finding>, Erro
             continue;
         }
         let live = live_version(&history, namespace).await?;
-        // What the API server stores: the version with the schema's defaults.
+        // What the API server stores: the version with the schema's defaults and the
+        // defaulting webhook's.
         let mut expected = generate::barbican(namespace, &version.spec);
         barbican_sim::schema::apply_defaults(&generate::barbican_schema(), &mut expected);
+        expected["spec"] = webhook_defaulted(&expected["spec"])?;
         let spec_differences = compare::differences(
             &compare::Snapshot::from([("spec".to_string(), live.spec.clone())]),
             &compare::Snapshot::from([("spec".to_string(), expected["spec"].clone())]),

@@ -106,7 +106,21 @@ pub(super) async fn serve_resource(
                 t.schema.as_ref(),
                 &cluster.clock.rfc3339(),
             );
-            let written = commit(cluster, &target, None, object, status_write, dry_run).await;
+            let manager = manager_of(&q, headers);
+            let author = Author {
+                manager: &manager,
+                operation: "Update",
+            };
+            let written = commit(
+                cluster,
+                &target,
+                None,
+                object,
+                author,
+                status_write,
+                dry_run,
+            )
+            .await;
             return Ok(answer(cluster, t, 201, written));
         }
         ("PUT", Some(name)) => {
@@ -120,11 +134,17 @@ pub(super) async fn serve_resource(
                 status_write,
                 &cluster.clock.rfc3339(),
             );
+            let manager = manager_of(&q, headers);
+            let author = Author {
+                manager: &manager,
+                operation: "Update",
+            };
             let written = commit(
                 cluster,
                 &target,
                 Some(current),
                 object,
+                author,
                 status_write,
                 dry_run,
             )
@@ -163,7 +183,21 @@ pub(super) async fn serve_resource(
                     )?
                 };
                 let code = if current.is_some() { 200 } else { 201 };
-                let written = commit(cluster, &target, current, next, status_write, dry_run).await;
+                let manager = manager_of(&q, headers);
+                let author = Author {
+                    manager: &manager,
+                    operation: if apply { "Apply" } else { "Update" },
+                };
+                let written = commit(
+                    cluster,
+                    &target,
+                    current,
+                    next,
+                    author,
+                    status_write,
+                    dry_run,
+                )
+                .await;
                 if let Err(refused) = &written
                     && refused.error.reason == "Conflict"
                     && !precondition
@@ -572,11 +606,19 @@ pub(super) fn with_warnings(mut response: Response, warnings: &[String]) -> Resp
 /// (each patch followed by pruning and defaulting again), the schema and CEL validation the
 /// store runs, the validating webhooks, then the write itself. Without a matching webhook it
 /// is one store call. `current` is the stored object for an update, none for a create.
+/// Who makes a write: its field manager and the managedFields operation (`Apply` or `Update`)
+/// what a mutating webhook adds is recorded under.
+pub(super) struct Author<'a> {
+    pub(super) manager: &'a str,
+    pub(super) operation: &'static str,
+}
+
 pub(super) async fn commit(
     cluster: &Cluster,
     target: &Target,
     current: Option<Value>,
     object: Value,
+    author: Author<'_>,
     status_write: bool,
     dry_run: bool,
 ) -> Result<(Value, Vec<String>), Refused> {
@@ -618,6 +660,7 @@ pub(super) async fn commit(
     };
     let mut warnings = Vec::new();
     let mutating = crate::webhooks::matching(&configurations.0, true, &facts.request(target));
+    let submitted = facts.object.clone().unwrap_or_default();
     for hook in &mutating {
         let answer = consult(hook, &facts.request(target), &services, &mut warnings).await?;
         if let Some(mut patched) = answer {
@@ -626,6 +669,18 @@ pub(super) async fn commit(
         }
     }
     let mut object = facts.object.take().unwrap_or_default();
+    if object != submitted {
+        // managedFields are computed after admission: what the webhooks set is the author's.
+        crate::apply::record_mutation(
+            &submitted,
+            &mut object,
+            author.manager,
+            author.operation,
+            (t.status_subresource && status_write).then_some("status"),
+            t.schema.as_ref(),
+            &cluster.clock.rfc3339(),
+        );
+    }
     let validated = write(object.clone(), true).map_err(|error| Refused {
         error,
         warnings: warnings.clone(),

@@ -556,3 +556,45 @@ async fn url_client_configs_resolve_through_the_registry_and_tls_checks_the_name
     assert_eq!(code, 500);
     assert!(message.contains("tls:"), "{message}");
 }
+
+/// managedFields are computed after admission, as kube-apiserver does: what a mutating webhook
+/// set in an applied object belongs to the applier's `Apply` entry (so a later apply that
+/// leaves the field out removes it), not to nobody.
+#[tokio::test]
+async fn what_a_mutating_webhook_sets_is_owned_by_the_writer() {
+    let (_cluster, client, webhook) = setup().await;
+    configure(
+        &client,
+        "MutatingWebhookConfiguration",
+        vec![hook(
+            "mutate.example.com",
+            "/mutate",
+            &webhook.ca,
+            json!({}),
+        )],
+    )
+    .await;
+    let api = widgets(&client);
+    let applied = api
+        .patch(
+            "w",
+            &kube::api::PatchParams::apply("tester"),
+            &kube::api::Patch::Apply(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                "metadata": {"name": "w"}, "spec": {"colour": "red"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(applied.data["spec"]["size"], "large");
+    let managed = applied.metadata.managed_fields.unwrap_or_default();
+    let tester = managed
+        .iter()
+        .find(|m| m.manager.as_deref() == Some("tester"))
+        .expect("the applier has an entry");
+    assert_eq!(tester.operation.as_deref(), Some("Apply"));
+    let fields = serde_json::to_value(&tester.fields_v1).unwrap();
+    assert!(
+        fields["f:spec"].get("f:size").is_some(),
+        "the webhook's field is the applier's: {fields}"
+    );
+    assert_eq!(managed.len(), 1, "no other entry: {managed:?}");
+}
