@@ -1,0 +1,68 @@
+Feature: What a platform team relies on: deletion takes exactly what was made, scaling follows
+
+  Background:
+    Given a simulated cluster with the operator running
+    And the namespace "openstack"
+    And the MariaDB "openstack-mariadb" in "openstack" is running
+    And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
+    And the Secret "barbican-db" in "openstack" holds:
+      | key      | value        |
+      | username | barbican     |
+      | password | db-secret-pw |
+    And the Secret "barbican-keystone" in "openstack" holds:
+      | key      | value            |
+      | password | keystone-user-pw |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
+    And the example "barbicansecretstore-managed.yaml" is applied
+    And the example "barbican.yaml" is applied
+    And within 2 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+
+  Scenario: deleting a Barbican removes every child it made, and nothing else in the namespace
+    Then within 1 minute the Job "barbican-db-sync" in "openstack" exists
+    And within 1 minute the CronJob "barbican-db-clean" in "openstack" exists
+    And within 1 minute the Secret "barbican-db-connection" in "openstack" exists
+    And within 1 minute there are 1 config Secrets for the Barbican "barbican" in "openstack"
+    When the Barbican "barbican" in "openstack" is deleted
+    Then within 2 minutes the Barbican "barbican" in "openstack" is gone
+    And within 1 minute the Deployment "barbican" in "openstack" is gone
+    And within 1 minute the Service "barbican" in "openstack" is gone
+    And within 1 minute the PodDisruptionBudget "barbican" in "openstack" is gone
+    And within 1 minute the Job "barbican-db-sync" in "openstack" is gone
+    And within 1 minute the CronJob "barbican-db-clean" in "openstack" is gone
+    And within 1 minute the Secret "barbican-db-connection" in "openstack" is gone
+    And within 1 minute there are 0 config Secrets for the Barbican "barbican" in "openstack"
+    And within 1 minute the Database "barbican" in "openstack" is gone
+    And within 1 minute the User "barbican" in "openstack" is gone
+    And within 1 minute the Grant "barbican" in "openstack" is gone
+    And within 1 minute the Secret "barbican-db" in "openstack" exists
+    And within 1 minute the Secret "barbican-keystone" in "openstack" exists
+    And within 1 minute the BarbicanSecretStore "openbao-primary" in "openstack" exists
+    And within 1 minute the MariaDB "openstack-mariadb" in "openstack" exists
+
+  @sim-only
+  Scenario: scaling 3 to 5 to 1 reaches the pods, and the disruption budget follows
+    Then within 1 minute the Deployment "barbican" in "openstack" has "/status/readyReplicas" set to "3"
+    And the PodDisruptionBudget "barbican" in "openstack" has "/spec/minAvailable" set to "1"
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {deployment: {replicas: 5}}
+      """
+    Then within 1 minute the Deployment "barbican" in "openstack" has "/spec/replicas" set to "5"
+    And within 1 minute the Deployment "barbican" in "openstack" has "/status/readyReplicas" set to "5"
+    And within 1 minute the Deployment "barbican" in "openstack" has "/status/availableReplicas" set to "5"
+    And within 1 minute the Deployment "barbican" in "openstack" has "/status/updatedReplicas" set to "5"
+    And the PodDisruptionBudget "barbican" in "openstack" has "/spec/minAvailable" set to "1"
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {deployment: {replicas: 1}}
+      """
+    Then within 1 minute the Deployment "barbican" in "openstack" has "/status/readyReplicas" set to "1"
+    And within 1 minute the Deployment "barbican" in "openstack" has "/status/availableReplicas" set to "1"
+    And within 1 minute the PodDisruptionBudget "barbican" in "openstack" has "/spec/maxUnavailable" set to "1"
+    And the PodDisruptionBudget "barbican" in "openstack" has no "/spec/minAvailable"
+    And within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition       | status | reason          |
+      | DeploymentReady | True   | DeploymentReady |
+      | Ready           | True   | AllReady        |
