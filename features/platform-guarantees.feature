@@ -66,3 +66,8 @@ Feature: What a platform team relies on: deletion takes exactly what was made, s
       | condition       | status | reason          |
       | DeploymentReady | True   | DeploymentReady |
       | Ready           | True   | AllReady        |
+
+  Scenario: a managed store's CA comes from its instance, its secret ID from the store's Secret
+    Then the Deployment "barbican" in "openstack" has "/spec/template/spec/volumes/1/name" set to "secret-store-ca"
+    And the Deployment "barbican" in "openstack" has "/spec/template/spec/volumes/1/secret/secretName" set to "openbao-instance-tls-ca"
+    And the Deployment "barbican" in "openstack" takes the env "OS_VAULT_PLUGIN__APPROLE_SECRET_ID" from the Secret "openbao-primary-approle" key "secret-id"

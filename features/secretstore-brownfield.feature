@@ -49,6 +49,9 @@ Feature: A brownfield store is validated against a server the operator never wri
       | condition | status | reason   |
       | Ready     | True   | AllReady |
     And within 1 minute the config mounted by the Deployment "barbican" in "openstack" contains "namespace = tenant-a"
+    And the Deployment "barbican" in "openstack" has "/spec/template/spec/volumes/1/name" set to "secret-store-ca"
+    And the Deployment "barbican" in "openstack" has "/spec/template/spec/volumes/1/secret/secretName" set to "vault-ca"
+    And the Deployment "barbican" in "openstack" takes the env "OS_VAULT_PLUGIN__APPROLE_SECRET_ID" from the Secret "vault-barbican-approle" key "secret-id"
     And the external OpenBao "vault" was only logged in to and asked for capabilities
     And every request to the external OpenBao "vault" named the namespace "tenant-a"
     And no secret ID issued by any OpenBao appears in "openstack"

@@ -357,14 +357,11 @@ async fn submitted(world: &mut BarbicanWorld, step: &Step) {
 
 #[then(expr = "it is refused with {string}")]
 async fn refused_with(world: &mut BarbicanWorld, message: String) {
-    match world.submitted.take() {
-        Some(Err(error)) => assert!(
-            error.contains(&message),
-            "refused, but not with {message:?}: {error}"
-        ),
-        Some(Ok(())) => panic!("it was admitted; expected a refusal with {message:?}"),
-        None => panic!("nothing was submitted: use \"When the following is submitted:\""),
-    }
+    let answer = world
+        .submitted
+        .take()
+        .expect("nothing was submitted: use \"When the following is submitted:\"");
+    crate::check_steps::expect_refusal(answer, &message);
 }
 
 #[then("it is admitted")]
