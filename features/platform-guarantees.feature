@@ -71,3 +71,30 @@ Feature: What a platform team relies on: deletion takes exactly what was made, s
     Then the Deployment "barbican" in "openstack" has "/spec/template/spec/volumes/1/name" set to "secret-store-ca"
     And the Deployment "barbican" in "openstack" has "/spec/template/spec/volumes/1/secret/secretName" set to "openbao-instance-tls-ca"
     And the Deployment "barbican" in "openstack" takes the env "OS_VAULT_PLUGIN__APPROLE_SECRET_ID" from the Secret "openbao-primary-approle" key "secret-id"
+
+  # Each of the three hashes changes with its own input only: the pods roll for a rotated
+  # credential, and only then.
+  @sim-only
+  Scenario: each credential hash on the pod template changes only when its own input does
+    Given the pod-template annotation "barbican.c5c3.io/db-connection-hash" of the Deployment "barbican" in "openstack" is noted
+    And the pod-template annotation "barbican.c5c3.io/authtoken-hash" of the Deployment "barbican" in "openstack" is noted
+    And the pod-template annotation "barbican.c5c3.io/secret-store-credentials-hash" of the Deployment "barbican" in "openstack" is noted
+    When the Secret "barbican-keystone" in "openstack" holds:
+      | key      | value                |
+      | password | rotated-keystone-pw  |
+    Then within 2 minutes the pod-template annotation "barbican.c5c3.io/authtoken-hash" of the Deployment "barbican" in "openstack" has changed
+    And the pod-template annotation "barbican.c5c3.io/db-connection-hash" of the Deployment "barbican" in "openstack" has not changed
+    And the pod-template annotation "barbican.c5c3.io/secret-store-credentials-hash" of the Deployment "barbican" in "openstack" has not changed
+    When the pod-template annotation "barbican.c5c3.io/authtoken-hash" of the Deployment "barbican" in "openstack" is noted
+    And the Secret "barbican-db" in "openstack" holds:
+      | key      | value      |
+      | username | barbican   |
+      | password | rotated-pw |
+    Then within 2 minutes the pod-template annotation "barbican.c5c3.io/db-connection-hash" of the Deployment "barbican" in "openstack" has changed
+    And the pod-template annotation "barbican.c5c3.io/authtoken-hash" of the Deployment "barbican" in "openstack" has not changed
+    And the pod-template annotation "barbican.c5c3.io/secret-store-credentials-hash" of the Deployment "barbican" in "openstack" has not changed
+    When the pod-template annotation "barbican.c5c3.io/db-connection-hash" of the Deployment "barbican" in "openstack" is noted
+    And the OpenBao of "openbao-instance" in "openstack" revokes the secret ID of the store "openbao-primary"
+    Then within 25 minutes the pod-template annotation "barbican.c5c3.io/secret-store-credentials-hash" of the Deployment "barbican" in "openstack" has changed
+    And the pod-template annotation "barbican.c5c3.io/db-connection-hash" of the Deployment "barbican" in "openstack" has not changed
+    And the pod-template annotation "barbican.c5c3.io/authtoken-hash" of the Deployment "barbican" in "openstack" has not changed

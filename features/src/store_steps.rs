@@ -291,6 +291,91 @@ async fn note_template(world: &mut BarbicanWorld, name: String, namespace: Strin
     env.remember(&format!("hash:{namespace}/{name}"), hash);
 }
 
+/// The JSON pointer of the pod-template annotation `annotation`.
+fn annotation_pointer(annotation: &str) -> String {
+    format!(
+        "/spec/template/metadata/annotations/{}",
+        annotation.replace('~', "~0").replace('/', "~1")
+    )
+}
+
+#[given(
+    expr = "the pod-template annotation {string} of the Deployment {string} in {string} is noted"
+)]
+#[when(
+    expr = "the pod-template annotation {string} of the Deployment {string} in {string} is noted"
+)]
+async fn note_annotation(
+    world: &mut BarbicanWorld,
+    annotation: String,
+    name: String,
+    namespace: String,
+) {
+    let env = world.env();
+    let value = env
+        .read_pointer(
+            "Deployment",
+            &namespace,
+            &name,
+            &annotation_pointer(&annotation),
+        )
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("the pod template of {namespace}/{name} has no {annotation}"));
+    env.remember(
+        &format!("annotation:{namespace}/{name}/{annotation}"),
+        value,
+    );
+}
+
+#[then(
+    expr = "within {int} minute(s) the pod-template annotation {string} of the Deployment {string} in {string} has changed"
+)]
+async fn annotation_changed(
+    world: &mut BarbicanWorld,
+    minutes: u64,
+    annotation: String,
+    name: String,
+    namespace: String,
+) {
+    let env = world.env();
+    let pointer = annotation_pointer(&annotation);
+    ok(changes_from(
+        env,
+        minutes,
+        env.remembered(&format!("annotation:{namespace}/{name}/{annotation}")),
+        &annotation,
+        || env.read_pointer("Deployment", &namespace, &name, &pointer),
+    )
+    .await);
+}
+
+#[then(
+    expr = "the pod-template annotation {string} of the Deployment {string} in {string} has not changed"
+)]
+async fn annotation_unchanged(
+    world: &mut BarbicanWorld,
+    annotation: String,
+    name: String,
+    namespace: String,
+) {
+    let env = world.env();
+    let now = env
+        .read_pointer(
+            "Deployment",
+            &namespace,
+            &name,
+            &annotation_pointer(&annotation),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        now,
+        env.remembered(&format!("annotation:{namespace}/{name}/{annotation}")),
+        "{annotation} of {namespace}/{name}"
+    );
+}
+
 #[when(expr = "the BarbicanSecretStore {string} in {string} is patched with:")]
 async fn patch_store(
     world: &mut BarbicanWorld,
