@@ -88,7 +88,9 @@ Feature: A managed store mints its AppRole credentials, re-mints them, and survi
     Then within 2 minutes the Barbican "barbican" in "openstack" reports:
       | condition | status | reason   |
       | Ready     | True   | AllReady |
-    When the OpenBao of "openbao-instance" in "openstack" goes down
+    When the pod-template annotation "barbican.c5c3.io/secret-store-credentials-hash" of the Deployment "barbican" in "openstack" is noted
+    And the pod-template annotation "barbican.c5c3.io/db-connection-hash" of the Deployment "barbican" in "openstack" is noted
+    And the OpenBao of "openbao-instance" in "openstack" goes down
     And the BarbicanSecretStore "openbao-primary" in "openstack" is patched with:
       """
       spec: {extraOptions: {timeout: "60"}}
@@ -101,7 +103,12 @@ Feature: A managed store mints its AppRole credentials, re-mints them, and survi
     And within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition         | status | reason               |
       | SecretStoresReady | False  | NoDefaultSecretStore |
+      | BarbicanAPIReady  | True   | APIHealthy           |
+    And within 1 minute the SecretStoresReady condition of the Barbican "barbican" in "openstack" mentions "openbao-primary"
+    And within 1 minute the CredentialsReady condition of the BarbicanSecretStore "openbao-primary" in "openstack" mentions "refused"
     And the Deployment "barbican" in "openstack" has "/spec/template/spec/volumes/0/name" set to "config"
+    And within 1 minute the config mounted by the Deployment "barbican" in "openstack" contains "[secretstore:openbao-primary]"
+    And the pod-template annotation "barbican.c5c3.io/secret-store-credentials-hash" of the Deployment "barbican" in "openstack" has not changed
     When the OpenBao of "openbao-instance" in "openstack" comes back
     Then within 1 minute the BarbicanSecretStore "openbao-primary" in "openstack" reports:
       | condition        | status | reason               |
@@ -109,6 +116,9 @@ Feature: A managed store mints its AppRole credentials, re-mints them, and survi
     And within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition         | status | reason             |
       | SecretStoresReady | True   | AllStoresProjected |
+      | Ready             | True   | AllReady           |
+    And the pod-template annotation "barbican.c5c3.io/secret-store-credentials-hash" of the Deployment "barbican" in "openstack" has not changed
+    And the pod-template annotation "barbican.c5c3.io/db-connection-hash" of the Deployment "barbican" in "openstack" has not changed
 
   @sim-only
   Scenario: a store whose Barbican does not exist waits and mints nothing

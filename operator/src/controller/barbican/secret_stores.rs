@@ -43,6 +43,9 @@ pub struct Candidate {
     pub credentials_ready: bool,
     /// Being deleted: skipped.
     pub deleting: bool,
+    /// Why CredentialsReady is not True, when the store says so in a reason of the operator's
+    /// vocabulary (a status edited by hand is not echoed).
+    pub waiting: Option<Reason>,
 }
 
 /// Why a projection is not valid.
@@ -57,6 +60,16 @@ pub struct Invalid {
 /// The ready stores of a valid projection, sorted by name, or why there is none. Every store is
 /// an OpenBao store, so "at most one OpenBao store" means at most one ready store.
 pub fn select(mut candidates: Vec<Candidate>) -> Result<Vec<Candidate>, Invalid> {
+    // The defaults that wait, named with their cause: "no default" alone would send the user
+    // looking for a store that is there.
+    let waiting: Vec<String> = candidates
+        .iter()
+        .filter(|c| c.is_default && !c.credentials_ready && !c.deleting)
+        .map(|c| match c.waiting {
+            Some(reason) => format!("{} ({reason})", c.name),
+            None => c.name.clone(),
+        })
+        .collect();
     candidates.retain(|c| c.credentials_ready && !c.deleting);
     candidates.sort_by(|a, b| a.name.cmp(&b.name));
     let defaults: Vec<&str> = candidates
@@ -67,8 +80,13 @@ pub fn select(mut candidates: Vec<Candidate>) -> Result<Vec<Candidate>, Invalid>
     if defaults.len() != 1 {
         return Err(Invalid {
             reason: Reason::NoDefaultSecretStore,
-            message: if defaults.is_empty() {
+            message: if defaults.is_empty() && waiting.is_empty() {
                 "no attached, credential-ready BarbicanSecretStore is marked default".into()
+            } else if defaults.is_empty() {
+                format!(
+                    "no attached, credential-ready BarbicanSecretStore is marked default; the default is not credential-ready: {}",
+                    waiting.join(", ")
+                )
             } else {
                 format!(
                     "several credential-ready stores are marked default ({}); exactly one may be",
@@ -94,15 +112,20 @@ pub fn select(mut candidates: Vec<Candidate>) -> Result<Vec<Candidate>, Invalid>
 }
 
 fn candidate(store: &BarbicanSecretStore) -> Candidate {
+    let credentials = store.status.as_ref().and_then(|s| {
+        s.conditions
+            .iter()
+            .find(|c| c.type_ == StoreConditionType::CredentialsReady.as_str())
+    });
+    let credentials_ready = credentials.is_some_and(|c| c.status == "True");
     Candidate {
         name: store.name_any(),
         is_default: store.spec.is_default,
-        credentials_ready: store.status.as_ref().is_some_and(|s| {
-            s.conditions.iter().any(|c| {
-                c.type_ == StoreConditionType::CredentialsReady.as_str() && c.status == "True"
-            })
-        }),
+        credentials_ready,
         deleting: store.metadata.deletion_timestamp.is_some(),
+        waiting: credentials
+            .filter(|_| !credentials_ready)
+            .and_then(|c| Reason::parse(&c.reason)),
     }
 }
 
@@ -310,7 +333,28 @@ mod tests {
             is_default,
             credentials_ready: ready,
             deleting: false,
+            waiting: None,
         }
+    }
+
+    #[test]
+    fn a_default_that_waits_is_named_with_its_cause() {
+        let mut unreachable = store("openbao-primary", true, false);
+        unreachable.waiting = Some(Reason::OpenBaoUnreachable);
+        let invalid = select(vec![unreachable, store("other", false, false)]).unwrap_err();
+        assert_eq!(invalid.reason, Reason::NoDefaultSecretStore);
+        assert!(
+            invalid.message.ends_with(
+                "the default is not credential-ready: openbao-primary (OpenBaoUnreachable)"
+            ),
+            "{}",
+            invalid.message
+        );
+        let none = select(vec![store("other", false, false)]).unwrap_err();
+        assert_eq!(
+            none.message,
+            "no attached, credential-ready BarbicanSecretStore is marked default"
+        );
     }
 
     #[test]
