@@ -299,6 +299,23 @@ fn annotation_pointer(annotation: &str) -> String {
     )
 }
 
+/// The pod-template annotation `annotation` of the Deployment `namespace/name`, now.
+async fn read_annotation(
+    env: &SimEnv,
+    annotation: &str,
+    name: &str,
+    namespace: &str,
+) -> Option<String> {
+    env.read_pointer(
+        "Deployment",
+        namespace,
+        name,
+        &annotation_pointer(annotation),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[given(
     expr = "the pod-template annotation {string} of the Deployment {string} in {string} is noted"
 )]
@@ -312,15 +329,8 @@ async fn note_annotation(
     namespace: String,
 ) {
     let env = world.env();
-    let value = env
-        .read_pointer(
-            "Deployment",
-            &namespace,
-            &name,
-            &annotation_pointer(&annotation),
-        )
+    let value = read_annotation(env, &annotation, &name, &namespace)
         .await
-        .unwrap()
         .unwrap_or_else(|| panic!("the pod template of {namespace}/{name} has no {annotation}"));
     env.remember(
         &format!("annotation:{namespace}/{name}/{annotation}"),
@@ -360,15 +370,7 @@ async fn annotation_unchanged(
     namespace: String,
 ) {
     let env = world.env();
-    let now = env
-        .read_pointer(
-            "Deployment",
-            &namespace,
-            &name,
-            &annotation_pointer(&annotation),
-        )
-        .await
-        .unwrap();
+    let now = read_annotation(env, &annotation, &name, &namespace).await;
     assert_eq!(
         now,
         env.remembered(&format!("annotation:{namespace}/{name}/{annotation}")),

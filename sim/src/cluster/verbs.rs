@@ -106,11 +106,7 @@ pub(super) async fn serve_resource(
                 t.schema.as_ref(),
                 &cluster.clock.rfc3339(),
             );
-            let manager = manager_of(&q, headers);
-            let author = Author {
-                manager: &manager,
-                operation: "Update",
-            };
+            let author = Author::of(&q, headers, "Update");
             let written = commit(
                 cluster,
                 &target,
@@ -134,11 +130,7 @@ pub(super) async fn serve_resource(
                 status_write,
                 &cluster.clock.rfc3339(),
             );
-            let manager = manager_of(&q, headers);
-            let author = Author {
-                manager: &manager,
-                operation: "Update",
-            };
+            let author = Author::of(&q, headers, "Update");
             let written = commit(
                 cluster,
                 &target,
@@ -183,11 +175,7 @@ pub(super) async fn serve_resource(
                     )?
                 };
                 let code = if current.is_some() { 200 } else { 201 };
-                let manager = manager_of(&q, headers);
-                let author = Author {
-                    manager: &manager,
-                    operation: if apply { "Apply" } else { "Update" },
-                };
+                let author = Author::of(&q, headers, if apply { "Apply" } else { "Update" });
                 let written = commit(
                     cluster,
                     &target,
@@ -608,9 +596,19 @@ pub(super) fn with_warnings(mut response: Response, warnings: &[String]) -> Resp
 /// is one store call. `current` is the stored object for an update, none for a create.
 /// Who makes a write: its field manager and the managedFields operation (`Apply` or `Update`)
 /// what a mutating webhook adds is recorded under.
-pub(super) struct Author<'a> {
-    pub(super) manager: &'a str,
+pub(super) struct Author {
+    pub(super) manager: String,
     pub(super) operation: &'static str,
+}
+
+impl Author {
+    /// The author of a request: the `fieldManager` it names (or its user agent's).
+    fn of(q: &BTreeMap<String, String>, headers: &HeaderMap, operation: &'static str) -> Self {
+        Self {
+            manager: manager_of(q, headers),
+            operation,
+        }
+    }
 }
 
 pub(super) async fn commit(
@@ -618,7 +616,7 @@ pub(super) async fn commit(
     target: &Target,
     current: Option<Value>,
     object: Value,
-    author: Author<'_>,
+    author: Author,
     status_write: bool,
     dry_run: bool,
 ) -> Result<(Value, Vec<String>), Refused> {
@@ -674,7 +672,7 @@ pub(super) async fn commit(
         crate::apply::record_mutation(
             &submitted,
             &mut object,
-            author.manager,
+            &author.manager,
             author.operation,
             (t.status_subresource && status_write).then_some("status"),
             t.schema.as_ref(),
