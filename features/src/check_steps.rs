@@ -263,18 +263,7 @@ mod tests {
 #[then(expr = "applying the following is refused with {string}:")]
 async fn refused(world: &mut BarbicanWorld, message: String, step: &Step) {
     let yaml = step.docstring.as_deref().expect("a YAML docstring");
-    expect_refusal(world.env().apply_yaml(yaml).await, &message);
-}
-
-/// Fails unless `answer` is a refusal whose message contains `message`.
-pub fn expect_refusal(answer: Result<(), crate::sim_env::Error>, message: &str) {
-    match answer {
-        Ok(()) => panic!("the documents were admitted; expected a refusal with {message:?}"),
-        Err(refusal) => assert!(
-            refusal.contains(message),
-            "refused, but the refusal lacks {message:?}: {refusal}"
-        ),
-    }
+    crate::world::expect_refusal(world.env().apply_yaml(yaml).await, &message);
 }
 
 #[then(expr = "{string} appears nowhere in {string}")]

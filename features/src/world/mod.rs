@@ -361,7 +361,18 @@ async fn refused_with(world: &mut BarbicanWorld, message: String) {
         .submitted
         .take()
         .expect("nothing was submitted: use \"When the following is submitted:\"");
-    crate::check_steps::expect_refusal(answer, &message);
+    expect_refusal(answer, &message);
+}
+
+/// Fails unless `answer` is a refusal whose message contains `message`.
+pub fn expect_refusal(answer: Result<(), crate::sim_env::Error>, message: &str) {
+    match answer {
+        Ok(()) => panic!("the documents were admitted; expected a refusal with {message:?}"),
+        Err(refusal) => assert!(
+            refusal.contains(message),
+            "refused, but the refusal lacks {message:?}: {refusal}"
+        ),
+    }
 }
 
 #[then("it is admitted")]
