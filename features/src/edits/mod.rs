@@ -373,7 +373,9 @@ pub async fn run(sequences: &[(u64, Vec<Version>)]) -> Result<Vec<Finding>, Erro
 /// and the seeds whose edits the API server refused (with why): the schema check of a
 /// server-side apply sees the stored object, defaults included, which the generator's check
 /// of the applied configuration does not (a `secretStoreRef` whose `name` is no longer applied
-/// keeps its defaulted `kind` and lacks a name). A user gets the same 422.
+/// keeps its defaulted `kind` and lacks a name). A user gets the same refusal: the mutating
+/// webhook, which runs before the schema check, cannot read the merged object, and says so;
+/// without the webhooks the schema check's 422 says it.
 async fn edited(
     sequences: &[(u64, Vec<Version>)],
 ) -> Result<(SimEnv, BTreeMap<u64, String>), Error> {
@@ -393,7 +395,7 @@ async fn edited(
             }
             let from = step.checked_sub(1).and_then(|i| versions.get(i));
             if let Err(e) = apply_version(&env, &namespace_of(*seed), from, to).await {
-                if e.contains("is invalid") {
+                if refused_by_schema(&e) {
                     refused.insert(*seed, format!("version {step} was refused: {e}"));
                 } else {
                     return Err(format!("seed {seed}, version {step}: {e}"));
@@ -405,6 +407,12 @@ async fn edited(
             .map_err(|e| format!("after version {step}: {e}"))?;
     }
     Ok((env, refused))
+}
+
+/// Whether an apply failed because the merged object breaks the CRD's schema: the schema
+/// check's 422 (`is invalid`) or the mutating webhook's refusal of an object it cannot read.
+fn refused_by_schema(error: &str) -> bool {
+    error.contains("is invalid") || error.contains("does not match the schema")
 }
 
 /// Whether `versions` is a sequence the check covers: every step admitted, and the last one
@@ -557,4 +565,30 @@ pub async fn check(
         sequences: seeds.len(),
         wall: started.elapsed(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seed 1110's fourth version drops `secretStoreRef.name` while the defaulted `kind`
+    /// stays: the mutating webhook refuses the merged object, as kube-apiserver's would. The
+    /// check reports the seed as not compared, with the refusal, instead of stopping.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_edit_the_schema_refuses_leaves_its_seed_uncompared() {
+        assert!(refused_by_schema(
+            "admission webhook \"mbarbican.openstack.c5c3.io\" denied the request: the object does not match the schema: spec.secretStoreRef: missing field `name`"
+        ));
+        assert!(!refused_by_schema(
+            "admission webhook denied the request: spec.plugins: unknown plugin"
+        ));
+        let report = check(1110..1111, 4, 1, false).await.unwrap();
+        assert_eq!(report.sequences, 1);
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+        let [(seed, why)] = report.not_installable.as_slice() else {
+            panic!("{:?}", report.not_installable);
+        };
+        assert_eq!(*seed, 1110);
+        assert!(why.contains("does not match the schema"), "{why}");
+    }
 }
