@@ -39,6 +39,7 @@ pub mod strategic;
 pub mod table;
 pub mod tokens;
 pub mod validation;
+pub mod versions;
 pub mod webhooks;
 
 pub use cluster::Cluster;

@@ -63,14 +63,25 @@ impl ResourceType {
         }
     }
 
-    /// The storage key: objects are shared across the versions of a group and kind.
+    /// The storage key: objects are shared across the versions of a group and kind, and
+    /// across the two Event APIs (see [`crate::versions`]).
     pub fn storage_key(&self) -> String {
-        format!("{}/{}", self.group, self.plural)
+        let (group, plural) = self.storage();
+        format!("{group}/{plural}")
     }
 
     /// Whether `storage_key` is this type's, compared without building the key.
     pub fn stores(&self, storage_key: &str) -> bool {
-        storage_key.split_once('/') == Some((self.group.as_str(), self.plural.as_str()))
+        storage_key.split_once('/') == Some(self.storage())
+    }
+
+    /// The group and plural this type's objects are stored under.
+    fn storage(&self) -> (&str, &str) {
+        if crate::versions::is_events_api(self) {
+            ("", self.plural.as_str())
+        } else {
+            (self.group.as_str(), self.plural.as_str())
+        }
     }
 }
 

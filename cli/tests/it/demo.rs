@@ -1,6 +1,7 @@
 //! `barbican-sim demo`, the README's first command: every example reaches Ready (the full one
 //! on a second simulated cluster), a pass over the converged minimal Barbican writes nothing,
-//! and with `--kubeconfig-out` kubectl sees the printer columns until Ctrl-C.
+//! and with `--kubeconfig-out` kubectl sees the printer columns and the operator's Events
+//! (`kubectl describe`, `kubectl events`) until Ctrl-C.
 
 use std::process::Command;
 
@@ -118,6 +119,27 @@ fn the_serving_demo_shows_the_printer_columns_to_kubectl_and_stops_on_ctrl_c() {
         .find(|l| l.starts_with("barbican.barbican.openstack.c5c3.io/barbican "))
         .unwrap_or_else(|| panic!("no Barbican row in:\n{table}"));
     assert!(ready_row.contains("True"), "{ready_row}");
+    // The operator writes its Events through events.k8s.io; kubectl describe reads them
+    // through the core API, which serves the same store.
+    let described = ok(
+        &sim,
+        &["describe", "barbican", "barbican", "-n", "openstack"],
+    );
+    let events = described
+        .split_once("\nEvents:")
+        .map(|(_, events)| events)
+        .unwrap_or_else(|| panic!("no Events section in:\n{described}"));
+    for expected in ["DatabaseSynced", "barbican-operator"] {
+        assert!(
+            events.contains(expected),
+            "{expected:?} missing from the Events of:\n{described}"
+        );
+    }
+    let listed = ok(
+        &sim,
+        &["events", "-n", "openstack", "--for", "barbican/barbican"],
+    );
+    assert!(listed.contains("DatabaseSynced"), "{listed}");
     // Ctrl-C: the demo stops cleanly.
     let killed = Command::new("kill")
         .args(["-INT", &sim.child.id().to_string()])

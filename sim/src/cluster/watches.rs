@@ -12,12 +12,20 @@ pub(super) fn watch(
     let storage_key = target.t.storage_key();
     let namespace = target.namespace.clone();
     let t = target.t.clone();
-    let matches = move |e: &Event| {
-        e.storage_key == storage_key
-            && (namespace.is_empty()
-                || e.object["metadata"]["namespace"].as_str() == Some(namespace.as_str()))
-            && labels.matches(&e.object)
-            && fields.matches(&e.object)
+    // The event's object as this watch's version serves it, when it matches the selectors
+    // there (an events.k8s.io watch sees `regarding` where a core one sees `involvedObject`).
+    let selected = {
+        let t = t.clone();
+        move |e: &Event| -> Option<Value> {
+            if e.storage_key != storage_key
+                || !(namespace.is_empty()
+                    || e.object["metadata"]["namespace"].as_str() == Some(namespace.as_str()))
+            {
+                return None;
+            }
+            let object = crate::store::presented(&e.object, &t);
+            (labels.matches(&object) && fields.matches(&object)).then(|| object.into_owned())
+        }
     };
     let bookmarks = q.get("allowWatchBookmarks").is_some_and(|v| v == "true");
     let initial_events = q.get("sendInitialEvents").is_some_and(|v| v == "true");
@@ -71,8 +79,8 @@ pub(super) fn watch(
                         kind: EventType::Added,
                         object: object.into(),
                     };
-                    if matches(&event) {
-                        backlog.push(line("ADDED", &event.object));
+                    if let Some(object) = selected(&event) {
+                        backlog.push(line("ADDED", &object));
                     }
                 }
                 if initial_events {
@@ -85,8 +93,8 @@ pub(super) fn watch(
         let mut last = start.unwrap_or(u64::MAX);
         if let Some(rv) = start {
             for event in state.store.history_after(rv) {
-                if matches(&event) {
-                    backlog.push(line(event.kind.as_str(), &event.object));
+                if let Some(object) = selected(&event) {
+                    backlog.push(line(event.kind.as_str(), &object));
                 }
                 last = last.max(event.revision);
             }
@@ -130,7 +138,9 @@ pub(super) fn watch(
                             continue;
                         }
                         last = event.revision;
-                        if matches(&event) && tx.send(render(event.kind.as_str(), &event.object)).await.is_err() {
+                        if let Some(object) = selected(&event)
+                            && tx.send(render(event.kind.as_str(), &object)).await.is_err()
+                        {
                             return;
                         }
                     }

@@ -650,6 +650,19 @@ fn set_type(object: &mut Value, t: &ResourceType) {
     if !t.kind.is_empty() {
         object["kind"] = json!(t.kind);
     }
+    crate::versions::convert(object, t);
+}
+
+/// `object` (stored at any version of its storage) as `t` serves it: borrowed when it is
+/// already of `t`'s apiVersion and kind, converted otherwise. What a watch of `t` sends.
+pub fn presented<'a>(object: &'a Value, t: &ResourceType) -> std::borrow::Cow<'a, Value> {
+    if object["apiVersion"].as_str() == Some(t.api_version().as_str())
+        && object["kind"].as_str() == Some(t.kind.as_str())
+    {
+        std::borrow::Cow::Borrowed(object)
+    } else {
+        std::borrow::Cow::Owned(with_type(object, t))
+    }
 }
 
 fn uid(seed: u64) -> String {
