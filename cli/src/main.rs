@@ -32,9 +32,23 @@ enum Command {
         /// Port to listen on (0 picks a free one).
         #[arg(long, default_value_t = 0)]
         port: u16,
-        /// Write a kubeconfig for the cluster here.
+        /// Write a kubeconfig for the cluster here (the cluster administrator's).
         #[arg(long, value_name = "PATH")]
         kubeconfig_out: Option<PathBuf>,
+        /// Install the chart's ServiceAccount and RBAC (`features/chart-rbac.yaml`) and write a
+        /// kubeconfig here holding a token of that ServiceAccount: the operator run with it has
+        /// exactly the chart's grants, which the cluster enforces. Written before
+        /// --kubeconfig-out.
+        #[arg(long, value_name = "PATH")]
+        operator_kubeconfig_out: Option<PathBuf>,
+        /// With --operator-kubeconfig-out: `<namespace>=<instance>`, an entry of the chart's
+        /// `rbac.secretStoreNamespaces` (repeatable); the namespace is created.
+        #[arg(
+            long,
+            value_name = "NAMESPACE=INSTANCE",
+            requires = "operator_kubeconfig_out"
+        )]
+        secret_store_grant: Vec<String>,
         /// Install every CustomResourceDefinition in the YAML files of this directory.
         #[arg(long, value_name = "DIR", default_value = "deploy/crds")]
         crds: PathBuf,
@@ -235,7 +249,40 @@ impl Fakes {
 
 /// A kubeconfig for a sim served at `addr`.
 pub fn kubeconfig(addr: SocketAddr) -> String {
-    barbican_features::backend::kubeconfig(&format!("http://{addr}"), Some("barbican-sim"))
+    kubeconfig_with_token(addr, "barbican-sim")
+}
+
+/// A kubeconfig for the cluster served on `addr`, authenticating with `token`.
+pub fn kubeconfig_with_token(addr: SocketAddr, token: &str) -> String {
+    barbican_features::backend::kubeconfig(&format!("http://{addr}"), Some(token))
+}
+
+/// Installs the chart's identity on `cluster` with the `--secret-store-grant`s `grants`
+/// (creating their namespaces) and returns a token of its ServiceAccount.
+async fn operator_identity(cluster: &Cluster, grants: &[String]) -> Result<String, String> {
+    use barbican_features::chart_identity::{self, StoreGrants};
+    let mut parsed = StoreGrants::new();
+    for grant in grants {
+        let Some((namespace, instance)) = grant
+            .split_once('=')
+            .filter(|(n, i)| !n.is_empty() && !i.is_empty())
+        else {
+            return Err(format!(
+                "--secret-store-grant {grant:?}: expected <namespace>=<instance>"
+            ));
+        };
+        parsed
+            .entry(namespace.to_string())
+            .or_default()
+            .insert(instance.to_string());
+    }
+    let admin = cluster.client();
+    let namespaces: String = parsed
+        .keys()
+        .map(|n| format!("---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {n}}}\n"))
+        .collect();
+    barbican_features::sim_env::apply_yaml_as(&admin, "barbican-sim", &namespaces).await?;
+    chart_identity::install_and_token(&admin, &parsed).await
 }
 
 fn install_crds(cluster: &Cluster, dir: &PathBuf) -> Result<usize, String> {
@@ -278,6 +325,8 @@ fn main() -> ExitCode {
             Command::Serve {
                 port,
                 kubeconfig_out,
+                operator_kubeconfig_out,
+                secret_store_grant,
                 crds,
                 controllers,
                 rollout_delay,
@@ -342,6 +391,14 @@ fn main() -> ExitCode {
                     .await
                     .map_err(|e| format!("binding port {port}: {e}"))?;
                 let addr = listener.local_addr().map_err(|e| e.to_string())?;
+                // Tokens this cluster mints (the operator's among them) are held to RBAC, as on
+                // any API server; the administrator's kubeconfig is not such a token.
+                cluster.enforce_rbac();
+                if let Some(path) = operator_kubeconfig_out {
+                    let token = operator_identity(&cluster, &secret_store_grant).await?;
+                    std::fs::write(&path, kubeconfig_with_token(addr, &token))
+                        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+                }
                 if let Some(path) = kubeconfig_out {
                     std::fs::write(&path, kubeconfig(addr))
                         .map_err(|e| format!("writing {}: {e}", path.display()))?;

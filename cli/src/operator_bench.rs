@@ -5,7 +5,9 @@
 //! store, are created at once; the report gives the time until all are Ready, the API
 //! requests by verb and resource during convergence and during a steady-state window, the
 //! writes per Barbican against the minimum, and the operator's peak RSS and CPU seconds. It
-//! asserts nothing: the figures are read, not checked, on these shared machines.
+//! asserts nothing: the figures are read, not checked, on these shared machines. The
+//! operator runs as the chart's ServiceAccount with the chart's RBAC, enforced by the sim, as
+//! an install of the chart runs it.
 
 use std::{
     collections::BTreeMap,
@@ -15,6 +17,7 @@ use std::{
 };
 
 use barbican_features::{
+    chart_identity,
     examples::{example, in_namespace},
     sim_env::{MINIMAL_PREREQUISITES, Site, apply_object, apply_yaml_as},
 };
@@ -368,8 +371,6 @@ pub async fn run(options: &Options) -> Result<Report, String> {
         .await
         .map_err(|e| format!("serving the cluster: {e}"))?;
     let dir = scratch()?;
-    let kubeconfig = dir.join("kubeconfig");
-    write(&kubeconfig, &crate::kubeconfig(addr))?;
     let overrides = dir.join("overrides");
     write(&overrides, "")?;
     keep_overrides(cluster.services(), overrides.clone());
@@ -390,6 +391,16 @@ pub async fn run(options: &Options) -> Result<Report, String> {
         )
         .await?;
     }
+    // The operator runs as the chart's ServiceAccount with the chart's grants (the stores'
+    // instances in `rbac.secretStoreNamespaces`), which the cluster enforces.
+    let grants = chart_identity::StoreGrants::from([(
+        NAMESPACE.to_string(),
+        (0..options.barbicans).map(instance).collect(),
+    )]);
+    let token = chart_identity::install_and_token(&cluster.client(), &grants).await?;
+    cluster.enforce_rbac();
+    let kubeconfig = dir.join("kubeconfig");
+    write(&kubeconfig, &crate::kubeconfig_with_token(addr, &token))?;
 
     let mut operator = tokio::process::Command::new(&options.operator)
         .args(["run", "--kubeconfig"])

@@ -142,13 +142,33 @@ pub fn kubeconfig_with_ca(server: &str, token: Option<&str>, ca: Option<&str>) -
 
 /// A client for the cluster `kubeconfig` names (its current context).
 pub async fn client(kubeconfig: &std::path::Path) -> Result<kube::Client, String> {
-    let config = kube::config::Kubeconfig::read_from(kubeconfig)
-        .map_err(|e| format!("reading {}: {e}", kubeconfig.display()))?;
-    let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
-        .await
-        .map_err(|e| format!("loading {}: {e}", kubeconfig.display()))?;
+    let config = config(kubeconfig).await?;
     kube::Client::try_from(config)
         .map_err(|e| format!("a client for {}: {e}", kubeconfig.display()))
+}
+
+/// A client for the cluster `kubeconfig` names that authenticates with the bearer `token`
+/// instead of the kubeconfig's user (a ServiceAccount's, say).
+pub async fn client_with_token(
+    kubeconfig: &std::path::Path,
+    token: &str,
+) -> Result<kube::Client, String> {
+    let mut config = config(kubeconfig).await?;
+    config.auth_info = kube::config::AuthInfo {
+        token: Some(token.to_string().into()),
+        ..Default::default()
+    };
+    kube::Client::try_from(config)
+        .map_err(|e| format!("a client for {} with a token: {e}", kubeconfig.display()))
+}
+
+/// The configuration of `kubeconfig`'s current context.
+async fn config(kubeconfig: &std::path::Path) -> Result<kube::Config, String> {
+    let parsed = kube::config::Kubeconfig::read_from(kubeconfig)
+        .map_err(|e| format!("reading {}: {e}", kubeconfig.display()))?;
+    kube::Config::from_custom_kubeconfig(parsed, &Default::default())
+        .await
+        .map_err(|e| format!("loading {}: {e}", kubeconfig.display()))
 }
 
 /// Creates each CustomResourceDefinition of `definitions` the cluster does not have yet (one

@@ -6,6 +6,7 @@
 
 pub mod admission;
 pub mod backend;
+pub mod chart_identity;
 pub mod check_steps;
 pub mod cluster_steps;
 pub mod control_steps;

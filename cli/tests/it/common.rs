@@ -59,9 +59,14 @@ pub fn start_with(name: &str, extra: &[&str]) -> Sim {
 
 /// Runs kubectl; returns (success, stdout + stderr).
 pub fn kubectl(sim: &Sim, args: &[&str]) -> (bool, String) {
+    kubectl_as(&sim.kubeconfig, args)
+}
+
+/// Runs kubectl with the kubeconfig `kubeconfig`; returns (success, stdout + stderr).
+pub fn kubectl_as(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
     let output = Command::new("kubectl")
         .args(args)
-        .env("KUBECONFIG", &sim.kubeconfig)
+        .env("KUBECONFIG", kubeconfig)
         .current_dir(workspace())
         .output()
         .expect("kubectl must be installed (CI provides 1.32)");

@@ -1,6 +1,8 @@
 //! `barbican-operator run --kubeconfig <sim kubeconfig>` against `barbican-sim serve
 //! --with-fakes`: the binary a platform team deploys reconciles the examples, serves its
-//! metrics and probes, holds the leader Lease, and stops cleanly on SIGTERM.
+//! metrics and probes, holds the leader Lease, and stops cleanly on SIGTERM. It runs as the
+//! chart's ServiceAccount with the chart's RBAC (`serve --operator-kubeconfig-out`), which the
+//! served sim enforces, as on an install of the chart.
 //!
 //! The operator binary is a sibling of this crate's `barbican-sim` in the target directory;
 //! `cargo nextest run --workspace` (the test command) builds both.
@@ -51,6 +53,26 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     Some(answer)
 }
 
+/// `method path` on the server of `kubeconfig` with its bearer token; the raw answer.
+fn request_as(kubeconfig: &std::path::Path, method: &str, path: &str) -> String {
+    let config = std::fs::read_to_string(kubeconfig).unwrap();
+    let field = |prefix: &str, end: char| {
+        let start = config.find(prefix).unwrap() + prefix.len();
+        config[start..].split(end).next().unwrap().to_string()
+    };
+    let server = field("server: 'http://", '\'');
+    let token = field("token: ", '}');
+    let mut stream = TcpStream::connect(server.as_str()).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
 fn condition(sim: &Sim, type_: &str) -> String {
     kubectl(
         sim,
@@ -69,7 +91,33 @@ fn condition(sim: &Sim, type_: &str) -> String {
 
 #[test]
 fn run_reconciles_the_examples_serves_metrics_and_stops_on_sigterm() {
-    let sim = start_with("operator-run", &["--with-fakes"]);
+    let identity = std::env::temp_dir().join(format!(
+        "barbican-operator-run-{}.kubeconfig",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&identity);
+    let sim = start_with(
+        "operator-run",
+        &[
+            "--with-fakes",
+            "--operator-kubeconfig-out",
+            identity.to_str().unwrap(),
+            "--secret-store-grant",
+            "openstack=openbao-instance",
+        ],
+    );
+    // The identity's kubeconfig is the chart's ServiceAccount, held to the chart's grants: it
+    // may list Barbicans but not delete a namespace. (kubectl sends no credentials to a plain
+    // HTTP server, so this asks directly.)
+    let as_operator = |method: &str, path: &str| request_as(&identity, method, path);
+    let listed = as_operator("GET", "/apis/barbican.openstack.c5c3.io/v1alpha1/barbicans");
+    assert!(listed.starts_with("HTTP/1.1 200"), "{listed}");
+    let refused = as_operator("DELETE", "/api/v1/namespaces/barbican-system");
+    assert!(
+        refused.starts_with("HTTP/1.1 403")
+            && refused.contains("system:serviceaccount:barbican-system:barbican-operator"),
+        "{refused}"
+    );
     apply_stdin(&sim, barbican_features::sim_env::MINIMAL_PREREQUISITES);
     ok(
         &sim,
@@ -86,7 +134,7 @@ fn run_reconciles_the_examples_serves_metrics_and_stops_on_sigterm() {
         Command::new(operator_binary())
             .arg("run")
             .arg("--kubeconfig")
-            .arg(&sim.kubeconfig)
+            .arg(&identity)
             .args(["--metrics-bind-address", &format!("127.0.0.1:{metrics}")])
             .args([
                 "--health-probe-bind-address",

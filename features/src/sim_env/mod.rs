@@ -151,6 +151,9 @@ pub struct SimEnv {
     /// The webhook configurations a scenario deleted, restored by [`SimEnv::clean_up`] so the
     /// next scenario on a shared (real) cluster runs behind them again.
     uninstalled: Mutex<Vec<Value>>,
+    /// On a real API server: the `rbac.secretStoreNamespaces` the chart's identity has been
+    /// installed with so far (see [`SimEnv::grant_store`]).
+    store_grants: Mutex<crate::chart_identity::StoreGrants>,
 }
 
 /// Where an applied object is.
@@ -290,25 +293,6 @@ impl Drop for SimEnv {
     }
 }
 
-/// A bound token of the ServiceAccount `namespace/name`, valid for 30 days, from the cluster
-/// `client` talks to.
-async fn service_account_token(
-    client: Client,
-    namespace: &str,
-    name: &str,
-) -> Result<String, Error> {
-    let request: k8s_openapi::api::authentication::v1::TokenRequest =
-        serde_json::from_value(serde_json::json!({"spec": {"expirationSeconds": 30 * 24 * 3600}}))
-            .map_err(text)?;
-    Api::<k8s_openapi::api::core::v1::ServiceAccount>::namespaced(client, namespace)
-        .create_token_request(name, &Default::default(), &request)
-        .await
-        .map_err(|e| format!("a token for ServiceAccount {namespace}/{name}: {e}"))?
-        .status
-        .and_then(|s| s.token)
-        .ok_or_else(|| "the TokenRequest returned no token".to_string())
-}
-
 /// What a setup step can fail with.
 pub type Error = String;
 
@@ -343,7 +327,15 @@ impl SimEnv {
             Backend::Cluster { kubeconfig, .. } => {
                 let client = crate::backend::client(kubeconfig).await?;
                 let site = Site::on_api_server(client.clone(), gateway_api).await?;
-                (site, client.clone(), client, None)
+                // The operator is the chart's ServiceAccount with the chart's RBAC, as on an
+                // install of the chart; the cluster enforces it.
+                let token = crate::chart_identity::install_and_token(
+                    &client,
+                    &crate::chart_identity::StoreGrants::new(),
+                )
+                .await?;
+                let operator = crate::backend::client_with_token(kubeconfig, &token).await?;
+                (site, client, operator, None)
             }
         };
         let site = Arc::new(site);
@@ -376,6 +368,7 @@ impl SimEnv {
             clock_seam,
             _admission: admission,
             uninstalled: Mutex::default(),
+            store_grants: Mutex::default(),
         })
     }
 
@@ -521,7 +514,9 @@ impl SimEnv {
     /// ClusterRoles and Roles bound to that account grant, as in a real deployment. Returns
     /// the account's token, which the operator presents.
     pub async fn run_operator_as(&mut self, namespace: &str, name: &str) -> Result<String, Error> {
-        let token = service_account_token(self.client.clone(), namespace, name).await?;
+        let token =
+            crate::chart_identity::service_account_token(self.client.clone(), namespace, name)
+                .await?;
         self.cluster.enforce_rbac();
         self.operator_client = self.cluster.client_with_token(OPERATOR_AGENT, &token);
         self.restart_operator();
@@ -606,6 +601,7 @@ impl SimEnv {
 
     /// Server-side applies one object through `client` as the scenario.
     pub async fn apply_with(&self, client: Client, object: Value) -> Result<DynamicObject, Error> {
+        self.grant_store(&object).await?;
         let (applied, object) = apply_object(client, SCENARIO_AGENT, object).await?;
         if self.on_real_cluster() {
             self.applied
@@ -614,6 +610,31 @@ impl SimEnv {
                 .push(applied);
         }
         Ok(object)
+    }
+
+    /// On a real API server, where the operator is the chart's ServiceAccount: a store's
+    /// OpenBaoCluster joins the chart's `rbac.secretStoreNamespaces` before the store is
+    /// applied, as the platform team lists it in the release's values (without it the store
+    /// reports `ProvisioningDenied`). On the sim the operator is the administrator.
+    async fn grant_store(&self, object: &Value) -> Result<(), Error> {
+        if !self.on_real_cluster() || object["kind"] != "BarbicanSecretStore" {
+            return Ok(());
+        }
+        let (Some(namespace), Some(instance)) = (
+            object["metadata"]["namespace"].as_str(),
+            object["spec"]["openBao"]["instanceRef"]["name"].as_str(),
+        ) else {
+            return Ok(());
+        };
+        let grants = {
+            let mut granted = self.store_grants.lock().unwrap_or_else(|p| p.into_inner());
+            let instances = granted.entry(namespace.to_string()).or_default();
+            if !instances.insert(instance.to_string()) {
+                return Ok(());
+            }
+            crate::chart_identity::StoreGrants::from([(namespace.to_string(), instances.clone())])
+        };
+        crate::chart_identity::install(&self.client, &grants).await
     }
 
     /// The resource of `api_version`/`kind`, from discovery.

@@ -229,7 +229,9 @@ impl SimEnv {
             Ok(target) => target,
             Err(_) => self.start_target(name, &format!("{name}-operator")).await?,
         };
-        let token = service_account_token(target.client.clone(), namespace, account).await?;
+        let token =
+            crate::chart_identity::service_account_token(target.client.clone(), namespace, account)
+                .await?;
         target.site.cluster.enforce_rbac();
         *target
             .operator_token

@@ -143,10 +143,14 @@ of them, in a Role per namespace of watchNamespaces otherwise. */}}
   - apiGroups: [k8s.mariadb.com]
     resources: [databases, users, grants]
     verbs: [get, list, watch, create, patch, delete]
-  # External Secrets and the OpenBao operator are read.
+  # External Secrets and the OpenBao operator are read. A credential Secret that is missing
+  # is explained by reading the ExternalSecret of the same name.
   - apiGroups: [external-secrets.io]
     resources: [secretstores]
     verbs: [get, list, watch]
+  - apiGroups: [external-secrets.io]
+    resources: [externalsecrets]
+    verbs: [get]
   - apiGroups: [openbao.org]
     resources: [openbaoclusters]
     verbs: [get, list, watch]

@@ -78,19 +78,14 @@ fn rendered(values: &[&str]) -> Vec<Value> {
     render(values).unwrap_or_else(|e| panic!("helm template {values:?}: {e}"))
 }
 
-/// The webhook configurations the harness registers (`features/chart-webhooks.yaml`) are the
-/// chart's own: rendered for the release `barbican-operator` in `barbican-system`, they match
-/// document for document, rules, failurePolicy, timeouts and matchConditions included.
-#[test]
-fn the_harness_registers_the_webhooks_the_chart_renders() {
+/// `helm template` of the chart as the harness's release (`barbican-operator` in
+/// `barbican-system`) with `args`, as the list of rendered objects.
+fn harness_release(args: &[&str]) -> Vec<Value> {
     let output = Command::new(helm())
         .args(["template", "barbican-operator"])
         .arg(chart())
         .args(["--namespace", "barbican-system"])
-        .args(["--set", "webhook.certManager.enabled=false"])
-        .args(["--set", "webhook.caBundle=HARNESS-CA"])
-        .args(["--set", "webhook.secretName=barbican-operator-webhook-tls"])
-        .args(["--show-only", "templates/webhooks.yaml"])
+        .args(args)
         .output()
         .expect("helm runs (ci/install-helm.sh installs it)");
     assert!(
@@ -100,13 +95,78 @@ fn the_harness_registers_the_webhooks_the_chart_renders() {
     );
     let chart: Vec<Value> =
         serde_saphyr::from_multiple(&String::from_utf8(output.stdout).unwrap()).unwrap();
-    let chart: Vec<Value> = chart.into_iter().filter(|d| !d.is_null()).collect();
+    chart.into_iter().filter(|d| !d.is_null()).collect()
+}
+
+/// The webhook configurations the harness registers (`features/chart-webhooks.yaml`) are the
+/// chart's own: rendered for the release `barbican-operator` in `barbican-system`, they match
+/// document for document, rules, failurePolicy, timeouts and matchConditions included.
+#[test]
+fn the_harness_registers_the_webhooks_the_chart_renders() {
+    let chart = harness_release(&[
+        "--set",
+        "webhook.certManager.enabled=false",
+        "--set",
+        "webhook.caBundle=HARNESS-CA",
+        "--set",
+        "webhook.secretName=barbican-operator-webhook-tls",
+        "--show-only",
+        "templates/webhooks.yaml",
+    ]);
     let harness = barbican_features::admission::configurations().unwrap();
     assert_eq!(
         harness, chart,
         "features/chart-webhooks.yaml differs from the chart: regenerate it with the command in its header"
     );
     assert_eq!(harness.len(), 2);
+}
+
+/// The operator's identity the harness installs (`features/chart-rbac.yaml`, filled in per
+/// store namespace) is the chart's own: rendered with two namespaces of managed stores, one
+/// with two instances, the chart and the harness give the same objects in the same order.
+#[test]
+fn the_harness_installs_the_identity_the_chart_renders() {
+    let chart = harness_release(&[
+        "--set",
+        "rbac.secretStoreNamespaces.openstack={openbao-instance}",
+        "--set",
+        "rbac.secretStoreNamespaces.tenant-a={vault-b,vault-a}",
+        "--show-only",
+        "templates/serviceaccount.yaml",
+        "--show-only",
+        "templates/clusterrole.yaml",
+        "--show-only",
+        "templates/leader-election-rbac.yaml",
+        "--show-only",
+        "templates/secretstore-token-rbac.yaml",
+    ]);
+    let mut grants = barbican_features::chart_identity::grant("openstack", "openbao-instance");
+    grants.extend(barbican_features::chart_identity::grant(
+        "tenant-a", "vault-b",
+    ));
+    grants
+        .entry("tenant-a".into())
+        .or_default()
+        .insert("vault-a".into());
+    // helm writes a namespace's instances in the order given; the harness sorts them.
+    let sorted = |mut objects: Vec<Value>| {
+        for object in &mut objects {
+            if let Some(names) = object
+                .pointer_mut("/rules/0/resourceNames")
+                .and_then(Value::as_array_mut)
+            {
+                names.sort_by_key(|n| n.to_string());
+            }
+        }
+        objects
+    };
+    let harness = barbican_features::chart_identity::objects(&grants).unwrap();
+    assert_eq!(
+        sorted(harness.clone()),
+        sorted(chart),
+        "features/chart-rbac.yaml differs from the chart: regenerate it with the command in its header"
+    );
+    assert_eq!(harness.len(), 9);
 }
 
 fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {

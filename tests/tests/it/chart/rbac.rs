@@ -98,6 +98,13 @@ pub(super) const NEEDED_BEYOND_THE_RUN: &[(&str, &str, &str, &str, &str)] = &[
     ),
     (
         MANAGEMENT,
+        "external-secrets.io",
+        "externalsecrets",
+        "get",
+        "a credential Secret that is missing is explained by reading the ExternalSecret of its name (the examples' Secrets all exist; the features on a kubeconfig run it as this account)",
+    ),
+    (
+        MANAGEMENT,
         "k8s.mariadb.com",
         "mariadbs",
         "get",
