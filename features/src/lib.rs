@@ -132,14 +132,44 @@ mod tests {
             unused.is_empty(),
             "documented steps no scenario uses: {unused:#?}"
         );
-        let examples: Vec<&str> = readme
+        // The gherkin blocks: the worked patterns first, the list of examples last.
+        let blocks: Vec<&str> = readme
             .split("```gherkin\n")
-            .nth(1)
-            .and_then(|rest| rest.split("```").next())
-            .expect("the README's examples block")
+            .skip(1)
+            .filter_map(|rest| rest.split("```").next())
+            .collect();
+        let step_lines = |block: &str| -> Vec<String> {
+            block
+                .lines()
+                .map(str::trim)
+                .filter_map(|l| {
+                    ["Given ", "When ", "Then ", "And ", "But "]
+                        .iter()
+                        .find_map(|k| l.strip_prefix(k))
+                        .map(String::from)
+                })
+                .collect()
+        };
+        let (examples_block, patterns) = blocks.split_last().expect("the README's examples block");
+        let examples: Vec<&str> = examples_block
             .lines()
             .filter_map(|l| l.split_once(' ').map(|(_, step)| step))
             .collect();
+        // Every step of the worked patterns is a documented step, so they run when pasted.
+        let undocumented: Vec<String> = patterns
+            .iter()
+            .flat_map(|b| step_lines(b))
+            .filter(|line| {
+                !documented
+                    .iter()
+                    .any(|d| expression_regex(d).is_match(line))
+            })
+            .collect();
+        assert!(
+            patterns.len() >= 2 && undocumented.is_empty(),
+            "{} worked pattern(s); steps there that are not documented: {undocumented:#?}",
+            patterns.len()
+        );
         let without: Vec<&&str> = documented
             .iter()
             .filter(|d| {
