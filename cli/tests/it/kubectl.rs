@@ -263,6 +263,21 @@ fn delete_waits_for_finalizers() {
     assert!(!found && text.contains("NotFound"), "{text}");
 }
 
+/// `kubectl delete --dry-run=server` sends DeleteOptions with `dryRun: [All]`: the object is
+/// reported deleted and stays.
+#[test]
+fn a_server_side_dry_run_delete_keeps_the_object() {
+    let sim = start("delete-dry-run");
+    apply_stdin(
+        &sim,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kept, namespace: default}\ndata: {k: v}\n",
+    );
+    let said = ok(&sim, &["delete", "configmap", "kept", "--dry-run=server"]);
+    assert!(said.contains("deleted (server dry run)"), "{said}");
+    let (found, text) = kubectl(&sim, &["get", "configmap", "kept"]);
+    assert!(found, "{text}");
+}
+
 #[test]
 fn get_watch_streams_changes() {
     let sim = with_examples("watch");

@@ -35,12 +35,13 @@ use crate::{
 
 mod admission;
 mod auth;
+mod deletes;
 mod discovery;
 mod fault_injection;
 mod routing;
 mod verbs;
 mod watches;
-use self::{admission::*, routing::*, verbs::*, watches::*};
+use self::{admission::*, deletes::*, routing::*, verbs::*, watches::*};
 
 /// The Kubernetes version the sim reports.
 pub const KUBERNETES_MINOR: &str = "37";

@@ -1,5 +1,6 @@
 //! The verbs on a resource: get, list, create, update, patch (merge, JSON, strategic,
-//! server-side apply), delete, with their field-manager tracking and commit through admission.
+//! server-side apply), delete (see [`super::deletes`]), with their field-manager tracking and
+//! commit through admission.
 
 use super::*;
 
@@ -197,37 +198,38 @@ pub(super) async fn serve_resource(
                 return Ok(answer(cluster, t, code, written));
             }
         }
-        ("DELETE", Some(name)) => {
-            let options: Value = if body.is_empty() {
+        ("DELETE", name) => {
+            let body: Value = if body.is_empty() {
                 json!({})
             } else {
                 parse(&body)?
             };
-            let policy = q
-                .get("propagationPolicy")
-                .cloned()
-                .or_else(|| options["propagationPolicy"].as_str().map(String::from));
-            let propagation = match policy.as_deref() {
-                Some("Orphan") => crate::store::Propagation::Orphan,
-                Some("Foreground") => crate::store::Propagation::Foreground,
-                _ => crate::store::Propagation::Background,
+            let options = DeleteOptions::of(&q, &body);
+            let Some(name) = name else {
+                return Ok(json_response(
+                    200,
+                    &delete_collection(cluster, &target, &q, &options).await?,
+                ));
             };
             let current = cluster.lock().store.get(t, &target.namespace, name)?;
+            options.check(t, name, &current)?;
             if let Err(refused) = cluster
-                .admit_delete(&target, &current, status_write, dry_run)
+                .admit_delete(&target, &current, status_write, options.dry_run)
                 .await
             {
                 return Ok(refusal(&refused));
             }
-            let deleted =
-                cluster
-                    .lock()
-                    .store
-                    .delete(t, &target.namespace, name, propagation, dry_run)?;
-            if t.plural == "customresourcedefinitions" {
+            let deleted = cluster.lock().store.delete(
+                t,
+                &target.namespace,
+                name,
+                options.propagation,
+                options.dry_run,
+            )?;
+            if t.plural == "customresourcedefinitions" && !options.dry_run {
                 cluster.after_write(t, &deleted);
             }
-            json_response(200, &deleted)
+            json_response(200, &answer_for(t, &deleted))
         }
         (verb, _) => {
             return Err(ApiError::method_not_allowed(format!(
