@@ -51,6 +51,34 @@ pub struct ResourceType {
     pub schema: Option<Value>,
     /// The schema's `x-kubernetes-validations`, compiled.
     pub rules: Option<CompiledRules>,
+    /// The categories it belongs to (`kubectl get all` lists the `all` category).
+    pub categories: Vec<String>,
+    /// Where its `scale` subresource reads and writes, when it has one.
+    pub scale: Option<ScalePaths>,
+}
+
+/// A `scale` subresource: the JSON paths (`.spec.replicas`) of the desired and observed
+/// replicas and of the label selector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScalePaths {
+    /// The desired replicas, written by a scale.
+    pub spec_replicas: String,
+    /// The observed replicas.
+    pub status_replicas: String,
+    /// The label selector: a string in the object, or a structured LabelSelector at
+    /// `.spec.selector` for the built-in workloads.
+    pub label_selector: Option<String>,
+}
+
+impl ScalePaths {
+    /// The built-in workloads' scale: `.spec.replicas`, `.status.replicas`, `.spec.selector`.
+    fn workload() -> Self {
+        Self {
+            spec_replicas: ".spec.replicas".into(),
+            status_replicas: ".status.replicas".into(),
+            label_selector: Some(".spec.selector".into()),
+        }
+    }
 }
 
 impl ResourceType {
@@ -106,8 +134,29 @@ fn builtin(
         printer_columns: vec![],
         schema: None,
         rules: None,
+        categories: if ALL_CATEGORY.contains(&(group, plural)) {
+            vec!["all".into()]
+        } else {
+            vec![]
+        },
+        scale: SCALABLE
+            .contains(&(group, plural))
+            .then(ScalePaths::workload),
     }
 }
+
+/// The built-in kinds of kube-apiserver's `all` category that this sim serves.
+const ALL_CATEGORY: [(&str, &str); 6] = [
+    ("", "pods"),
+    ("", "services"),
+    ("apps", "deployments"),
+    ("autoscaling", "horizontalpodautoscalers"),
+    ("batch", "jobs"),
+    ("batch", "cronjobs"),
+];
+
+/// The built-in kinds with a `scale` subresource that this sim serves.
+const SCALABLE: [(&str, &str); 1] = [("apps", "deployments")];
 
 /// The built-in resource types.
 pub fn builtins() -> Vec<ResourceType> {
@@ -314,6 +363,20 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
                 CompiledRules(Arc::new(kube::core::cel::compile_schema(
                     &v["schema"]["openAPIV3Schema"],
                 )))
+            }),
+            categories: names["categories"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(text)
+                .collect(),
+            scale: v["subresources"]["scale"].as_object().map(|scale| {
+                let path = |k: &str| scale.get(k).and_then(Value::as_str).map(String::from);
+                ScalePaths {
+                    spec_replicas: path("specReplicasPath").unwrap_or_default(),
+                    status_replicas: path("statusReplicasPath").unwrap_or_default(),
+                    label_selector: path("labelSelectorPath"),
+                }
             }),
         })
         .collect()

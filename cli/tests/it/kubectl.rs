@@ -278,6 +278,34 @@ fn a_server_side_dry_run_delete_keeps_the_object() {
     assert!(found, "{text}");
 }
 
+/// Everyday commands: `kubectl scale` through the scale subresource, `kubectl get all`
+/// through the `all` category, and the health checks.
+#[test]
+fn scale_get_all_and_the_health_checks_work() {
+    let sim = start("scale");
+    apply_stdin(
+        &sim,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: busybox}]}\n",
+    );
+    let said = ok(&sim, &["scale", "deployment", "web", "--replicas=3"]);
+    assert!(said.contains("scaled"), "{said}");
+    let replicas = ok(
+        &sim,
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+    );
+    assert_eq!(replicas.trim(), "3");
+    let all = ok(&sim, &["get", "all", "-n", "default"]);
+    assert!(all.contains("deployment.apps/web"), "{all}");
+    let ready = ok(&sim, &["get", "--raw", "/readyz"]);
+    assert_eq!(ready.trim(), "ok");
+}
+
 #[test]
 fn get_watch_streams_changes() {
     let sim = with_examples("watch");

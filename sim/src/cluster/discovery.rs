@@ -125,11 +125,15 @@ impl Cluster {
         {
             resources.push(json!({
                 "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced, "kind": t.kind,
-                "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+                "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
                 "shortNames": t.short_names,
+                "categories": t.categories,
             }));
             if t.status_subresource {
                 resources.push(json!({"name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced, "kind": t.kind, "verbs": ["get", "patch", "update"]}));
+            }
+            if t.scale.is_some() {
+                resources.push(json!({"name": format!("{}/scale", t.plural), "singularName": "", "namespaced": t.namespaced, "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
             }
         }
         json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources})

@@ -39,9 +39,10 @@ mod deletes;
 mod discovery;
 mod fault_injection;
 mod routing;
+mod scale;
 mod verbs;
 mod watches;
-use self::{admission::*, deletes::*, routing::*, verbs::*, watches::*};
+use self::{admission::*, deletes::*, routing::*, scale::*, verbs::*, watches::*};
 
 /// The Kubernetes version the sim reports.
 pub const KUBERNETES_MINOR: &str = "37";

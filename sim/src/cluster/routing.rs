@@ -172,6 +172,8 @@ pub(super) async fn route(
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let discovery = |v: Value| Ok(json_response(200, &v));
     match segments.as_slice() {
+        // kube-apiserver's health checks, open to every caller.
+        [check @ ("healthz" | "readyz" | "livez"), rest @ ..] => Ok(health(check, rest, uri)),
         ["version"] => discovery(json!({
             "major": "1", "minor": KUBERNETES_MINOR, "gitVersion": format!("v1.{KUBERNETES_MINOR}.0-barbican-sim"),
             "gitCommit": "sim", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
@@ -210,6 +212,33 @@ pub(super) async fn route(
         }
         _ => Err(ApiError::not_found("path", path)),
     }
+}
+
+/// `/healthz`, `/readyz`, `/livez` (and a named check under them): `ok`, or with `?verbose`
+/// the checks one per line, as kube-apiserver answers.
+fn health(check: &str, rest: &[&str], uri: &Uri) -> Response {
+    const CHECKS: [&str; 3] = ["ping", "log", "etcd"];
+    let text = match rest {
+        [] if uri.query().is_some_and(|q| {
+            q.split('&')
+                .any(|p| p == "verbose" || p.starts_with("verbose="))
+        }) =>
+        {
+            let lines: String = CHECKS.iter().map(|c| format!("[+]{c} ok\n")).collect();
+            format!("{lines}{check} check passed\n")
+        }
+        [] => "ok".to_string(),
+        [one] if CHECKS.contains(one) => "ok".to_string(),
+        _ => {
+            return (StatusCode::NOT_FOUND, "404 page not found\n").into_response();
+        }
+    };
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        text,
+    )
+        .into_response()
 }
 
 impl Cluster {

@@ -55,6 +55,9 @@ pub(super) async fn serve_resource(
             &cluster.token_request(&target.namespace, name, parse(&body)?)?,
         ));
     }
+    if let (Some("scale"), Some(name)) = (target.subresource.as_deref(), &target.name) {
+        return serve_scale(cluster, &target, name, method, &q, headers, &body, dry_run).await;
+    }
     let status_write = match target.subresource.as_deref() {
         None => false,
         Some("status") if t.status_subresource => true,

@@ -113,6 +113,8 @@ impl Store {
             printer_columns: vec![],
             schema: None,
             rules: None,
+            categories: vec![],
+            scale: None,
         })
     }
 

@@ -5,5 +5,6 @@ mod controllers;
 mod deletes;
 mod faults;
 mod proxy;
+mod scale;
 mod semantics;
 mod webhooks;
