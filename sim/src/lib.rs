@@ -26,6 +26,7 @@ pub mod controllers;
 pub mod durations;
 pub mod errors;
 pub mod faults;
+pub mod field_validation;
 pub mod listener;
 pub mod portforward;
 pub mod proxy;

@@ -79,26 +79,88 @@ pub fn apply_defaults(schema: &Value, value: &mut Value) {
 /// resources: except under `x-kubernetes-preserve-unknown-fields`, inside
 /// `additionalProperties` maps, and `apiVersion`/`kind`/`metadata` at the root.
 pub fn prune(schema: &Value, value: &mut Value) {
-    prune_at(schema, value, true);
+    remove_undeclared(schema, value, true);
 }
 
-fn prune_at(schema: &Value, value: &mut Value, is_root: bool) {
+/// The dotted paths (`spec.deployment.replicaz`, `spec.plugins[0].namee`) of the fields
+/// [`prune`] would remove: what server-side field validation reports.
+pub fn unknown_fields(schema: &Value, value: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    for_undeclared(schema, value, true, "", &mut |path| found.push(path));
+    found
+}
+
+/// Whether `schema` keeps an undeclared field of an object: preserved unknown fields, or
+/// `additionalProperties: true`.
+fn keeps_undeclared(schema: &Value) -> bool {
+    flag(schema, "x-kubernetes-preserve-unknown-fields")
+        || schema.get("additionalProperties") == Some(&Value::Bool(true))
+}
+
+/// The schema of the field `key` of an object described by `schema`, when it declares one.
+fn field_schema<'a>(schema: &'a Value, key: &str) -> Option<&'a Value> {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .and_then(|p| p.get(key))
+        .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()))
+}
+
+fn is_root_meta(is_root: bool, key: &str) -> bool {
+    is_root && matches!(key, "apiVersion" | "kind" | "metadata")
+}
+
+/// Calls `found` with the path of every undeclared field of `value`.
+fn for_undeclared(
+    schema: &Value,
+    value: &Value,
+    is_root: bool,
+    path: &str,
+    found: &mut dyn FnMut(String),
+) {
     match value {
         Value::Object(map) => {
-            let preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
-            let properties = schema.get("properties").and_then(Value::as_object);
-            let additional = schema.get("additionalProperties");
-            let keys: Vec<String> = map.keys().cloned().collect();
-            for key in keys {
-                if is_root && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+            for (key, field) in map {
+                if is_root_meta(is_root, key) {
                     continue;
                 }
-                if let Some(prop) = properties.and_then(|p| p.get(&key)) {
-                    prune_at(prop, map.get_mut(&key).unwrap(), false);
-                } else if let Some(add) = additional.filter(|a| a.is_object()) {
-                    prune_at(add, map.get_mut(&key).unwrap(), false);
-                } else if !(preserve || additional == Some(&Value::Bool(true))) {
-                    map.remove(&key);
+                let here = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                match field_schema(schema, key) {
+                    Some(declared) => for_undeclared(declared, field, false, &here, found),
+                    None if !keeps_undeclared(schema) => found(here),
+                    None => {}
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    for_undeclared(item_schema, item, false, &format!("{path}[{i}]"), found);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn remove_undeclared(schema: &Value, value: &mut Value, is_root: bool) {
+    match value {
+        Value::Object(map) => {
+            let keys: Vec<String> = map.keys().cloned().collect();
+            for key in keys {
+                if is_root_meta(is_root, &key) {
+                    continue;
+                }
+                match (field_schema(schema, &key), map.get_mut(&key)) {
+                    (Some(declared), Some(field)) => remove_undeclared(declared, field, false),
+                    (None, _) if !keeps_undeclared(schema) => {
+                        map.remove(&key);
+                    }
+                    _ => {}
                 }
             }
         }
@@ -106,7 +168,7 @@ fn prune_at(schema: &Value, value: &mut Value, is_root: bool) {
             if let Some(item_schema) = schema.get("items") {
                 items
                     .iter_mut()
-                    .for_each(|item| prune_at(item_schema, item, false));
+                    .for_each(|item| remove_undeclared(item_schema, item, false));
             }
         }
         _ => {}

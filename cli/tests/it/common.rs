@@ -57,6 +57,17 @@ pub fn start_with(name: &str, extra: &[&str]) -> Sim {
     panic!("barbican-sim serve did not come up");
 }
 
+/// kubectl for the cluster of `kubeconfig`, with a discovery cache of its own: kubectl keys
+/// its cache by host and port, and a port an earlier sim served is reused, with whatever that
+/// sim's discovery said.
+pub fn kubectl_command(kubeconfig: &Path) -> Command {
+    let mut command = Command::new("kubectl");
+    command
+        .env("KUBECONFIG", kubeconfig)
+        .env("KUBECACHEDIR", kubeconfig.with_extension("cache"));
+    command
+}
+
 /// Runs kubectl; returns (success, stdout + stderr).
 pub fn kubectl(sim: &Sim, args: &[&str]) -> (bool, String) {
     kubectl_as(&sim.kubeconfig, args)
@@ -64,9 +75,8 @@ pub fn kubectl(sim: &Sim, args: &[&str]) -> (bool, String) {
 
 /// Runs kubectl with the kubeconfig `kubeconfig`; returns (success, stdout + stderr).
 pub fn kubectl_as(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
-    let output = Command::new("kubectl")
+    let output = kubectl_command(kubeconfig)
         .args(args)
-        .env("KUBECONFIG", kubeconfig)
         .current_dir(workspace())
         .output()
         .expect("kubectl must be installed (CI provides 1.32)");
@@ -92,9 +102,8 @@ pub fn apply_stdin(sim: &Sim, manifest: &str) {
 /// `kubectl apply -f -`; returns (success, stderr). (`kubectl create <kind>` sends protobuf
 /// for built-in kinds, which the sim refuses; apply sends JSON.)
 pub fn try_apply_stdin(sim: &Sim, manifest: &str) -> (bool, String) {
-    let mut child = Command::new("kubectl")
+    let mut child = kubectl_command(&sim.kubeconfig)
         .args(["apply", "-f", "-"])
-        .env("KUBECONFIG", &sim.kubeconfig)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -306,10 +306,46 @@ fn scale_get_all_and_the_health_checks_work() {
     assert_eq!(ready.trim(), "ok");
 }
 
+/// kubectl validates strictly by default: a field the type does not declare is refused with
+/// kube-apiserver's message; `--validate=warn` stores the object without it and warns.
+#[test]
+fn kubectl_apply_refuses_an_undeclared_field_unless_asked_to_warn() {
+    let sim = start("field-validation");
+    let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: typo, namespace: default}\ndatum: {k: v}\n";
+    let (applied, said) = try_apply_stdin(&sim, manifest);
+    assert!(
+        !applied
+            && said.contains(
+                "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"datum\""
+            ),
+        "{said}"
+    );
+    let mut child = kubectl_command(&sim.kubeconfig)
+        .args(["apply", "--validate=warn", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), manifest.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let warned = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{warned}");
+    assert!(warned.contains("unknown field \"datum\""), "{warned}");
+    let stored = ok(
+        &sim,
+        &["get", "configmap", "typo", "-o", "jsonpath={.datum}"],
+    );
+    assert!(
+        stored.trim().is_empty(),
+        "the undeclared field is not stored: {stored}"
+    );
+}
+
 #[test]
 fn get_watch_streams_changes() {
     let sim = with_examples("watch");
-    let mut watch = Command::new("kubectl")
+    let mut watch = kubectl_command(&sim.kubeconfig)
         .args([
             "-n",
             "openstack",
@@ -319,7 +355,6 @@ fn get_watch_streams_changes() {
             "--no-headers",
             "--request-timeout=20s",
         ])
-        .env("KUBECONFIG", &sim.kubeconfig)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -35,14 +35,18 @@ pub(super) async fn serve_resource(
             "the sim speaks JSON; {content_type} bodies are not supported (kubectl apply and kube-rs send JSON)"
         )));
     }
+    let json = |body: &Bytes| -> Result<Value, ApiError> {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))
+    };
     let parse = |body: &Bytes| -> Result<Value, ApiError> {
-        let mut object: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))?;
+        let mut object = json(body)?;
         conform(t, &mut object);
         Ok(object)
     };
+    // A review and a TokenRequest are not the resource they are sent to: read as sent.
     if t.plural == "tokenreviews" && method == Method::POST {
-        return Ok(json_response(201, &cluster.token_review(parse(&body)?)));
+        return Ok(json_response(201, &cluster.token_review(json(&body)?)));
     }
     if let (Some("token"), Some(name), "serviceaccounts", &Method::POST) = (
         target.subresource.as_deref(),
@@ -52,7 +56,7 @@ pub(super) async fn serve_resource(
     ) {
         return Ok(json_response(
             201,
-            &cluster.token_request(&target.namespace, name, parse(&body)?)?,
+            &cluster.token_request(&target.namespace, name, json(&body)?)?,
         ));
     }
     if let (Some("scale"), Some(name)) = (target.subresource.as_deref(), &target.name) {
@@ -62,6 +66,18 @@ pub(super) async fn serve_resource(
         None => false,
         Some("status") if t.status_subresource => true,
         Some(other) => return Err(ApiError::not_found("subresource", other)),
+    };
+    // Server-side field validation of what the request sends (a JSON patch sends operations,
+    // which the stored object's own validation answers).
+    let level = crate::field_validation::Level::of(q.get("fieldValidation").map(String::as_str))?;
+    let field_warnings = match method.as_str() {
+        "POST" | "PUT" | "PATCH"
+            if !body.is_empty() && !content_type.starts_with("application/json-patch") =>
+        {
+            let sent: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            crate::field_validation::check(t, &sent, level)?
+        }
+        _ => Vec::new(),
     };
     let response = match (method.as_str(), &target.name) {
         ("GET", None) if q.get("watch").is_some_and(|w| w == "true" || w == "1") => {
@@ -121,7 +137,10 @@ pub(super) async fn serve_resource(
                 dry_run,
             )
             .await;
-            return Ok(answer(cluster, t, 201, written));
+            return Ok(with_warnings(
+                answer(cluster, t, 201, written),
+                &field_warnings,
+            ));
         }
         ("PUT", Some(name)) => {
             let mut object = parse(&body)?;
@@ -145,7 +164,10 @@ pub(super) async fn serve_resource(
                 dry_run,
             )
             .await;
-            return Ok(answer(cluster, t, 200, written));
+            return Ok(with_warnings(
+                answer(cluster, t, 200, written),
+                &field_warnings,
+            ));
         }
         ("PATCH", Some(name)) => {
             let content_type = headers
@@ -198,14 +220,18 @@ pub(super) async fn serve_resource(
                     attempts += 1;
                     continue;
                 }
-                return Ok(answer(cluster, t, code, written));
+                return Ok(with_warnings(
+                    answer(cluster, t, code, written),
+                    &field_warnings,
+                ));
             }
         }
         ("DELETE", name) => {
+            // DeleteOptions, read as sent.
             let body: Value = if body.is_empty() {
                 json!({})
             } else {
-                parse(&body)?
+                json(&body)?
             };
             let options = DeleteOptions::of(&q, &body);
             let Some(name) = name else {
@@ -244,14 +270,17 @@ pub(super) async fn serve_resource(
     Ok(response)
 }
 
-/// What the API server does to a custom resource on every write: prune the fields the
-/// schema does not declare, then fill its defaults.
+/// What the API server does to an object on every write: a custom resource loses the fields
+/// its schema does not declare and gets its defaults; a built-in kind loses the fields its
+/// type does not declare.
 pub(super) fn conform(t: &ResourceType, object: &mut Value) {
     if let Some(schema) = &t.schema
         && object.is_object()
     {
         crate::schema::prune(schema, object);
         crate::schema::apply_defaults(schema, object);
+    } else {
+        crate::field_validation::drop_undeclared(t, object);
     }
 }
 

@@ -4,6 +4,7 @@
 mod controllers;
 mod deletes;
 mod faults;
+mod field_validation;
 mod proxy;
 mod scale;
 mod semantics;

@@ -1,0 +1,266 @@
+//! Server-side field validation (`?fieldValidation=Strict|Warn|Ignore`), as kube-apiserver
+//! does it: a field the type does not declare is refused (`Strict`, kubectl's default: 400
+//! `strict decoding error: unknown field "…"`), reported in a `Warning` header (`Warn`, the
+//! server's default for clients that do not ask), or dropped silently (`Ignore`).
+//!
+//! A custom resource's fields are those of its CRD's schema (what pruning would drop). A
+//! built-in kind's are those its k8s-openapi type declares: the body is read into that type
+//! and written back, and a field that does not come back was not declared.
+
+use serde_json::Value;
+
+use crate::{errors::ApiError, resources::ResourceType};
+
+/// What a request asks to happen to unknown fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Drop them silently.
+    Ignore,
+    /// Drop them with a `Warning` header each (the server's default).
+    Warn,
+    /// Refuse the request.
+    Strict,
+}
+
+impl Level {
+    /// The level the `fieldValidation` query parameter names; `Warn` when it names none.
+    pub fn of(value: Option<&str>) -> Result<Self, ApiError> {
+        match value {
+            None | Some("") | Some("Warn") => Ok(Self::Warn),
+            Some("Ignore") => Ok(Self::Ignore),
+            Some("Strict") => Ok(Self::Strict),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "fieldValidation must be one of Ignore, Warn or Strict, not {other:?}"
+            ))),
+        }
+    }
+}
+
+/// The warnings for `body`'s unknown fields at `level`, or the Strict refusal.
+pub fn check(t: &ResourceType, body: &Value, level: Level) -> Result<Vec<String>, ApiError> {
+    if level == Level::Ignore {
+        return Ok(Vec::new());
+    }
+    let unknown: Vec<String> = unknown_fields(t, body)
+        .into_iter()
+        .map(|path| format!("unknown field \"{path}\""))
+        .collect();
+    if unknown.is_empty() || level == Level::Warn {
+        return Ok(unknown);
+    }
+    let strict = format!("strict decoding error: {}", unknown.join(", "));
+    // A built-in kind's decoder names the type it could not read, as kube-apiserver's does.
+    Err(ApiError::bad_request(if t.schema.is_some() {
+        strict
+    } else {
+        format!(
+            "{kind} in version \"{version}\" cannot be handled as a {kind}: {strict}",
+            kind = t.kind,
+            version = t.version
+        )
+    }))
+}
+
+/// The dotted paths (`spec.template.spec.containers[0].imagee`) of `body`'s fields its type
+/// does not declare.
+pub fn unknown_fields(t: &ResourceType, body: &Value) -> Vec<String> {
+    if let Some(schema) = &t.schema {
+        return crate::schema::unknown_fields(schema, body);
+    }
+    match declared(t, body) {
+        Some(declared) => {
+            let mut found = Vec::new();
+            missing_from(body, &declared, "", &mut found);
+            found
+        }
+        None => Vec::new(),
+    }
+}
+
+/// Removes from a built-in kind's `object` the fields its type does not declare, as
+/// kube-apiserver's typed decoding drops them (custom resources are pruned by their schema
+/// instead).
+pub fn drop_undeclared(t: &ResourceType, object: &mut Value) {
+    if t.schema.is_some() {
+        return;
+    }
+    if let Some(declared) = declared(t, object) {
+        remove_missing(object, &declared, true);
+    }
+}
+
+fn remove_missing(body: &mut Value, declared: &Value, is_root: bool) {
+    match (body, declared) {
+        (Value::Object(fields), Value::Object(kept)) => {
+            fields.retain(|key, value| {
+                (is_root && matches!(key.as_str(), "apiVersion" | "kind"))
+                    || kept.contains_key(key)
+                    || is_empty(value)
+            });
+            for (key, value) in fields.iter_mut() {
+                if let Some(back) = kept.get(key) {
+                    remove_missing(value, back, false);
+                }
+            }
+        }
+        (Value::Array(items), Value::Array(kept)) => {
+            for (item, back) in items.iter_mut().zip(kept) {
+                remove_missing(item, back, false);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `body` read into the k8s-openapi type of `t` and written back; `None` for a kind without
+/// a type here or a body the type cannot read (the store's own validation answers that).
+fn declared(t: &ResourceType, body: &Value) -> Option<Value> {
+    use k8s_openapi::api::{
+        admissionregistration::v1 as admission, apps::v1 as apps, autoscaling::v2 as autoscaling,
+        batch::v1 as batch, coordination::v1 as coordination, core::v1 as core,
+        discovery::v1 as discovery, networking::v1 as networking, policy::v1 as policy,
+        rbac::v1 as rbac, scheduling::v1 as scheduling,
+    };
+    fn through<K: serde::de::DeserializeOwned + serde::Serialize>(body: &Value) -> Option<Value> {
+        let mut typed = body.clone();
+        // The type checks apiVersion and kind itself; the route already decided them.
+        if let Some(map) = typed.as_object_mut() {
+            map.remove("apiVersion");
+            map.remove("kind");
+        }
+        let typed: K = serde_json::from_value(typed).ok()?;
+        serde_json::to_value(typed).ok()
+    }
+    match (t.group.as_str(), t.kind.as_str()) {
+        ("", "Namespace") => through::<core::Namespace>(body),
+        ("", "Secret") => through::<core::Secret>(body),
+        ("", "ConfigMap") => through::<core::ConfigMap>(body),
+        ("", "Service") => through::<core::Service>(body),
+        ("", "ServiceAccount") => through::<core::ServiceAccount>(body),
+        ("", "Event") => through::<core::Event>(body),
+        ("", "Pod") => through::<core::Pod>(body),
+        ("discovery.k8s.io", "EndpointSlice") => through::<discovery::EndpointSlice>(body),
+        ("apps", "Deployment") => through::<apps::Deployment>(body),
+        ("batch", "Job") => through::<batch::Job>(body),
+        ("batch", "CronJob") => through::<batch::CronJob>(body),
+        ("policy", "PodDisruptionBudget") => through::<policy::PodDisruptionBudget>(body),
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            through::<autoscaling::HorizontalPodAutoscaler>(body)
+        }
+        ("networking.k8s.io", "NetworkPolicy") => through::<networking::NetworkPolicy>(body),
+        ("events.k8s.io", "Event") => through::<k8s_openapi::api::events::v1::Event>(body),
+        ("coordination.k8s.io", "Lease") => through::<coordination::Lease>(body),
+        ("scheduling.k8s.io", "PriorityClass") => through::<scheduling::PriorityClass>(body),
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
+            through::<admission::MutatingWebhookConfiguration>(body)
+        }
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
+            through::<admission::ValidatingWebhookConfiguration>(body)
+        }
+        ("rbac.authorization.k8s.io", "ClusterRole") => through::<rbac::ClusterRole>(body),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => {
+            through::<rbac::ClusterRoleBinding>(body)
+        }
+        ("rbac.authorization.k8s.io", "Role") => through::<rbac::Role>(body),
+        ("rbac.authorization.k8s.io", "RoleBinding") => through::<rbac::RoleBinding>(body),
+        _ => None,
+    }
+}
+
+/// Whether `value` says nothing: a type may leave such a field out when it writes itself
+/// back, so its absence there does not make it unknown.
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+    }
+}
+
+/// Collects the paths of `body` that `declared` (the same object written back by its type)
+/// lacks.
+fn missing_from(body: &Value, declared: &Value, path: &str, found: &mut Vec<String>) {
+    match (body, declared) {
+        (Value::Object(fields), Value::Object(kept)) => {
+            for (key, value) in fields {
+                if path.is_empty() && matches!(key.as_str(), "apiVersion" | "kind") {
+                    continue;
+                }
+                let here = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                match kept.get(key) {
+                    Some(back) => missing_from(value, back, &here, found),
+                    None if !is_empty(value) => found.push(here),
+                    None => {}
+                }
+            }
+        }
+        (Value::Array(items), Value::Array(kept)) => {
+            for (i, (item, back)) in items.iter().zip(kept).enumerate() {
+                missing_from(item, back, &format!("{path}[{i}]"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::resources::builtins;
+
+    fn builtin(plural: &str) -> ResourceType {
+        builtins().into_iter().find(|t| t.plural == plural).unwrap()
+    }
+
+    #[test]
+    fn an_undeclared_field_of_a_built_in_kind_is_found_by_its_path() {
+        let body = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "labels": {}},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "c", "imagee": "busybox"}]}}},
+        });
+        assert_eq!(
+            unknown_fields(&builtin("deployments"), &body),
+            ["spec.template.spec.containers[0].imagee"]
+        );
+        let mut map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "datum": {"k": "v"}});
+        assert_eq!(unknown_fields(&builtin("configmaps"), &map), ["datum"]);
+        drop_undeclared(&builtin("configmaps"), &mut map);
+        assert_eq!(
+            map,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+        );
+    }
+
+    #[test]
+    fn the_levels_refuse_warn_or_ignore() {
+        let t = builtin("configmaps");
+        let body = json!({"metadata": {"name": "x"}, "datum": {"k": "v"}});
+        let refused = check(&t, &body, Level::Strict).unwrap_err();
+        assert_eq!(refused.code, 400);
+        assert_eq!(
+            refused.message,
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"datum\""
+        );
+        assert_eq!(
+            check(&t, &body, Level::Warn).unwrap(),
+            ["unknown field \"datum\""]
+        );
+        assert!(check(&t, &body, Level::Ignore).unwrap().is_empty());
+        let clean = json!({"metadata": {"name": "x"}, "data": {"k": "v"}});
+        assert!(check(&t, &clean, Level::Strict).unwrap().is_empty());
+        assert!(Level::of(Some("Loose")).is_err());
+        assert_eq!(Level::of(None).unwrap(), Level::Warn);
+    }
+}
