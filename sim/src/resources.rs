@@ -322,6 +322,24 @@ pub fn builtins() -> Vec<ResourceType> {
             false,
             &[],
         ),
+        builtin(
+            "authentication.k8s.io",
+            "v1",
+            "SelfSubjectReview",
+            "selfsubjectreviews",
+            false,
+            false,
+            &[],
+        ),
+        builtin(
+            "authorization.k8s.io",
+            "v1",
+            "SelfSubjectAccessReview",
+            "selfsubjectaccessreviews",
+            false,
+            false,
+            &[],
+        ),
     ]
 }
 

@@ -48,6 +48,15 @@ pub(super) async fn serve_resource(
     if t.plural == "tokenreviews" && method == Method::POST {
         return Ok(json_response(201, &cluster.token_review(json(&body)?)));
     }
+    if t.plural == "selfsubjectreviews" && method == Method::POST {
+        return Ok(json_response(201, &cluster.self_subject_review(headers)));
+    }
+    if t.plural == "selfsubjectaccessreviews" && method == Method::POST {
+        return Ok(json_response(
+            201,
+            &cluster.self_subject_access_review(headers, json(&body)?),
+        ));
+    }
     if let (Some("token"), Some(name), "serviceaccounts", &Method::POST) = (
         target.subresource.as_deref(),
         &target.name,

@@ -7,5 +7,6 @@ mod faults;
 mod field_validation;
 mod proxy;
 mod scale;
+mod self_reviews;
 mod semantics;
 mod webhooks;
