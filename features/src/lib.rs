@@ -91,23 +91,23 @@ mod tests {
     #[test]
     fn every_documented_step_is_used_and_has_an_example() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        // The steps of a piece of gherkin, without their keywords.
+        let step_lines = |text: &str| -> Vec<String> {
+            text.lines()
+                .map(str::trim)
+                .filter_map(|l| {
+                    ["Given ", "When ", "Then ", "And ", "But "]
+                        .iter()
+                        .find_map(|k| l.strip_prefix(k))
+                        .map(String::from)
+                })
+                .collect()
+        };
         let steps: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|e| e == "feature"))
-            .flat_map(|p| {
-                std::fs::read_to_string(p)
-                    .unwrap()
-                    .lines()
-                    .map(str::trim)
-                    .filter_map(|l| {
-                        ["Given ", "When ", "Then ", "And ", "But "]
-                            .iter()
-                            .find_map(|k| l.strip_prefix(k))
-                            .map(String::from)
-                    })
-                    .collect::<Vec<_>>()
-            })
+            .flat_map(|p| step_lines(&std::fs::read_to_string(p).unwrap()))
             .collect();
         let readme = include_str!("../README.md");
         let documented: Vec<&str> = readme
@@ -138,18 +138,6 @@ mod tests {
             .skip(1)
             .filter_map(|rest| rest.split("```").next())
             .collect();
-        let step_lines = |block: &str| -> Vec<String> {
-            block
-                .lines()
-                .map(str::trim)
-                .filter_map(|l| {
-                    ["Given ", "When ", "Then ", "And ", "But "]
-                        .iter()
-                        .find_map(|k| l.strip_prefix(k))
-                        .map(String::from)
-                })
-                .collect()
-        };
         let (examples_block, patterns) = blocks.split_last().expect("the README's examples block");
         let examples: Vec<&str> = examples_block
             .lines()

@@ -103,9 +103,15 @@ impl ResourceType {
         storage_key.split_once('/') == Some(self.storage())
     }
 
+    /// Whether this is `events.k8s.io`'s Event, which is stored with core's (see
+    /// [`crate::versions`]).
+    pub fn is_events_api(&self) -> bool {
+        self.group == "events.k8s.io" && self.plural == "events"
+    }
+
     /// The group and plural this type's objects are stored under.
     fn storage(&self) -> (&str, &str) {
-        if crate::versions::is_events_api(self) {
+        if self.is_events_api() {
             ("", self.plural.as_str())
         } else {
             (self.group.as_str(), self.plural.as_str())

@@ -22,11 +22,6 @@ const EVENT_FIELDS: [(&str, &str); 7] = [
     ("count", "deprecatedCount"),
 ];
 
-/// Whether `t` is `events.k8s.io`'s Event, stored with core's.
-pub fn is_events_api(t: &ResourceType) -> bool {
-    t.group == "events.k8s.io" && t.plural == "events"
-}
-
 /// Whether `t` is either Event API.
 fn is_event(t: &ResourceType) -> bool {
     t.plural == "events" && (t.group.is_empty() || t.group == "events.k8s.io")
@@ -41,7 +36,7 @@ pub fn convert(object: &mut Value, t: &ResourceType) {
     let Some(fields) = object.as_object_mut() else {
         return;
     };
-    let to_events_api = is_events_api(t);
+    let to_events_api = t.is_events_api();
     for (core, events) in EVENT_FIELDS {
         let (from, to) = if to_events_api {
             (core, events)
