@@ -146,10 +146,7 @@ pub(super) async fn serve_resource(
                 dry_run,
             )
             .await;
-            return Ok(with_warnings(
-                answer(cluster, t, 201, written),
-                &field_warnings,
-            ));
+            return Ok(answer(cluster, t, 201, written, &field_warnings));
         }
         ("PUT", Some(name)) => {
             let mut object = parse(&body)?;
@@ -173,10 +170,7 @@ pub(super) async fn serve_resource(
                 dry_run,
             )
             .await;
-            return Ok(with_warnings(
-                answer(cluster, t, 200, written),
-                &field_warnings,
-            ));
+            return Ok(answer(cluster, t, 200, written, &field_warnings));
         }
         ("PATCH", Some(name)) => {
             let content_type = headers
@@ -229,10 +223,7 @@ pub(super) async fn serve_resource(
                     attempts += 1;
                     continue;
                 }
-                return Ok(with_warnings(
-                    answer(cluster, t, code, written),
-                    &field_warnings,
-                ));
+                return Ok(answer(cluster, t, code, written, &field_warnings));
             }
         }
         ("DELETE", name) => {
@@ -602,20 +593,23 @@ pub(super) fn patch(
     Ok((Some(current), next))
 }
 
-/// The answer to a write: the object with the webhooks' warnings, or the refusal.
+/// The answer to a write: the object with field validation's warnings (`decoding`) and the
+/// webhooks', or the refusal with both.
 pub(super) fn answer(
     cluster: &Cluster,
     t: &ResourceType,
     code: u16,
     written: Result<(Value, Vec<String>), Refused>,
+    decoding: &[String],
 ) -> Response {
-    match written {
+    let response = match written {
         Ok((object, warnings)) => {
             cluster.after_write(t, &object);
             with_warnings(json_response(code, &object), &warnings)
         }
         Err(refused) => refusal(&refused),
-    }
+    };
+    with_warnings(response, decoding)
 }
 
 pub(super) fn refusal(refused: &Refused) -> Response {
