@@ -525,9 +525,11 @@ pub(super) fn server_side_apply(
     }
 }
 
-/// A merge, strategic merge or JSON patch. Returns the stored object and the one to write.
-/// How often a patch is re-applied after losing a race to a concurrent write.
-pub(super) const PATCH_RETRIES: usize = 5;
+/// How often a patch is re-applied after losing a race to a concurrent write. kube-apiserver's
+/// etcd3 `GuaranteedUpdate` re-runs the patch and admission until its compare-and-swap lands,
+/// so a patch that names no resourceVersion does not fail on a busy object; the bound is
+/// only there so that a sim under a fault that always conflicts cannot spin forever.
+pub(super) const PATCH_RETRIES: usize = 100;
 
 /// Whether a merge or JSON patch names the resourceVersion it expects (a precondition).
 pub(super) fn names_resource_version(patch: &Value) -> bool {
@@ -539,6 +541,7 @@ pub(super) fn names_resource_version(patch: &Value) -> bool {
     }
 }
 
+/// A merge, strategic merge or JSON patch. Returns the stored object and the one to write.
 pub(super) fn patch(
     cluster: &Cluster,
     target: &Target,
