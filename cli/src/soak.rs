@@ -68,7 +68,25 @@ pub async fn edits(
     batch: usize,
     shrink: bool,
 ) -> Result<(), String> {
-    let report = barbican_features::edits::check(seeds.clone(), steps, batch, shrink).await?;
+    let started = std::time::Instant::now();
+    // Progress goes to stderr: a run of thousands of sequences takes an hour, and whether it
+    // is shrinking a finding or still running must be visible while it runs.
+    let mut tell = |progress: barbican_features::edits::Progress| match progress {
+        barbican_features::edits::Progress::Ran {
+            done,
+            total,
+            differing,
+            not_compared,
+        } => eprintln!(
+            "soak --edits: {done}/{total} sequence(s), {differing} differing, {not_compared} not compared, {:.0}s",
+            started.elapsed().as_secs_f64()
+        ),
+        barbican_features::edits::Progress::Shrinking { seed } => {
+            eprintln!("soak --edits: seed {seed} differs; shrinking it")
+        }
+    };
+    let report =
+        barbican_features::edits::check(seeds.clone(), steps, batch, shrink, &mut tell).await?;
     for finding in &report.findings {
         println!(
             "seed {}: the children after {} version(s) differ from a fresh install:",
