@@ -174,6 +174,8 @@ Feature: A Barbican placed on a target cluster, and what happens when that clust
     And within 3 minutes the Barbican "barbican" in "openstack" reports:
       | condition | status | reason   |
       | Ready     | True   | AllReady |
+    # Ready comes before the rollout completes; the Service narrows its selector after it.
+    And the operator converges on "openstack"
     And the target cluster "edge-2" is registered
     And the scenario works on the target cluster "edge-2"
     And the namespace "openstack"

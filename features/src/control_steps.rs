@@ -173,6 +173,7 @@ async fn edit_prerequisites(world: &mut BarbicanWorld, namespace: String) {
     crate::world::ok(crate::edits::prerequisites(world.env(), &namespace).await);
 }
 
+#[given(expr = "the operator converges on {string}")]
 #[when(expr = "the operator converges on {string}")]
 async fn converges(world: &mut BarbicanWorld, namespace: String) {
     let env = world.env();

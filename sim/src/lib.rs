@@ -23,6 +23,7 @@ pub mod clock;
 pub mod cluster;
 pub mod control;
 pub mod controllers;
+pub mod defaults;
 pub mod durations;
 pub mod errors;
 pub mod faults;

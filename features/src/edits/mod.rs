@@ -194,11 +194,14 @@ pub async fn converge(env: &SimEnv, every_step: bool) -> Result<(), Error> {
     let mut last = String::new();
     while waited < CONVERGE_WITHIN {
         let mark = cluster.audit_mark();
+        let target_marks = env.target_marks();
         env.let_time_pass(step).await;
         waited += step;
         // A TokenRequest stores nothing: a store that logs in to provision on a schedule is
-        // not a change still under way.
-        let wrote = env.operator_writes_since(mark).into_iter().rfind(|w| {
+        // not a change still under way. A write to a target cluster is a change under way.
+        let mut writes = env.operator_writes_since(mark);
+        writes.extend(env.target_writes_since(&target_marks));
+        let wrote = writes.into_iter().rfind(|w| {
             !w.path
                 .split('?')
                 .next()

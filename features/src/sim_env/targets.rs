@@ -259,4 +259,24 @@ impl SimEnv {
             .cloned()
             .ok_or_else(|| format!("no target cluster {name:?} was started"))
     }
+
+    /// Audit marks of every started target cluster, for [`SimEnv::target_writes_since`].
+    pub fn target_marks(&self) -> Vec<(Arc<TargetCluster>, u64)> {
+        self.targets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .map(|t| (t.clone(), t.site.cluster.audit_mark()))
+            .collect()
+    }
+
+    /// The operator's writes to the target clusters since `marks` (their audit marks), so
+    /// that waiting for quiet also waits for a pass that writes only to a target cluster.
+    pub fn target_writes_since(&self, marks: &[(Arc<TargetCluster>, u64)]) -> Vec<Entry> {
+        marks
+            .iter()
+            .flat_map(|(target, mark)| target.site.cluster.requests_since(*mark))
+            .filter(|e| e.user_agent.starts_with(OPERATOR_AGENT) && e.is_write())
+            .collect()
+    }
 }

@@ -272,7 +272,7 @@ pub(super) async fn serve_resource(
 
 /// What the API server does to an object on every write: a custom resource loses the fields
 /// its schema does not declare and gets its defaults; a built-in kind loses the fields its
-/// type does not declare.
+/// type does not declare and gets kube-apiserver's defaults for what it left out.
 pub(super) fn conform(t: &ResourceType, object: &mut Value) {
     if let Some(schema) = &t.schema
         && object.is_object()
@@ -281,6 +281,7 @@ pub(super) fn conform(t: &ResourceType, object: &mut Value) {
         crate::schema::apply_defaults(schema, object);
     } else {
         crate::field_validation::drop_undeclared(t, object);
+        crate::defaults::apply(t, object);
     }
 }
 

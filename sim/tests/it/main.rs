@@ -2,6 +2,7 @@
 //! file); each module is one former test file.
 
 mod controllers;
+mod defaults;
 mod deletes;
 mod faults;
 mod field_validation;
