@@ -237,8 +237,25 @@ pub struct FakeOpenBao {
     shared: Arc<Shared>,
     authority: Arc<Authority>,
     front: Front,
-    _mock: MockServer,
+    _mock: DetachedDrop,
     root_token: String,
+}
+
+/// The wiremock server behind the front, dropped on a thread of its own. `MockServer`'s drop
+/// runs `futures::executor::block_on` over a tokio `RwLock`; inside a tokio task whose
+/// cooperative budget is spent, that lock answers `Pending` for ever (the budget refills only
+/// when the task yields, which `block_on` never lets it do), and the thread spins. The edit
+/// soak hit this after hours: a batch's fake dropped at the end of a busy pass never returned.
+/// A plain thread has no budget, so the drop there always completes.
+struct DetachedDrop(Option<MockServer>);
+
+impl Drop for DetachedDrop {
+    fn drop(&mut self) {
+        if let Some(mock) = self.0.take() {
+            // A panic in wiremock's verification belongs to that thread; the join only waits.
+            let _ = std::thread::spawn(move || drop(mock)).join();
+        }
+    }
 }
 
 impl std::fmt::Debug for FakeOpenBao {
@@ -274,7 +291,7 @@ impl FakeOpenBao {
             shared,
             authority,
             front,
-            _mock: mock,
+            _mock: DetachedDrop(Some(mock)),
             root_token,
         })
     }

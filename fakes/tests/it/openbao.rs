@@ -822,3 +822,33 @@ async fn bearer_tokens_metadata_deletes_namespaced_vaultrs_and_rejected_kubernet
         (403, json!({"errors": ["permission denied"]}))
     );
 }
+
+/// Dropping a fake inside a tokio task whose cooperative budget is spent completes.
+/// wiremock's `MockServer` drop blocks on a tokio lock with `futures::executor::block_on`,
+/// which spins for ever once the budget is gone (the edit soak hung there); the fake drops
+/// it on a thread of its own. The runtime runs on a thread of the test's so that the old
+/// behaviour fails the test instead of hanging it.
+#[test]
+fn a_fake_dropped_with_the_task_budget_spent_does_not_hang() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let fake = fake().await;
+            let mut spent = 0usize;
+            while futures::FutureExt::now_or_never(tokio::task::consume_budget()).is_some() {
+                spent += 1;
+            }
+            assert!(spent > 0, "the task had a budget to spend");
+            drop(fake);
+        });
+        let _ = done.send(());
+    });
+    assert!(
+        finished.recv_timeout(Duration::from_secs(120)).is_ok(),
+        "dropping the fake with the budget spent did not return"
+    );
+}
