@@ -46,12 +46,14 @@ fn each(at: &mut Value, key: &str, mut f: impl FnMut(&mut Value)) {
     }
 }
 
-fn service(object: &mut Value) {
+/// A Service: `type`, `sessionAffinity` and `internalTrafficPolicy` (not for ExternalName),
+/// and each port's `protocol` and `targetPort`. The cluster IP is the store's to allocate.
+pub fn service(object: &mut Value) {
     let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) else {
         return;
     };
-    let external_name = spec["type"] == "ExternalName";
-    if !external_name {
+    set(spec, "type", json!("ClusterIP"));
+    if spec["type"] != "ExternalName" {
         set(spec, "sessionAffinity", json!("None"));
         set(spec, "internalTrafficPolicy", json!("Cluster"));
     }
@@ -118,8 +120,7 @@ fn template(spec: &mut Value) {
     }
 }
 
-/// A Pod: its spec's defaults, the service account admission's `default`, and the status a
-/// new pod starts with (kube-apiserver's `PrepareForCreate`: `Pending`, its QoS class).
+/// A Pod: its spec's defaults and the service account admission's `default`.
 fn pod(object: &mut Value) {
     let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) else {
         return;
@@ -129,14 +130,13 @@ fn pod(object: &mut Value) {
     set(spec, "enableServiceLinks", json!(true));
     set(spec, "priority", json!(0));
     set(spec, "preemptionPolicy", json!("PreemptLowerPriority"));
-    let qos = qos_class(spec);
-    if object.get("status").is_none_or(Value::is_null) {
-        set(
-            object,
-            "status",
-            json!({"phase": "Pending", "qosClass": qos}),
-        );
-    }
+}
+
+/// The status a new object of `t` starts with, where kube-apiserver gives one at creation: a
+/// Pod is `Pending` with its QoS class. `None` for every other kind.
+pub fn initial_status(t: &ResourceType, object: &Value) -> Option<Value> {
+    (t.group.is_empty() && t.kind == "Pod")
+        .then(|| json!({"phase": "Pending", "qosClass": qos_class(&object["spec"])}))
 }
 
 /// kube's QoS class of a pod spec: `BestEffort` when no container asks for CPU or memory,
@@ -290,19 +290,26 @@ mod tests {
     /// service account; a spec-less object gets no `spec: null`.
     #[test]
     fn a_new_pod_is_pending_with_its_qos_class() {
+        let pods = builtin("pods");
         let mut pod = json!({"spec": {"containers": [{"name": "c", "image": "x:1",
             "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}});
-        apply(&builtin("pods"), &mut pod);
-        assert_eq!(pod["status"]["phase"], "Pending");
-        assert_eq!(pod["status"]["qosClass"], "Guaranteed");
+        apply(&pods, &mut pod);
+        let status = initial_status(&pods, &pod).unwrap();
+        assert_eq!(status["phase"], "Pending");
+        assert_eq!(status["qosClass"], "Guaranteed");
         assert_eq!(pod["spec"]["serviceAccountName"], "default");
-        let mut burstable = json!({"spec": {"containers": [{"name": "c", "image": "x:1",
+        let burstable = json!({"spec": {"containers": [{"name": "c", "image": "x:1",
             "resources": {"requests": {"cpu": "1"}}}]}});
-        apply(&builtin("pods"), &mut burstable);
-        assert_eq!(burstable["status"]["qosClass"], "Burstable");
-        let mut plain = json!({"spec": {"containers": [{"name": "c", "image": "x:1"}]}});
-        apply(&builtin("pods"), &mut plain);
-        assert_eq!(plain["status"]["qosClass"], "BestEffort");
+        assert_eq!(
+            initial_status(&pods, &burstable).unwrap()["qosClass"],
+            "Burstable"
+        );
+        let plain = json!({"spec": {"containers": [{"name": "c", "image": "x:1"}]}});
+        assert_eq!(
+            initial_status(&pods, &plain).unwrap()["qosClass"],
+            "BestEffort"
+        );
+        assert_eq!(initial_status(&builtin("services"), &plain), None);
         let mut bare = json!({"metadata": {"name": "j"}});
         apply(&builtin("jobs"), &mut bare);
         assert_eq!(bare, json!({"metadata": {"name": "j"}}));

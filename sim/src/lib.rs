@@ -19,6 +19,7 @@
 pub mod apply;
 pub mod audit;
 pub mod bench;
+pub mod bootstrap;
 pub mod clock;
 pub mod cluster;
 pub mod control;

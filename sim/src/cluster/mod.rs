@@ -113,7 +113,8 @@ impl State_ {
 
 impl Cluster {
     /// A cluster with the namespaces kube-apiserver creates (`default`, `kube-system`,
-    /// `kube-public`).
+    /// `kube-public`, each with its `default` ServiceAccount) and what [`crate::bootstrap`]
+    /// lists (the `default/kubernetes` Service, the bootstrap ClusterRoles).
     pub fn new() -> Self {
         Self::with_history(crate::store::DEFAULT_HISTORY)
     }
@@ -168,6 +169,18 @@ impl Cluster {
                 .store
                 .create(&namespaces, "", json!({"metadata": {"name": name}}), false)
                 .unwrap();
+        }
+        for (group, plural, namespace, object) in crate::bootstrap::objects() {
+            let mut state = cluster.lock();
+            let t = state
+                .registry
+                .all()
+                .find(|t| t.group == group && t.plural == plural)
+                .cloned();
+            if let Some(t) = t {
+                let created = state.store.create(&t, namespace, object, false);
+                debug_assert!(created.is_ok(), "bootstrap {plural}: {created:?}");
+            }
         }
         cluster
     }

@@ -342,29 +342,32 @@ impl Store {
     /// What kube-apiserver fills in a new Service: its type and IP family defaults, and a
     /// cluster IP from the service range (10.96.0.0/12) unless it is headless or an
     /// ExternalName.
+    /// A new Service: kube-apiserver's defaults ([`crate::defaults::service`]), then its IP
+    /// family and a cluster IP from the allocator (kept when the Service names its own).
     fn default_service(&mut self, object: &mut Value) {
         if !object["spec"].is_object() {
             object["spec"] = json!({});
         }
-        let spec = object["spec"].as_object_mut().unwrap();
-        let kind = spec
-            .entry("type")
-            .or_insert_with(|| json!("ClusterIP"))
-            .as_str()
-            .unwrap_or("ClusterIP")
-            .to_string();
-        spec.entry("sessionAffinity")
-            .or_insert_with(|| json!("None"));
-        if kind == "ExternalName" {
+        crate::defaults::service(object);
+        let spec = &mut object["spec"];
+        if spec["type"] == "ExternalName" {
             return;
         }
-        spec.entry("internalTrafficPolicy")
-            .or_insert_with(|| json!("Cluster"));
+        let Some(spec) = spec.as_object_mut() else {
+            return;
+        };
         spec.entry("ipFamilies").or_insert_with(|| json!(["IPv4"]));
         spec.entry("ipFamilyPolicy")
             .or_insert_with(|| json!("SingleStack"));
         let ip = match spec.get("clusterIP").and_then(Value::as_str) {
-            Some(given) if !given.is_empty() => given.to_string(),
+            Some(given) if !given.is_empty() => {
+                // The allocator never hands out an address a Service named for itself
+                // (`default/kubernetes` holds 10.96.0.1 from the start).
+                if let Some(n) = allocated_index(given) {
+                    self.cluster_ips_issued = self.cluster_ips_issued.max(n);
+                }
+                given.to_string()
+            }
             _ => {
                 self.cluster_ips_issued += 1;
                 let n = self.cluster_ips_issued;
@@ -475,8 +478,14 @@ impl Store {
             return Err(ApiError::already_exists(&resource, &name));
         }
         if t.status_subresource && t.kind != "Namespace" {
-            // Status is the controllers' to write; a create never carries one.
-            object.as_object_mut().unwrap().remove("status");
+            // Status is the controllers' to write; a create never carries one, but starts
+            // with what kube-apiserver's PrepareForCreate gives it (a Pod: Pending).
+            match crate::defaults::initial_status(t, &object) {
+                Some(status) => object["status"] = status,
+                None => {
+                    object.as_object_mut().unwrap().remove("status");
+                }
+            }
         }
         if t.kind == "Namespace" {
             object["status"] = json!({"phase": "Active"});
@@ -511,7 +520,29 @@ impl Store {
         object["metadata"]["resourceVersion"] = json!(rv);
         self.put(&t.storage_key(), &key.0, &key.1, object.clone());
         self.record(&t.storage_key(), EventType::Added, object.clone());
+        if t.kind == "Namespace" && t.group.is_empty() {
+            self.create_default_service_account(&name);
+        }
         Ok(object)
+    }
+
+    /// What kube-controller-manager's ServiceAccount controller does for every new namespace:
+    /// a ServiceAccount `default` in it (kubectl run, pods without `serviceAccountName`, and
+    /// `kubectl create token default` rely on it).
+    fn create_default_service_account(&mut self, namespace: &str) {
+        let Some(t) = crate::resources::builtins()
+            .into_iter()
+            .find(|t| t.plural == "serviceaccounts")
+        else {
+            return;
+        };
+        // Already there (a namespace restored with its content) is as good as created.
+        let _ = self.create(
+            &t,
+            namespace,
+            json!({"metadata": {"name": "default"}}),
+            false,
+        );
     }
 
     /// Replaces the stored object (`subresource` `status` for a status write).
@@ -626,6 +657,20 @@ pub fn resource_name(t: &ResourceType) -> String {
         t.plural.clone()
     } else {
         format!("{}.{}", t.plural, t.group)
+    }
+}
+
+/// The allocator's index of a cluster IP it could have issued (`10.(96+a).b.c`), if any.
+fn allocated_index(ip: &str) -> Option<u32> {
+    let octets: Vec<u32> = ip
+        .split('.')
+        .map(|o| o.parse().ok())
+        .collect::<Option<_>>()?;
+    match octets.as_slice() {
+        [10, a, b, c] if (96..=255).contains(a) && *b < 256 && *c < 256 => {
+            Some(((a - 96) << 16) | (b << 8) | c)
+        }
+        _ => None,
     }
 }
 

@@ -48,3 +48,98 @@ async fn an_apply_lands_on_a_defaulted_service() {
         second.metadata.resource_version
     );
 }
+
+/// A new cluster holds what kube-apiserver starts with: `default/kubernetes` at 10.96.0.1,
+/// the bootstrap ClusterRoles bound as kube-apiserver binds them, and a `default`
+/// ServiceAccount in every namespace, including one created later.
+#[tokio::test]
+async fn a_new_cluster_and_a_new_namespace_hold_what_kube_apiserver_gives_them() {
+    use k8s_openapi::api::{
+        core::v1::{Namespace, ServiceAccount},
+        rbac::v1::{ClusterRole, ClusterRoleBinding},
+    };
+    let cluster = Cluster::new();
+    let client = cluster.client();
+    let kubernetes = Api::<Service>::namespaced(client.clone(), "default")
+        .get("kubernetes")
+        .await
+        .unwrap();
+    let spec = kubernetes.spec.unwrap();
+    assert_eq!(spec.cluster_ip.as_deref(), Some("10.96.0.1"));
+    assert_eq!(spec.ports.unwrap()[0].port, 443);
+    let roles = Api::<ClusterRole>::all(client.clone());
+    for name in ["cluster-admin", "admin", "edit", "view"] {
+        assert!(roles.get_opt(name).await.unwrap().is_some(), "{name}");
+    }
+    let view = roles.get("view").await.unwrap().rules.unwrap();
+    assert!(
+        view.iter().all(|r| r
+            .verbs
+            .iter()
+            .all(|v| ["get", "list", "watch"].contains(&v.as_str()))),
+        "view only reads"
+    );
+    assert!(
+        view.iter()
+            .all(|r| !r.resources.iter().flatten().any(|res| res == "secrets")),
+        "view does not read Secrets"
+    );
+    let binding = Api::<ClusterRoleBinding>::all(client.clone())
+        .get("cluster-admin")
+        .await
+        .unwrap();
+    assert_eq!(binding.subjects.unwrap()[0].name, "system:masters");
+    for namespace in ["default", "kube-system", "kube-public"] {
+        let accounts = Api::<ServiceAccount>::namespaced(client.clone(), namespace);
+        assert!(
+            accounts.get_opt("default").await.unwrap().is_some(),
+            "{namespace}"
+        );
+    }
+    Api::<Namespace>::all(client.clone())
+        .create(
+            &Default::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "openstack"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let accounts = Api::<ServiceAccount>::namespaced(client.clone(), "openstack");
+    assert!(accounts.get_opt("default").await.unwrap().is_some());
+    // A Service created afterwards gets the next address, never the API server's.
+    let other = Api::<Service>::namespaced(client, "default")
+        .patch(
+            "api",
+            &PatchParams::apply("op"),
+            &Patch::Apply(&service(json!({"a": "1"}))),
+        )
+        .await
+        .unwrap();
+    assert_ne!(other.spec.unwrap().cluster_ip.as_deref(), Some("10.96.0.1"));
+}
+
+/// A Pod created through the API starts `Pending` with its QoS class and the `default`
+/// ServiceAccount, as kube-apiserver's PrepareForCreate and admission leave it.
+#[tokio::test]
+async fn a_new_pod_starts_pending() {
+    use k8s_openapi::api::core::v1::Pod;
+    let cluster = Cluster::new();
+    let pods: Api<Pod> = Api::namespaced(cluster.client(), "default");
+    let pod = pods
+        .create(
+            &Default::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]}}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let status = pod.status.unwrap();
+    assert_eq!(status.phase.as_deref(), Some("Pending"));
+    assert_eq!(status.qos_class.as_deref(), Some("BestEffort"));
+    let spec = pod.spec.unwrap();
+    assert_eq!(spec.service_account_name.as_deref(), Some("default"));
+    assert_eq!(
+        spec.containers[0].image_pull_policy.as_deref(),
+        Some("Always")
+    );
+}
