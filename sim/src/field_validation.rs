@@ -36,14 +36,25 @@ impl Level {
     }
 }
 
-/// The warnings for `body`'s unknown fields at `level`, or the Strict refusal.
-pub fn check(t: &ResourceType, body: &Value, level: Level) -> Result<Vec<String>, ApiError> {
+/// The warnings for the unknown and duplicated fields of `raw`, the body as sent (`body` is it
+/// parsed, the last of each duplicated key kept), at `level`, or the Strict refusal.
+pub fn check(
+    t: &ResourceType,
+    raw: &[u8],
+    body: &Value,
+    level: Level,
+) -> Result<Vec<String>, ApiError> {
     if level == Level::Ignore {
         return Ok(Vec::new());
     }
-    let unknown: Vec<String> = unknown_fields(t, body)
+    let unknown: Vec<String> = duplicate_fields(raw)
         .into_iter()
-        .map(|path| format!("unknown field \"{path}\""))
+        .map(|path| format!("duplicate field \"{path}\""))
+        .chain(
+            unknown_fields(t, body)
+                .into_iter()
+                .map(|path| format!("unknown field \"{path}\"")),
+        )
         .collect();
     if unknown.is_empty() || level == Level::Warn {
         return Ok(unknown);
@@ -210,6 +221,95 @@ fn missing_from(body: &Value, declared: &Value, path: &str, found: &mut Vec<Stri
     }
 }
 
+/// The dotted paths of the keys a JSON document repeats within one object (`metadata.name`,
+/// `spec.containers[0].image`), in document order; none for a body that is not JSON.
+pub fn duplicate_fields(raw: &[u8]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut reader = serde_json::Deserializer::from_slice(raw);
+    let seed = Duplicates {
+        path: String::new(),
+        found: &mut found,
+    };
+    match serde::de::DeserializeSeed::deserialize(seed, &mut reader) {
+        Ok(()) => found,
+        Err(_) => Vec::new(),
+    }
+}
+
+/// A walk over one JSON value that records the keys an object repeats, with their paths.
+struct Duplicates<'a> {
+    path: String,
+    found: &'a mut Vec<String>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Duplicates<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Duplicates<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0usize;
+        loop {
+            let seed = Duplicates {
+                path: format!("{}[{i}]", self.path),
+                found: &mut *self.found,
+            };
+            if seq.next_element_seed(seed)?.is_none() {
+                return Ok(());
+            }
+            i = i.saturating_add(1);
+        }
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let here = if self.path.is_empty() {
+                key.clone()
+            } else {
+                format!("{}.{key}", self.path)
+            };
+            if !seen.insert(key) {
+                self.found.push(here.clone());
+            }
+            map.next_value_seed(Duplicates {
+                path: here,
+                found: &mut *self.found,
+            })?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -247,20 +347,50 @@ mod tests {
     fn the_levels_refuse_warn_or_ignore() {
         let t = builtin("configmaps");
         let body = json!({"metadata": {"name": "x"}, "datum": {"k": "v"}});
-        let refused = check(&t, &body, Level::Strict).unwrap_err();
+        let raw = serde_json::to_vec(&body).unwrap();
+        let refused = check(&t, &raw, &body, Level::Strict).unwrap_err();
         assert_eq!(refused.code, 400);
         assert_eq!(
             refused.message,
             "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"datum\""
         );
         assert_eq!(
-            check(&t, &body, Level::Warn).unwrap(),
+            check(&t, &raw, &body, Level::Warn).unwrap(),
             ["unknown field \"datum\""]
         );
-        assert!(check(&t, &body, Level::Ignore).unwrap().is_empty());
+        assert!(check(&t, &raw, &body, Level::Ignore).unwrap().is_empty());
         let clean = json!({"metadata": {"name": "x"}, "data": {"k": "v"}});
-        assert!(check(&t, &clean, Level::Strict).unwrap().is_empty());
+        let clean_raw = serde_json::to_vec(&clean).unwrap();
+        assert!(
+            check(&t, &clean_raw, &clean, Level::Strict)
+                .unwrap()
+                .is_empty()
+        );
         assert!(Level::of(Some("Loose")).is_err());
         assert_eq!(Level::of(None).unwrap(), Level::Warn);
+    }
+
+    /// kube-apiserver's strict decoder names a repeated key by its path, before the unknown
+    /// fields; Warn says the same in warnings.
+    #[test]
+    fn a_repeated_key_is_a_duplicate_field() {
+        let t = builtin("configmaps");
+        let raw = br#"{"metadata": {"name": "x", "name": "y"}, "data": {"a": "1", "a": "2"},
+            "items": [{"k": 1, "k": 2}], "datum": {}}"#;
+        assert_eq!(
+            duplicate_fields(raw),
+            ["metadata.name", "data.a", "items[0].k"]
+        );
+        let body: Value = serde_json::from_slice(raw).unwrap();
+        let refused = check(&t, raw, &body, Level::Strict).unwrap_err();
+        assert_eq!(
+            refused.message,
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: duplicate field \"metadata.name\", duplicate field \"data.a\", duplicate field \"items[0].k\", unknown field \"items\""
+        );
+        assert_eq!(
+            check(&t, raw, &body, Level::Warn).unwrap()[0],
+            "duplicate field \"metadata.name\""
+        );
+        assert!(duplicate_fields(b"not json").is_empty());
     }
 }

@@ -84,7 +84,7 @@ pub(super) async fn serve_resource(
             if !body.is_empty() && !content_type.starts_with("application/json-patch") =>
         {
             let sent: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            crate::field_validation::check(t, &sent, level)?
+            crate::field_validation::check(t, &body, &sent, level)?
         }
         _ => Vec::new(),
     };

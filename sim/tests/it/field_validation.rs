@@ -67,3 +67,53 @@ async fn strict_refuses_an_undeclared_field_of_a_built_in_kind() {
     let stored = serde_json::to_value(maps.get("m").await.unwrap()).unwrap();
     assert!(stored.get("datum").is_none(), "{stored}");
 }
+
+/// A body that repeats a key: Strict refuses it naming the path, as kube-apiserver's strict
+/// decoder does; Warn stores the last value and says so in a `Warning` header.
+#[tokio::test]
+async fn a_repeated_key_is_refused_under_strict_and_warned_about_under_warn() {
+    let cluster = Cluster::new();
+    let client = cluster.client();
+    let body = br#"{"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "dup"}, "data": {"a": "1", "a": "2"}}"#;
+    let post = |validation: &str| {
+        axum::http::Request::post(format!(
+            "/api/v1/namespaces/default/configmaps?fieldValidation={validation}"
+        ))
+        .header("content-type", "application/json")
+        .body(body.to_vec())
+        .unwrap()
+    };
+    let refused = client
+        .request::<ConfigMap>(post("Strict"))
+        .await
+        .unwrap_err();
+    match refused {
+        kube::Error::Api(status) => {
+            assert_eq!(status.code, 400);
+            assert_eq!(
+                status.message,
+                "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: duplicate field \"data.a\""
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let response = client.send(post("Warn").map(Into::into)).await.unwrap();
+    let warning = response
+        .headers()
+        .get("warning")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        warning.starts_with("299 - ")
+            && warning.contains("duplicate field")
+            && warning.contains("data.a"),
+        "{warning}"
+    );
+    let stored = Api::<ConfigMap>::namespaced(client, "default")
+        .get("dup")
+        .await
+        .unwrap();
+    assert_eq!(stored.data.unwrap()["a"], "2");
+}
