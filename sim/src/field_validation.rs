@@ -126,56 +126,21 @@ fn remove_missing(body: &mut Value, declared: &Value, is_root: bool) {
 /// `body` read into the k8s-openapi type of `t` and written back; `None` for a kind without
 /// a type here or a body the type cannot read (the store's own validation answers that).
 fn declared(t: &ResourceType, body: &Value) -> Option<Value> {
-    use k8s_openapi::api::{
-        admissionregistration::v1 as admission, apps::v1 as apps, autoscaling::v2 as autoscaling,
-        batch::v1 as batch, coordination::v1 as coordination, core::v1 as core,
-        discovery::v1 as discovery, networking::v1 as networking, policy::v1 as policy,
-        rbac::v1 as rbac, scheduling::v1 as scheduling,
-    };
-    fn through<K: serde::de::DeserializeOwned + serde::Serialize>(body: &Value) -> Option<Value> {
-        let mut typed = body.clone();
-        // The type checks apiVersion and kind itself; the route already decided them.
-        if let Some(map) = typed.as_object_mut() {
-            map.remove("apiVersion");
-            map.remove("kind");
+    struct Through<'a>(&'a Value);
+    impl crate::typed::WithType for Through<'_> {
+        type Out = Option<Value>;
+        fn with<K: crate::typed::Typed>(self) -> Option<Value> {
+            let mut typed = self.0.clone();
+            // The type checks apiVersion and kind itself; the route already decided them.
+            if let Some(map) = typed.as_object_mut() {
+                map.remove("apiVersion");
+                map.remove("kind");
+            }
+            let typed: K = serde_json::from_value(typed).ok()?;
+            serde_json::to_value(typed).ok()
         }
-        let typed: K = serde_json::from_value(typed).ok()?;
-        serde_json::to_value(typed).ok()
     }
-    match (t.group.as_str(), t.kind.as_str()) {
-        ("", "Namespace") => through::<core::Namespace>(body),
-        ("", "Secret") => through::<core::Secret>(body),
-        ("", "ConfigMap") => through::<core::ConfigMap>(body),
-        ("", "Service") => through::<core::Service>(body),
-        ("", "ServiceAccount") => through::<core::ServiceAccount>(body),
-        ("", "Event") => through::<core::Event>(body),
-        ("", "Pod") => through::<core::Pod>(body),
-        ("discovery.k8s.io", "EndpointSlice") => through::<discovery::EndpointSlice>(body),
-        ("apps", "Deployment") => through::<apps::Deployment>(body),
-        ("batch", "Job") => through::<batch::Job>(body),
-        ("batch", "CronJob") => through::<batch::CronJob>(body),
-        ("policy", "PodDisruptionBudget") => through::<policy::PodDisruptionBudget>(body),
-        ("autoscaling", "HorizontalPodAutoscaler") => {
-            through::<autoscaling::HorizontalPodAutoscaler>(body)
-        }
-        ("networking.k8s.io", "NetworkPolicy") => through::<networking::NetworkPolicy>(body),
-        ("events.k8s.io", "Event") => through::<k8s_openapi::api::events::v1::Event>(body),
-        ("coordination.k8s.io", "Lease") => through::<coordination::Lease>(body),
-        ("scheduling.k8s.io", "PriorityClass") => through::<scheduling::PriorityClass>(body),
-        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
-            through::<admission::MutatingWebhookConfiguration>(body)
-        }
-        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
-            through::<admission::ValidatingWebhookConfiguration>(body)
-        }
-        ("rbac.authorization.k8s.io", "ClusterRole") => through::<rbac::ClusterRole>(body),
-        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => {
-            through::<rbac::ClusterRoleBinding>(body)
-        }
-        ("rbac.authorization.k8s.io", "Role") => through::<rbac::Role>(body),
-        ("rbac.authorization.k8s.io", "RoleBinding") => through::<rbac::RoleBinding>(body),
-        _ => None,
-    }
+    crate::typed::with_type(t, Through(body)).flatten()
 }
 
 /// Whether `value` says nothing: a type may leave such a field out when it writes itself

@@ -41,6 +41,7 @@ pub mod store;
 pub mod strategic;
 pub mod table;
 pub mod tokens;
+pub mod typed;
 pub mod validation;
 pub mod versions;
 pub mod webhooks;

@@ -306,6 +306,61 @@ fn scale_get_all_and_the_health_checks_work() {
     assert_eq!(ready.trim(), "ok");
 }
 
+/// `kubectl explain` walks the built-in kinds' OpenAPI v3 schemas (k8s-openapi's, under
+/// kube-apiserver's definition names) as it walks the CRDs'; a Deployment applied without
+/// `strategy` reads back with kube-apiserver's defaults; a new namespace has its `default`
+/// ServiceAccount and `default/kubernetes` the API server's address.
+#[test]
+fn explain_defaults_and_the_bootstrap_objects_are_kube_apiservers() {
+    let sim = start("explain");
+    let image = ok(&sim, &["explain", "pods.spec.containers.image"]);
+    assert!(image.contains("FIELD: image <string>"), "{image}");
+    assert!(image.contains("Container image name"), "{image}");
+    let strategy = ok(&sim, &["explain", "deployments.spec.strategy"]);
+    assert!(
+        strategy.contains("rollingUpdate\t<RollingUpdateDeployment>"),
+        "{strategy}"
+    );
+    apply_stdin(
+        &sim,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: busybox}]}\n",
+    );
+    let defaulted = ok(
+        &sim,
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.strategy.type} {.spec.revisionHistoryLimit} {.spec.template.spec.containers[0].imagePullPolicy}",
+        ],
+    );
+    assert_eq!(defaulted.trim(), "RollingUpdate 10 Always");
+    let accounts = ok(
+        &sim,
+        &["get", "serviceaccounts", "-n", "kube-system", "-o", "name"],
+    );
+    assert!(accounts.contains("serviceaccount/default"), "{accounts}");
+    let kubernetes = ok(
+        &sim,
+        &[
+            "get",
+            "service",
+            "kubernetes",
+            "-o",
+            "jsonpath={.spec.clusterIP}",
+        ],
+    );
+    assert_eq!(kubernetes.trim(), "10.96.0.1");
+    let roles = ok(&sim, &["get", "clusterroles", "-o", "name"]);
+    for role in ["cluster-admin", "admin", "edit", "view"] {
+        assert!(
+            roles.contains(&format!("clusterrole.rbac.authorization.k8s.io/{role}\n")),
+            "{roles}"
+        );
+    }
+}
+
 /// kubectl validates strictly by default: a field the type does not declare is refused with
 /// kube-apiserver's message; `--validate=warn` stores the object without it and warns.
 #[test]

@@ -87,6 +87,13 @@ impl Cluster {
                 t.kind
             );
             let mut schema = json!({"type": "object", "x-kubernetes-group-version-kind": [gvk]});
+            // A built-in kind: its k8s-openapi type's schema, every type it refers to beside
+            // it, as kube-apiserver publishes them (what `kubectl explain` walks).
+            if let Some((root, referred)) = crate::typed::with_type(t, OpenApiSchema) {
+                schema = root;
+                schema["x-kubernetes-group-version-kind"] = json!([gvk]);
+                schemas.extend(referred);
+            }
             if let Some(crds) = &crds {
                 let crd_name = format!("{}.{}", t.plural, t.group);
                 if let Ok(crd) = state.store.get(crds, "", &crd_name)
@@ -100,7 +107,10 @@ impl Cluster {
                     schema["x-kubernetes-group-version-kind"] = json!([gvk]);
                 }
             }
-            schemas.insert(schema_name, schema);
+            schemas.insert(
+                crate::typed::with_type(t, SchemaName).unwrap_or(schema_name),
+                schema,
+            );
         }
         json!({
             "openapi": "3.0.0",
@@ -170,5 +180,38 @@ impl Cluster {
             name: rest.get(1).map(|s| s.to_string()),
             subresource: rest.get(2).map(|s| s.to_string()),
         })
+    }
+}
+
+/// A built-in kind's OpenAPI v3 schema and the schemas it refers to (by
+/// `#/components/schemas/<definition name>`, the names kube-apiserver uses).
+struct OpenApiSchema;
+
+impl crate::typed::WithType for OpenApiSchema {
+    type Out = (Value, serde_json::Map<String, Value>);
+    fn with<K: crate::typed::Typed>(self) -> Self::Out {
+        let generator = schemars::generate::SchemaSettings::openapi3().into_generator();
+        let mut root = generator.into_root_schema_for::<K>().to_value();
+        let referred = root
+            .get_mut("components")
+            .and_then(|c| c.get_mut("schemas"))
+            .and_then(Value::as_object_mut)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        if let Some(map) = root.as_object_mut() {
+            map.remove("components");
+            map.remove("$schema");
+        }
+        (root, referred)
+    }
+}
+
+/// A built-in kind's definition name (`io.k8s.api.apps.v1.Deployment`).
+struct SchemaName;
+
+impl crate::typed::WithType for SchemaName {
+    type Out = String;
+    fn with<K: crate::typed::Typed>(self) -> String {
+        K::schema_name().into_owned()
     }
 }
