@@ -49,9 +49,11 @@ enum Command {
             requires = "operator_kubeconfig_out"
         )]
         secret_store_grant: Vec<String>,
-        /// Install every CustomResourceDefinition in the YAML files of this directory.
-        #[arg(long, value_name = "DIR", default_value = "deploy/crds")]
-        crds: PathBuf,
+        /// Install every CustomResourceDefinition in the YAML files of this directory instead
+        /// of the operator's own CRDs (built into this binary, so that `serve` works from any
+        /// directory).
+        #[arg(long, value_name = "DIR")]
+        crds: Option<PathBuf>,
         /// The simulated controllers to run: `all`, `none`, or a comma-separated list of
         /// deployments, jobs, cronjobs, hpa.
         #[arg(long, value_name = "LIST", default_value = "all", value_parser = parse_controllers)]
@@ -285,6 +287,20 @@ async fn operator_identity(cluster: &Cluster, grants: &[String]) -> Result<Strin
     chart_identity::install_and_token(&admin, &parsed).await
 }
 
+/// Installs the operator's CRDs as this binary was built with them (what `deploy/crds` holds).
+fn install_own_crds(cluster: &Cluster) -> Result<usize, String> {
+    use kube::CustomResourceExt;
+    let crds = [
+        barbican_operator::api::Barbican::crd(),
+        barbican_operator::api::BarbicanSecretStore::crd(),
+    ];
+    for crd in &crds {
+        let crd = serde_json::to_value(crd).map_err(|e| e.to_string())?;
+        cluster.install_crd(crd).map_err(|e| e.to_string())?;
+    }
+    Ok(crds.len())
+}
+
 fn install_crds(cluster: &Cluster, dir: &PathBuf) -> Result<usize, String> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("reading {}: {e}", dir.display()))?
@@ -342,7 +358,10 @@ fn main() -> ExitCode {
             } => {
                 // A real operator process reads the wall clock, so the served cluster does too.
                 let cluster = Cluster::new();
-                let installed = install_crds(&cluster, &crds)?;
+                let installed = match &crds {
+                    Some(dir) => install_crds(&cluster, dir)?,
+                    None => install_own_crds(&cluster)?,
+                };
                 cluster.set_controllers(Controllers {
                     deployments: controllers.deployments.then_some(Rollouts {
                         delay: rollout_delay,
@@ -405,7 +424,10 @@ fn main() -> ExitCode {
                 }
                 eprintln!(
                     "barbican-sim: serving http://{addr} with {installed} CRD(s) from {}",
-                    crds.display()
+                    crds.as_ref().map_or_else(
+                        || "this binary".to_string(),
+                        |dir| dir.display().to_string()
+                    )
                 );
                 tokio::select! {
                     served = cluster.serve(listener) => served.map_err(|e| e.to_string()),

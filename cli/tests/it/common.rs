@@ -31,6 +31,17 @@ pub fn start(name: &str) -> Sim {
 }
 
 pub fn start_with(name: &str, extra: &[&str]) -> Sim {
+    launch(name, |serve| {
+        serve
+            .arg("--crds")
+            .arg(workspace().join("deploy/crds"))
+            .args(extra);
+    })
+}
+
+/// `barbican-sim serve` on a free port, writing its kubeconfig to a directory of its own;
+/// `configure` adds to the command. Returns once kubectl gets an answer.
+pub fn launch(name: &str, configure: impl FnOnce(&mut Command)) -> Sim {
     let dir = std::env::temp_dir().join(format!(
         "barbican-sim-kubectl-{name}-{}",
         std::process::id()
@@ -38,15 +49,13 @@ pub fn start_with(name: &str, extra: &[&str]) -> Sim {
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
     let _ = std::fs::remove_file(&kubeconfig);
-    let child = Command::new(env!("CARGO_BIN_EXE_barbican-sim"))
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_barbican-sim"));
+    serve
         .args(["serve", "--port", "0", "--kubeconfig-out"])
         .arg(&kubeconfig)
-        .arg("--crds")
-        .arg(workspace().join("deploy/crds"))
-        .args(extra)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::null());
+    configure(&mut serve);
+    let child = serve.spawn().unwrap();
     let sim = Sim { child, kubeconfig };
     for _ in 0..200 {
         if sim.kubeconfig.exists() && kubectl(&sim, &["get", "namespaces"]).0 {

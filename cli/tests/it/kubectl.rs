@@ -361,6 +361,26 @@ fn explain_defaults_and_the_bootstrap_objects_are_kube_apiservers() {
     }
 }
 
+/// `serve` started outside the repository, without `--crds`, installs the operator's CRDs
+/// built into the binary (it exited before: `deploy/crds` is a relative path).
+#[test]
+fn serve_outside_the_repository_installs_the_operators_own_crds() {
+    let elsewhere =
+        std::env::temp_dir().join(format!("barbican-sim-elsewhere-{}", std::process::id()));
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let sim = launch("elsewhere", |serve| {
+        serve.current_dir(&elsewhere);
+    });
+    let crds = ok(&sim, &["get", "crds", "-o", "name"]);
+    for name in [
+        "barbicans.barbican.openstack.c5c3.io",
+        "barbicansecretstores.barbican.openstack.c5c3.io",
+    ] {
+        assert!(crds.contains(name), "{crds}");
+    }
+    let _ = std::fs::remove_dir_all(&elsewhere);
+}
+
 /// kubectl validates strictly by default: a field the type does not declare is refused with
 /// kube-apiserver's message; `--validate=warn` stores the object without it and warns.
 #[test]
