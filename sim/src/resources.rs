@@ -55,6 +55,9 @@ pub struct ResourceType {
     pub categories: Vec<String>,
     /// Where its `scale` subresource reads and writes, when it has one.
     pub scale: Option<ScalePaths>,
+    /// The fields a field selector may name beyond `metadata.name` and `metadata.namespace`
+    /// (a built-in kind's list; a CRD version's `selectableFields`), dotted, no leading dot.
+    pub selectable_fields: Vec<String>,
 }
 
 /// A `scale` subresource: the JSON paths (`.spec.replicas`) of the desired and observed
@@ -148,8 +151,71 @@ fn builtin(
         scale: SCALABLE
             .contains(&(group, plural))
             .then(ScalePaths::workload),
+        selectable_fields: SELECTABLE
+            .iter()
+            .filter(|(g, p, _)| *g == group && *p == plural)
+            .flat_map(|(_, _, fields)| fields.iter().map(|f| f.to_string()))
+            .collect(),
     }
 }
+
+/// The fields kube-apiserver's field selectors accept for a built-in kind beyond
+/// `metadata.name` and `metadata.namespace` (its `GetAttrs`/field label conversion functions).
+const SELECTABLE: &[(&str, &str, &[&str])] = &[
+    (
+        "",
+        "pods",
+        &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.podIPs",
+            "status.nominatedNodeName",
+        ],
+    ),
+    ("", "secrets", &["type"]),
+    ("", "namespaces", &["status.phase"]),
+    ("", "replicationcontrollers", &["status.replicas"]),
+    (
+        "",
+        "events",
+        &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+    ),
+    ("apps", "replicasets", &["status.replicas"]),
+    ("batch", "jobs", &["status.successful"]),
+    (
+        "events.k8s.io",
+        "events",
+        &[
+            "regarding.kind",
+            "regarding.namespace",
+            "regarding.name",
+            "regarding.uid",
+            "regarding.apiVersion",
+            "regarding.resourceVersion",
+            "regarding.fieldPath",
+            "reason",
+            "reportingController",
+            "type",
+        ],
+    ),
+];
 
 /// The built-in kinds of kube-apiserver's `all` category that this sim serves.
 const ALL_CATEGORY: [(&str, &str); 6] = [
@@ -402,6 +468,13 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
                     label_selector: path("labelSelectorPath"),
                 }
             }),
+            selectable_fields: v["selectableFields"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f["jsonPath"].as_str())
+                .map(|path| path.trim_start_matches('.').to_string())
+                .collect(),
         })
         .collect()
 }

@@ -162,6 +162,22 @@ impl FieldSelector {
         Ok(Self(out))
     }
 
+    /// Refuses a term naming a field `t` cannot be selected by, as kube-apiserver does (400
+    /// `field label not supported: <field>`): only `metadata.name`, `metadata.namespace` and
+    /// the kind's own selectable fields are.
+    pub fn check_supported(&self, t: &crate::resources::ResourceType) -> Result<(), ApiError> {
+        for (path, _, _) in &self.0 {
+            let known = matches!(path.as_str(), "metadata.name" | "metadata.namespace")
+                || t.selectable_fields.iter().any(|f| f == path);
+            if !known {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {path}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the object's fields satisfy every term (a missing field reads as "").
     pub fn matches(&self, object: &Value) -> bool {
         self.0.iter().all(|(path, equal, value)| {
@@ -241,5 +257,23 @@ mod tests {
         );
         assert!(FieldSelector::parse("spec.x.y=z").unwrap().matches(&o));
         assert!(FieldSelector::parse("spec.missing=").unwrap().matches(&o));
+    }
+
+    /// kube-apiserver refuses a field selector on a field the kind does not offer.
+    #[test]
+    fn only_selectable_fields_are_supported() {
+        let types = crate::resources::builtins();
+        let of = |plural: &str| types.iter().find(|t| t.plural == plural).unwrap();
+        let bogus = FieldSelector::parse("bogus.field=x").unwrap();
+        let refused = bogus.check_supported(of("configmaps")).unwrap_err();
+        assert_eq!(refused.code, 400);
+        assert_eq!(refused.message, "field label not supported: bogus.field");
+        let name = FieldSelector::parse("metadata.name=a,metadata.namespace=b").unwrap();
+        assert!(name.check_supported(of("configmaps")).is_ok());
+        let phase = FieldSelector::parse("status.phase=Running").unwrap();
+        assert!(phase.check_supported(of("pods")).is_ok());
+        assert!(phase.check_supported(of("configmaps")).is_err());
+        let kind = FieldSelector::parse("involvedObject.kind=Barbican").unwrap();
+        assert!(kind.check_supported(of("events")).is_ok());
     }
 }

@@ -294,11 +294,14 @@ pub(super) fn wants_table(headers: &HeaderMap) -> bool {
 }
 
 pub(super) fn selectors(
+    t: &ResourceType,
     q: &BTreeMap<String, String>,
 ) -> Result<(LabelSelector, FieldSelector), ApiError> {
+    let fields = FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or(""))?;
+    fields.check_supported(t)?;
     Ok((
         LabelSelector::parse(q.get("labelSelector").map(String::as_str).unwrap_or(""))?,
-        FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or(""))?,
+        fields,
     ))
 }
 
@@ -307,7 +310,7 @@ pub(super) fn list(
     target: &Target,
     q: &BTreeMap<String, String>,
 ) -> Result<Value, ApiError> {
-    let (labels, fields) = selectors(q)?;
+    let (labels, fields) = selectors(&target.t, q)?;
     let state = cluster.lock();
     // resourceVersion semantics: "0"/unset is any version (the current one here);
     // NotOlderThan waits for a newer version than exists (504 after the wait, as the API server

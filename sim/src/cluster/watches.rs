@@ -8,7 +8,7 @@ pub(super) fn watch(
     q: &BTreeMap<String, String>,
     table: bool,
 ) -> Result<Response, ApiError> {
-    let (labels, fields) = selectors(q)?;
+    let (labels, fields) = selectors(&target.t, q)?;
     let storage_key = target.t.storage_key();
     let namespace = target.namespace.clone();
     let t = target.t.clone();

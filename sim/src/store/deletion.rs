@@ -114,6 +114,7 @@ impl Store {
             schema: None,
             rules: None,
             categories: vec![],
+            selectable_fields: vec![],
             scale: None,
         })
     }
