@@ -28,7 +28,7 @@ impl ApiError {
     }
     /// 404 for `resource/name`.
     pub fn not_found(resource: &str, name: &str) -> Self {
-        Self::new(404, "NotFound", format!("{resource} \"{name}\" not found"))
+        Self::new(404, "NotFound", format!("{resource} \"{name}\" not found")).about(resource, name)
     }
     /// 409 on create of an existing name.
     pub fn already_exists(resource: &str, name: &str) -> Self {
@@ -37,6 +37,7 @@ impl ApiError {
             "AlreadyExists",
             format!("{resource} \"{name}\" already exists"),
         )
+        .about(resource, name)
     }
     /// 409 on a stale resourceVersion.
     pub fn conflict(resource: &str, name: &str) -> Self {
@@ -47,6 +48,20 @@ impl ApiError {
                 "Operation cannot be fulfilled on {resource} \"{name}\": the object has been modified; please apply your changes to the latest version and try again"
             ),
         )
+        .about(resource, name)
+    }
+
+    /// With kube-apiserver's `details` of an error about one object: its name, and the
+    /// resource's group and plural (`kind` holds the plural, as in kube-apiserver's Status).
+    /// `resource` is `plural` or `plural.group`.
+    fn about(mut self, resource: &str, name: &str) -> Self {
+        let (plural, group) = resource.split_once('.').unwrap_or((resource, ""));
+        let mut details = json!({"name": name, "kind": plural});
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
+        self.details = Some(details);
+        self
     }
     /// 422 for an invalid object.
     pub fn invalid(message: impl Into<String>) -> Self {
@@ -126,5 +141,30 @@ impl ApiError {
             status["details"] = details.clone();
         }
         status
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// kube-apiserver's NotFound, AlreadyExists and Conflict name the object in `details`:
+    /// its name, the resource's plural as `kind`, and its group.
+    #[test]
+    fn errors_about_one_object_carry_its_details() {
+        let exists = ApiError::already_exists("configmaps", "x");
+        assert_eq!(
+            exists.details,
+            Some(json!({"name": "x", "kind": "configmaps"}))
+        );
+        let missing = ApiError::not_found("barbicans.barbican.openstack.c5c3.io", "b");
+        assert_eq!(
+            missing.details,
+            Some(json!({"name": "b", "kind": "barbicans", "group": "barbican.openstack.c5c3.io"}))
+        );
+        assert_eq!(
+            ApiError::conflict("deployments.apps", "d").details,
+            Some(json!({"name": "d", "kind": "deployments", "group": "apps"}))
+        );
     }
 }

@@ -117,6 +117,26 @@ fn same_spec(a: &Value, b: &Value) -> bool {
     rest(a).eq(rest(b))
 }
 
+/// Whether kube-apiserver keeps a `metadata.generation` for objects of `t`: custom resources,
+/// and the built-in kinds whose strategies set it (workloads, autoscalers, disruption budgets,
+/// network policies, webhook configurations, CRDs). A ConfigMap, Secret, Service or Pod has
+/// none.
+fn has_generation(t: &ResourceType) -> bool {
+    const WITH_GENERATION: [&str; 7] = [
+        "apps",
+        "batch",
+        "autoscaling",
+        "policy",
+        "networking.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+    ];
+    let built_in_group = t.group.is_empty()
+        || t.group.ends_with(".k8s.io")
+        || WITH_GENERATION.contains(&t.group.as_str());
+    t.schema.is_some() || !built_in_group || WITH_GENERATION.contains(&t.group.as_str())
+}
+
 /// What kube-apiserver does with a Secret's `stringData`: each entry is written into `data`
 /// (base64, taking precedence over a `data` entry of the same key), and `stringData` is not
 /// stored.
@@ -144,7 +164,7 @@ fn name_error(t: &ResourceType, name: &str, reason: &str, detail: String) -> Api
     )
 }
 
-fn is_dns_subdomain(name: &str) -> bool {
+pub(crate) fn is_dns_subdomain(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 253
         && name.split('.').all(|l| {
@@ -509,7 +529,11 @@ impl Store {
         m.remove("resourceVersion");
         m.insert("uid".into(), json!(uid(self.revision + 1)));
         m.insert("creationTimestamp".into(), json!(self.now()));
-        m.insert("generation".into(), json!(1));
+        if has_generation(t) {
+            m.insert("generation".into(), json!(1));
+        } else {
+            m.remove("generation");
+        }
         let object = with_type(&object, t);
         crate::validation::admit(t, &object, None)?;
         if dry_run {
@@ -616,7 +640,7 @@ impl Store {
             if t.kind == "Secret" && t.group.is_empty() {
                 merge_string_data(&mut object);
             }
-            if !same_spec(&object, &current) {
+            if has_generation(t) && !same_spec(&object, &current) {
                 let generation = current["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
                 object["metadata"]["generation"] = json!(generation);
             }
