@@ -238,11 +238,8 @@ fn container(container: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::builtins;
 
-    fn builtin(plural: &str) -> ResourceType {
-        builtins().into_iter().find(|t| t.plural == plural).unwrap()
-    }
+    use crate::resources::builtin_type as builtin;
 
     #[test]
     fn a_deployment_gets_kube_apiservers_defaults_and_keeps_what_it_says() {

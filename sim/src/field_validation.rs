@@ -280,11 +280,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::resources::builtins;
 
-    fn builtin(plural: &str) -> ResourceType {
-        builtins().into_iter().find(|t| t.plural == plural).unwrap()
-    }
+    use crate::resources::builtin_type as builtin;
 
     #[test]
     fn an_undeclared_field_of_a_built_in_kind_is_found_by_its_path() {

@@ -230,6 +230,15 @@ const ALL_CATEGORY: [(&str, &str); 6] = [
 /// The built-in kinds with a `scale` subresource that this sim serves.
 const SCALABLE: [(&str, &str); 1] = [("apps", "deployments")];
 
+/// The built-in kind served as `plural` (the first version, should there be several); for tests.
+#[cfg(test)]
+pub(crate) fn builtin_type(plural: &str) -> ResourceType {
+    builtins()
+        .into_iter()
+        .find(|t| t.plural == plural)
+        .unwrap_or_else(|| panic!("no built-in {plural}"))
+}
+
 /// The built-in resource types.
 pub fn builtins() -> Vec<ResourceType> {
     vec![

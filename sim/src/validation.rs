@@ -159,12 +159,7 @@ mod tests {
 
     use super::*;
 
-    fn builtin(plural: &str) -> ResourceType {
-        crate::resources::builtins()
-            .into_iter()
-            .find(|t| t.plural == plural)
-            .unwrap()
-    }
+    use crate::resources::builtin_type as builtin;
 
     /// kube-apiserver refuses invalid label keys and values and invalid data keys with 422.
     #[test]
