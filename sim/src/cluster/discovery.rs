@@ -24,6 +24,57 @@ impl Cluster {
         })
     }
 
+    /// Aggregated discovery (`apidiscovery.k8s.io/v2` APIGroupDiscoveryList): every group with
+    /// every version's resources in one answer, the core group at `/api` (`core`), the named
+    /// groups at `/apis`. Versions come in order of preference, as in the APIGroupList; a
+    /// resource's `responseKind` leaves group and version empty where they are the group's own,
+    /// as kube-apiserver's installer does.
+    pub(super) fn aggregated_discovery(&self, core: bool) -> Value {
+        let state = self.lock();
+        let types: Vec<&ResourceType> = state
+            .registry
+            .all()
+            .filter(|t| t.group.is_empty() == core)
+            .collect();
+        // First-seen order: the registry lists a group's preferred version first.
+        let distinct = |of: &dyn Fn(&ResourceType) -> Option<&str>| {
+            let mut seen: Vec<&str> = Vec::new();
+            for t in &types {
+                if let Some(value) = of(t)
+                    && !seen.contains(&value)
+                {
+                    seen.push(value);
+                }
+            }
+            seen
+        };
+        let items: Vec<Value> = distinct(&|t| Some(t.group.as_str()))
+            .into_iter()
+            .map(|group| {
+                let versions: Vec<Value> = distinct(&|t| {
+                    (t.group == group).then_some(t.version.as_str())
+                })
+                .into_iter()
+                .map(|version| {
+                    let resources: Vec<Value> = types
+                        .iter()
+                        .filter(|t| t.group == group && t.version == version)
+                        .map(|t| aggregated_resource(t))
+                        .collect();
+                    json!({"version": version, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+                json!({"metadata": {"name": group}, "versions": versions})
+            })
+            .collect();
+        json!({
+            "kind": "APIGroupDiscoveryList",
+            "apiVersion": "apidiscovery.k8s.io/v2",
+            "metadata": {},
+            "items": items,
+        })
+    }
+
     /// `/openapi/v3`: one document per served group-version.
     pub(super) fn openapi_index(&self) -> Value {
         let state = self.lock();
@@ -135,7 +186,7 @@ impl Cluster {
         {
             resources.push(json!({
                 "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced, "kind": t.kind,
-                "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+                "verbs": VERBS,
                 "shortNames": t.short_names,
                 "categories": t.categories,
             }));
@@ -181,6 +232,43 @@ impl Cluster {
             subresource: rest.get(2).map(|s| s.to_string()),
         })
     }
+}
+
+/// The verbs every resource the sim serves answers.
+const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// One resource of aggregated discovery (`APIResourceDiscovery`) with its subresources.
+fn aggregated_resource(t: &ResourceType) -> Value {
+    let mut subresources = Vec::new();
+    if t.status_subresource {
+        subresources.push(json!({"subresource": "status",
+            "responseKind": {"group": "", "version": "", "kind": t.kind},
+            "verbs": ["get", "patch", "update"]}));
+    }
+    if t.scale.is_some() {
+        subresources.push(json!({"subresource": "scale",
+            "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+            "verbs": ["get", "patch", "update"]}));
+    }
+    json!({
+        "resource": t.plural,
+        "responseKind": {"group": "", "version": "", "kind": t.kind},
+        "scope": if t.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": t.singular,
+        "verbs": VERBS,
+        "shortNames": t.short_names,
+        "categories": t.categories,
+        "subresources": subresources,
+    })
 }
 
 /// A built-in kind's OpenAPI v3 schema and the schemas it refers to (by

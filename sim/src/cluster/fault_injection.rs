@@ -14,7 +14,7 @@ impl Cluster {
     ) -> Option<Response> {
         let name = target.name.as_deref().unwrap_or("");
         let verb = match (method.as_str(), name.is_empty()) {
-            ("GET", true) if q.get("watch").is_some_and(|w| w == "true" || w == "1") => "watch",
+            ("GET", true) if flag(q, "watch") => "watch",
             ("GET", true) => "list",
             ("GET", false) => "get",
             ("POST", _) => "create",

@@ -38,11 +38,12 @@ mod auth;
 mod deletes;
 mod discovery;
 mod fault_injection;
+mod negotiation;
 mod routing;
 mod scale;
 mod verbs;
 mod watches;
-use self::{admission::*, deletes::*, routing::*, scale::*, verbs::*, watches::*};
+use self::{admission::*, deletes::*, negotiation::*, routing::*, scale::*, verbs::*, watches::*};
 
 /// The Kubernetes version the sim reports.
 pub const KUBERNETES_MINOR: &str = "37";

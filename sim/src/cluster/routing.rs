@@ -37,6 +37,14 @@ pub(super) fn query(uri: &Uri) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// A boolean query parameter as kube-apiserver reads one (`Convert_Slice_string_To_bool`):
+/// present and anything but `0` or `false` (any case) is true, so `watch=True`, `watch=1` and
+/// a bare `watch` all start a watch.
+pub(super) fn flag(q: &BTreeMap<String, String>, key: &str) -> bool {
+    q.get(key)
+        .is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
+}
+
 pub(super) fn decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -179,6 +187,14 @@ pub(super) async fn route(
             "gitCommit": "sim", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
             "goVersion": "none", "compiler": "none", "platform": "linux/amd64"
         })),
+        // client-go and kube-rs ask for the aggregated form first; the answer's Content-Type
+        // tells them which form they got.
+        [root @ ("api" | "apis")] if wants_aggregated_discovery(headers) => Ok((
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, AGGREGATED_DISCOVERY)],
+            cluster.aggregated_discovery(*root == "api").to_string(),
+        )
+            .into_response()),
         ["api"] => discovery(
             json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}),
         ),

@@ -89,36 +89,22 @@ pub(super) async fn serve_resource(
         _ => Vec::new(),
     };
     let response = match (method.as_str(), &target.name) {
-        ("GET", None) if q.get("watch").is_some_and(|w| w == "true" || w == "1") => {
-            return watch(cluster, &target, &q, wants_table(headers));
+        ("GET", None) if flag(&q, "watch") => {
+            return watch(cluster, &target, &q, presentation(headers));
         }
         ("GET", None) => {
             let list = list(cluster, &target, &q)?;
-            if wants_table(headers) {
-                let items = list["items"].as_array().cloned().unwrap_or_default();
-                json_response(
-                    200,
-                    &crate::table::table(t, &items, &list["metadata"], cluster.clock.now()),
-                )
-            } else {
-                json_response(200, &list)
-            }
+            json_response(
+                200,
+                &present_list(t, presentation(headers), list, cluster.clock.now()),
+            )
         }
         ("GET", Some(name)) => {
             let object = cluster.lock().store.get(t, &target.namespace, name)?;
-            if wants_table(headers) {
-                json_response(
-                    200,
-                    &crate::table::table(
-                        t,
-                        std::slice::from_ref(&object),
-                        &json!({}),
-                        cluster.clock.now(),
-                    ),
-                )
-            } else {
-                json_response(200, &object)
-            }
+            json_response(
+                200,
+                &present_one(t, presentation(headers), object, cluster.clock.now()),
+            )
         }
         ("POST", None) => {
             let mut object = parse(&body)?;
@@ -274,6 +260,17 @@ pub(super) async fn serve_resource(
 /// its schema does not declare and gets its defaults; a built-in kind loses the fields its
 /// type does not declare and gets kube-apiserver's defaults for what it left out.
 pub(super) fn conform(t: &ResourceType, object: &mut Value) {
+    // kube-apiserver decodes a body into the type its URL names: a body that leaves out
+    // `apiVersion` or `kind` is read as that type, and managedFields record its version.
+    if let Some(map) = object.as_object_mut() {
+        if !t.version.is_empty() {
+            map.entry("apiVersion")
+                .or_insert_with(|| json!(t.api_version()));
+        }
+        if !t.kind.is_empty() {
+            map.entry("kind").or_insert_with(|| json!(t.kind));
+        }
+    }
     if let Some(schema) = &t.schema
         && object.is_object()
     {
@@ -283,14 +280,6 @@ pub(super) fn conform(t: &ResourceType, object: &mut Value) {
         crate::field_validation::drop_undeclared(t, object);
         crate::defaults::apply(t, object);
     }
-}
-
-/// Whether the client asked for a `meta.k8s.io` Table (what `kubectl get` asks for).
-pub(super) fn wants_table(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.contains("as=Table"))
 }
 
 pub(super) fn selectors(
@@ -469,7 +458,7 @@ pub(super) fn server_side_apply(
         .ok_or_else(|| {
             ApiError::bad_request("PATCH requests with the apply content type require fieldManager")
         })?;
-    let force = q.get("force").is_some_and(|f| f == "true");
+    let force = flag(q, "force");
     let text = std::str::from_utf8(body)
         .map_err(|_| ApiError::bad_request("the applied configuration is not UTF-8"))?;
     let applied: Value = serde_json::from_str(text)

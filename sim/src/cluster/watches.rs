@@ -6,7 +6,7 @@ pub(super) fn watch(
     cluster: &Cluster,
     target: &Target,
     q: &BTreeMap<String, String>,
-    table: bool,
+    presentation: Presentation,
 ) -> Result<Response, ApiError> {
     let (labels, fields) = selectors(&target.t, q)?;
     let storage_key = target.t.storage_key();
@@ -27,8 +27,8 @@ pub(super) fn watch(
             (labels.matches(&object) && fields.matches(&object)).then(|| object.into_owned())
         }
     };
-    let bookmarks = q.get("allowWatchBookmarks").is_some_and(|v| v == "true");
-    let initial_events = q.get("sendInitialEvents").is_some_and(|v| v == "true");
+    let bookmarks = flag(q, "allowWatchBookmarks");
+    let initial_events = flag(q, "sendInitialEvents");
     let timeout = q
         .get("timeoutSeconds")
         .and_then(|s| s.parse::<u64>().ok())
@@ -39,13 +39,14 @@ pub(super) fn watch(
         .and_then(|v| v.parse().ok());
 
     let (tx, rx) = mpsc::channel::<Bytes>(256);
-    // `kubectl get -w` asks for Tables: each event then carries a one-row Table.
+    // `kubectl get -w` asks for Tables: each event then carries a one-row Table; a metadata
+    // watch gets each object as PartialObjectMetadata.
     let clock = cluster.clock.clone();
     let render = {
         let t = target.t.clone();
         move |kind: &str, object: &Value| {
-            let object = if table && matches!(kind, "ADDED" | "MODIFIED" | "DELETED") {
-                crate::table::table(&t, std::slice::from_ref(object), &json!({}), clock.now())
+            let object = if matches!(kind, "ADDED" | "MODIFIED" | "DELETED") {
+                present_one(&t, presentation, object.clone(), clock.now())
             } else {
                 object.clone()
             };
@@ -120,10 +121,7 @@ pub(super) fn watch(
         }
         let ended = |reason| cluster.watch_ended(&resource, reason);
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-        // A bookmark comes a period after the watch starts, never at once: a plain interval's
-        // first tick is immediate, which raced the first change.
-        let period = Duration::from_secs(1);
-        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        let mut next_bookmark = bookmark_after(tokio::time::Instant::now(), deadline);
         loop {
             let sleep = async {
                 match deadline {
@@ -154,11 +152,17 @@ pub(super) fn watch(
                     }
                     Err(_) => return,
                 },
-                _ = ticker.tick(), if bookmarks => {
+                () = async move {
+                    match next_bookmark {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                }, if bookmarks => {
                     let bookmark = json!({"type": "BOOKMARK", "object": {"apiVersion": api_version, "kind": kind, "metadata": {"resourceVersion": last.to_string()}}});
                     if tx.send(Bytes::from(format!("{bookmark}\n"))).await.is_err() {
                         return;
                     }
+                    next_bookmark = bookmark_after(tokio::time::Instant::now(), deadline);
                 }
                 () = sleep => {
                     ended("timeout");
@@ -181,4 +185,60 @@ pub(super) fn watch(
         Body::from_stream(stream),
     )
         .into_response())
+}
+
+/// How often kube-apiserver's watch cache sends a watcher a bookmark.
+const BOOKMARK_PERIOD: Duration = Duration::from_secs(60);
+
+/// When a watcher that allows bookmarks gets its next one, as kube-apiserver's cacher decides
+/// (`nextBookmarkTime`): a minute from now, or two seconds before the watch's deadline when
+/// that comes first, so a client can resume from a fresh resourceVersion; none once that time
+/// has passed.
+fn bookmark_after(
+    now: tokio::time::Instant,
+    deadline: Option<tokio::time::Instant>,
+) -> Option<tokio::time::Instant> {
+    let heartbeat = now + BOOKMARK_PERIOD;
+    let Some(deadline) = deadline else {
+        return Some(heartbeat);
+    };
+    let before_deadline = deadline.checked_sub(Duration::from_secs(2))?;
+    let at = heartbeat.min(before_deadline);
+    (at > now).then_some(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bookmarks_come_a_minute_apart_or_two_seconds_before_the_deadline_as_the_cacher_sends_them() {
+        let now = tokio::time::Instant::now();
+        // No timeoutSeconds: kube-apiserver's bookmarkFrequency, a minute.
+        assert_eq!(bookmark_after(now, None), Some(now + BOOKMARK_PERIOD));
+        // A deadline far off: still a minute.
+        let far = now + Duration::from_secs(290);
+        assert_eq!(bookmark_after(now, Some(far)), Some(now + BOOKMARK_PERIOD));
+        // A deadline within the minute: two seconds before it.
+        let near = now + Duration::from_secs(10);
+        assert_eq!(
+            bookmark_after(now, Some(near)),
+            Some(now + Duration::from_secs(8))
+        );
+        // Within the last two seconds: no bookmark any more.
+        let closing = now + Duration::from_secs(1);
+        assert_eq!(bookmark_after(now, Some(closing)), None);
+    }
+
+    #[test]
+    fn query_booleans_are_true_unless_zero_or_false_in_any_case() {
+        let q = |v: &str| BTreeMap::from([("watch".to_string(), v.to_string())]);
+        for yes in ["true", "True", "TRUE", "1", "yes", ""] {
+            assert!(flag(&q(yes), "watch"), "{yes:?}");
+        }
+        for no in ["false", "False", "FALSE", "0"] {
+            assert!(!flag(&q(no), "watch"), "{no:?}");
+        }
+        assert!(!flag(&BTreeMap::new(), "watch"));
+    }
 }

@@ -143,3 +143,28 @@ async fn a_new_pod_starts_pending() {
         Some("Always")
     );
 }
+
+/// kube-apiserver decodes a body into the type its URL names: a create that leaves out
+/// `apiVersion` and `kind` stores a ConfigMap of `v1`, and its managedFields entry records that
+/// version (it was empty).
+#[tokio::test]
+async fn a_body_without_api_version_and_kind_is_read_as_the_urls_type() {
+    let client = Cluster::new().client();
+    let body = json!({"metadata": {"name": "bare"}, "data": {"a": "1"}});
+    let created: serde_json::Value = client
+        .request(
+            axum::http::Request::post("/api/v1/namespaces/default/configmaps?fieldManager=curl")
+                .header("content-type", "application/json")
+                .body(serde_json::to_vec(&body).unwrap())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (&created["apiVersion"], &created["kind"]),
+        (&json!("v1"), &json!("ConfigMap"))
+    );
+    let entry = &created["metadata"]["managedFields"][0];
+    assert_eq!(entry["manager"], "curl");
+    assert_eq!(entry["apiVersion"], "v1", "{entry}");
+}

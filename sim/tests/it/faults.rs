@@ -158,7 +158,7 @@ async fn rate_faults_repeat_for_a_seed() {
     assert_ne!(first, run(12).await);
 }
 
-/// The next watch event that is not a bookmark (the sim sends those every second).
+/// The next watch event that is not a bookmark (the sim sends those as kube-apiserver does).
 async fn next_change<S>(stream: &mut S) -> Option<kube::Result<WatchEvent<ConfigMap>>>
 where
     S: futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Unpin,

@@ -6,6 +6,7 @@ mod defaults;
 mod deletes;
 mod faults;
 mod field_validation;
+mod negotiation;
 mod proxy;
 mod scale;
 mod self_reviews;

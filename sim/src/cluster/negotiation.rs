@@ -1,0 +1,165 @@
+//! Content negotiation: the form a client asks for in `Accept` (`as=Table`,
+//! `as=PartialObjectMetadata[List]`, `as=APIGroupDiscoveryList`) and the answer in that form,
+//! as kube-apiserver gives it.
+
+use super::*;
+
+/// The media type of aggregated discovery, `apidiscovery.k8s.io/v2`: what kubectl and kube-rs's
+/// `Discovery::run_aggregated` ask `/api` and `/apis` for, and what the answer's Content-Type
+/// must say for client-go to read it as such.
+pub(super) const AGGREGATED_DISCOVERY: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// How a read presents the objects it returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Presentation {
+    /// The objects as stored.
+    Object,
+    /// A `meta.k8s.io/v1` Table (what `kubectl get` asks for).
+    Table,
+    /// `meta.k8s.io/v1` PartialObjectMetadata: metadata only (kube-rs's `get_metadata`,
+    /// `list_metadata` and the metadata watcher; client-go's metadata informers).
+    Metadata,
+}
+
+/// The media types an `Accept` header lists, each as its parameters (`as`, `g`, `v`, …).
+fn accepted(headers: &HeaderMap) -> Vec<BTreeMap<String, String>> {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    accept
+        .split(',')
+        .map(|media| {
+            media
+                .split(';')
+                .skip(1)
+                .filter_map(|p| p.split_once('='))
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// What the first media type the sim can answer asks for; kube-apiserver takes the first it
+/// serves, so a Table asked before metadata wins, and plain JSON after both loses to them.
+pub(super) fn presentation(headers: &HeaderMap) -> Presentation {
+    accepted(headers)
+        .iter()
+        .find_map(|params| match params.get("as").map(String::as_str) {
+            None => Some(Presentation::Object),
+            Some("Table") => Some(Presentation::Table),
+            Some("PartialObjectMetadata" | "PartialObjectMetadataList")
+                if params.get("g").is_none_or(|g| g == "meta.k8s.io") =>
+            {
+                Some(Presentation::Metadata)
+            }
+            Some(_) => None,
+        })
+        .unwrap_or(Presentation::Object)
+}
+
+/// Whether the client asks for aggregated discovery in `apidiscovery.k8s.io/v2` before any
+/// plain JSON (a v2beta1-only client gets the plain lists, as from a server without v2beta1).
+pub(super) fn wants_aggregated_discovery(headers: &HeaderMap) -> bool {
+    accepted(headers)
+        .iter()
+        .find_map(|params| match params.get("as").map(String::as_str) {
+            None => Some(false),
+            Some("APIGroupDiscoveryList")
+                if params.get("g").map(String::as_str) == Some("apidiscovery.k8s.io")
+                    && params.get("v").map(String::as_str) == Some("v2") =>
+            {
+                Some(true)
+            }
+            Some(_) => None,
+        })
+        .unwrap_or(false)
+}
+
+/// An object's PartialObjectMetadata: its type replaced by `meta.k8s.io/v1`, only its metadata.
+pub(super) fn partial(object: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object["metadata"]})
+}
+
+/// A list read (`items` and list `metadata`) in the asked form.
+pub(super) fn present_list(
+    t: &ResourceType,
+    presentation: Presentation,
+    list: Value,
+    now: jiff::Timestamp,
+) -> Value {
+    let items = || list["items"].as_array().cloned().unwrap_or_default();
+    match presentation {
+        Presentation::Object => list,
+        Presentation::Table => crate::table::table(t, &items(), &list["metadata"], now),
+        Presentation::Metadata => json!({
+            "kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+            "metadata": list["metadata"],
+            "items": items().iter().map(partial).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+/// A single object read in the asked form.
+pub(super) fn present_one(
+    t: &ResourceType,
+    presentation: Presentation,
+    object: Value,
+    now: jiff::Timestamp,
+) -> Value {
+    match presentation {
+        Presentation::Object => object,
+        Presentation::Table => {
+            crate::table::table(t, std::slice::from_ref(&object), &json!({}), now)
+        }
+        Presentation::Metadata => partial(&object),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT, value.parse().unwrap());
+        headers
+    }
+
+    #[test]
+    fn the_first_form_the_server_serves_wins_as_in_kube_apiserver() {
+        // kubectl get
+        let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(presentation(&accept(kubectl)), Presentation::Table);
+        // kube-rs's metadata calls and client-go's metadata client
+        let metadata =
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+        assert_eq!(presentation(&accept(metadata)), Presentation::Metadata);
+        assert_eq!(
+            presentation(&accept("application/json")),
+            Presentation::Object
+        );
+        assert_eq!(presentation(&HeaderMap::new()), Presentation::Object);
+        // plain JSON first: the object itself
+        assert_eq!(
+            presentation(&accept(
+                "application/json, application/json;as=Table;g=meta.k8s.io;v=v1"
+            )),
+            Presentation::Object
+        );
+    }
+
+    #[test]
+    fn aggregated_discovery_only_for_v2_asked_before_plain_json() {
+        let client_go = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+        assert!(wants_aggregated_discovery(&accept(client_go)));
+        assert!(!wants_aggregated_discovery(&accept(
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+        )));
+        assert!(!wants_aggregated_discovery(&accept("application/json")));
+        assert!(!wants_aggregated_discovery(&accept(
+            "application/json,application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+        )));
+    }
+}
