@@ -31,6 +31,7 @@ pub mod faults;
 pub mod field_validation;
 pub mod listener;
 pub mod portforward;
+pub mod printers;
 pub mod proxy;
 pub mod rbac;
 pub mod resources;

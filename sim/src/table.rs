@@ -1,5 +1,6 @@
 //! `meta.k8s.io/v1` Table responses, as `kubectl get` asks for them: the name, then a CRD's
-//! additionalPrinterColumns (evaluated as JSONPath), or the name and age for built-ins.
+//! additionalPrinterColumns (evaluated as JSONPath), a built-in kind's printer columns
+//! ([`crate::printers`]), or the name and age.
 
 use serde_json::{Value, json};
 
@@ -52,25 +53,10 @@ pub fn json_path(object: &Value, path: &str) -> Vec<Value> {
     current
 }
 
-/// How long before `now` an RFC 3339 timestamp was, the way kubectl prints ages (`5s`, `3m`,
-/// `2h`, `4d`).
-pub fn age(timestamp: &str, now: jiff::Timestamp) -> String {
-    let Ok(then) = timestamp.parse::<jiff::Timestamp>() else {
-        return "<unknown>".into();
-    };
-    let seconds = (now.as_second() - then.as_second()).max(0);
-    match seconds {
-        s if s < 120 => format!("{s}s"),
-        s if s < 7200 => format!("{}m", s / 60),
-        s if s < 172_800 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86_400),
-    }
-}
-
 fn cell(value: Vec<Value>, column_type: &str, now: jiff::Timestamp) -> Value {
     match value.as_slice() {
         [] => Value::Null,
-        [Value::String(s)] if column_type == "date" => json!(age(s, now)),
+        [Value::String(s)] if column_type == "date" => json!(crate::printers::since(Some(s), now)),
         [single] => single.clone(),
         many => json!(
             many.iter()
@@ -84,39 +70,62 @@ fn cell(value: Vec<Value>, column_type: &str, now: jiff::Timestamp) -> Value {
     }
 }
 
-/// The Table for `objects`.
+/// The Table for `objects`: a CRD's additionalPrinterColumns (evaluated as JSONPath), a
+/// built-in kind's printer ([`crate::printers`]), or the name and age.
 pub fn table(
     t: &ResourceType,
     objects: &[Value],
     list_metadata: &Value,
     now: jiff::Timestamp,
 ) -> Value {
-    let mut columns = vec![
-        json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0}),
-    ];
-    let printer: Vec<(String, String, String)> = if t.printer_columns.is_empty() {
-        vec![(
-            "Age".into(),
-            "date".into(),
-            ".metadata.creationTimestamp".into(),
-        )]
-    } else {
-        t.printer_columns
-            .iter()
-            .map(|c| {
-                let text = |k: &str| c[k].as_str().unwrap_or_default().to_string();
-                (text("name"), text("type"), text("jsonPath"))
-            })
-            .collect()
+    let name = json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0});
+    let (columns, rows): (Vec<Value>, Vec<Vec<Value>>) = match crate::printers::columns(t) {
+        Some(printer) if t.printer_columns.is_empty() => (
+            printer
+                .iter()
+                .map(|c| json!({"name": c.name, "type": c.column_type, "format": c.format, "description": "", "priority": c.priority}))
+                .collect(),
+            objects
+                .iter()
+                .map(|o| printer.iter().map(|c| (c.cell)(o, now)).collect())
+                .collect(),
+        ),
+        _ => {
+            let printer: Vec<(String, String, String, u64)> = if t.printer_columns.is_empty() {
+                vec![(
+                    "Age".into(),
+                    "date".into(),
+                    ".metadata.creationTimestamp".into(),
+                    0,
+                )]
+            } else {
+                t.printer_columns
+                    .iter()
+                    .map(|c| {
+                        let text = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+                        (text("name"), text("type"), text("jsonPath"), c["priority"].as_u64().unwrap_or(0))
+                    })
+                    .collect()
+            };
+            let mut columns = vec![name];
+            for (name, column_type, _, priority) in &printer {
+                columns.push(json!({"name": name, "type": column_type, "format": "", "description": "", "priority": priority}));
+            }
+            let rows = objects
+                .iter()
+                .map(|o| {
+                    let mut cells = vec![o["metadata"]["name"].clone()];
+                    cells.extend(printer.iter().map(|(_, column_type, path, _)| cell(json_path(o, path), column_type, now)));
+                    cells
+                })
+                .collect();
+            (columns, rows)
+        }
     };
-    for (name, column_type, _) in &printer {
-        columns.push(json!({"name": name, "type": column_type, "format": "", "description": "", "priority": 0}));
-    }
     let rows: Vec<Value> = objects
         .iter()
-        .map(|o| {
-            let mut cells = vec![o["metadata"]["name"].clone()];
-            cells.extend(printer.iter().map(|(_, column_type, path)| cell(json_path(o, path), column_type, now)));
+        .zip(rows)
+        .map(|(o, cells)| {
             json!({"cells": cells, "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}})
         })
         .collect();
@@ -137,14 +146,5 @@ mod tests {
         assert_eq!(json_path(&o, ".status.endpoint"), vec![json!("http://x")]);
         assert_eq!(json_path(&o, ".spec.list[1]"), vec![json!("b")]);
         assert!(json_path(&o, ".status.missing").is_empty());
-    }
-
-    #[test]
-    fn ages_read_like_kubectl() {
-        let now: jiff::Timestamp = "2026-01-03T02:00:00Z".parse().unwrap();
-        assert_eq!(age("2026-01-01T00:00:00Z", now), "2d");
-        assert_eq!(age("2026-01-03T01:00:00Z", now), "60m");
-        assert_eq!(age("2026-01-03T01:59:30Z", now), "30s");
-        assert_eq!(age("not a time", now), "<unknown>");
     }
 }

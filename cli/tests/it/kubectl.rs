@@ -306,6 +306,89 @@ fn scale_get_all_and_the_health_checks_work() {
     assert_eq!(ready.trim(), "ok");
 }
 
+/// `kubectl get` on the built-in kinds prints the columns kube-apiserver's printers print
+/// (`pkg/printers/internalversion`), not only NAME and AGE.
+#[test]
+fn get_prints_kube_apiservers_columns_for_built_in_kinds() {
+    let sim = start("columns");
+    apply_stdin(
+        &sim,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: busybox}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {selector: {app: web}, ports: [{port: 9311}]}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf, namespace: default}\ndata: {a: '1', b: '2'}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: default}\nstringData: {password: x}\n---\napiVersion: batch/v1\nkind: CronJob\nmetadata: {name: clean, namespace: default}\nspec:\n  schedule: '1 0 * * *'\n  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\nspec: {maxUnavailable: 1, selector: {matchLabels: {app: web}}}\n---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: web, namespace: default}\nspec: {podSelector: {matchLabels: {app: web}}}\n",
+    );
+    let header = |args: &[&str]| -> Vec<String> {
+        let out = ok(&sim, args);
+        out.lines()
+            .next()
+            .unwrap_or_default()
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    for (kind, expected) in [
+        (
+            "deployments",
+            &["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"][..],
+        ),
+        (
+            "services",
+            &[
+                "NAME",
+                "TYPE",
+                "CLUSTER-IP",
+                "EXTERNAL-IP",
+                "PORT(S)",
+                "AGE",
+            ],
+        ),
+        ("configmaps", &["NAME", "DATA", "AGE"]),
+        ("secrets", &["NAME", "TYPE", "DATA", "AGE"]),
+        (
+            "cronjobs",
+            &[
+                "NAME",
+                "SCHEDULE",
+                "TIMEZONE",
+                "SUSPEND",
+                "ACTIVE",
+                "LAST SCHEDULE",
+                "AGE",
+            ],
+        ),
+        (
+            "poddisruptionbudgets",
+            &[
+                "NAME",
+                "MIN AVAILABLE",
+                "MAX UNAVAILABLE",
+                "ALLOWED DISRUPTIONS",
+                "AGE",
+            ],
+        ),
+        ("networkpolicies", &["NAME", "POD-SELECTOR", "AGE"]),
+        ("namespaces", &["NAME", "STATUS", "AGE"]),
+        ("customresourcedefinitions", &["NAME", "CREATED AT"]),
+    ] {
+        assert_eq!(header(&["get", kind, "-n", "default"]), expected, "{kind}");
+    }
+    let service = ok(
+        &sim,
+        &["get", "service", "web", "-n", "default", "--no-headers"],
+    );
+    assert!(
+        service.contains("ClusterIP") && service.contains("9311/TCP"),
+        "{service}"
+    );
+    let conf = ok(
+        &sim,
+        &["get", "configmap", "conf", "-n", "default", "--no-headers"],
+    );
+    assert_eq!(conf.split_whitespace().nth(1), Some("2"), "{conf}");
+    let wide = header(&["get", "deployments", "-n", "default", "-o", "wide"]);
+    assert_eq!(wide[5..], ["CONTAINERS", "IMAGES", "SELECTOR"], "{wide:?}");
+}
+
 /// `kubectl explain` walks the built-in kinds' OpenAPI v3 schemas (k8s-openapi's, under
 /// kube-apiserver's definition names) as it walks the CRDs'; a Deployment applied without
 /// `strategy` reads back with kube-apiserver's defaults; a new namespace has its `default`

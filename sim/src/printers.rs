@@ -1,0 +1,952 @@
+//! The columns kube-apiserver prints for built-in kinds (its `pkg/printers/internalversion`):
+//! what `kubectl get deploy,po,svc,secret,cm,job,cronjob,hpa,pdb,netpol,ns,crd,events` shows
+//! in a Table, computed from the stored object as kube-apiserver computes each cell.
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use crate::resources::ResourceType;
+
+/// One column of a built-in kind's Table: its definition and how a row's cell is computed.
+pub struct Column {
+    /// The column's name as kube-apiserver defines it (kubectl upper-cases it).
+    pub name: &'static str,
+    /// `string`, `integer` or `date`.
+    pub column_type: &'static str,
+    /// `name` for the name column, empty otherwise.
+    pub format: &'static str,
+    /// 0 for the default view, 1 for `-o wide`.
+    pub priority: u8,
+    /// The cell of an object at a time.
+    pub cell: fn(&Value, Timestamp) -> Value,
+}
+
+const fn column(
+    name: &'static str,
+    column_type: &'static str,
+    priority: u8,
+    cell: fn(&Value, Timestamp) -> Value,
+) -> Column {
+    Column {
+        name,
+        column_type,
+        format: "",
+        priority,
+        cell,
+    }
+}
+
+const NAME: Column = Column {
+    name: "Name",
+    column_type: "string",
+    format: "name",
+    priority: 0,
+    cell: |o, _| o["metadata"]["name"].clone(),
+};
+
+const AGE: Column = column("Age", "string", 0, |o, now| {
+    json!(since(o["metadata"]["creationTimestamp"].as_str(), now))
+});
+
+/// The columns of a built-in kind kube-apiserver has a printer for; `None` for the others
+/// (they print name and age).
+pub fn columns(t: &ResourceType) -> Option<Vec<Column>> {
+    let columns = match (t.group.as_str(), t.plural.as_str()) {
+        ("apps", "deployments") => vec![
+            NAME,
+            column("Ready", "string", 0, |o, _| {
+                json!(format!(
+                    "{}/{}",
+                    int(&o["status"]["readyReplicas"]),
+                    o["spec"]["replicas"].as_i64().unwrap_or(1)
+                ))
+            }),
+            column("Up-to-date", "integer", 0, |o, _| {
+                json!(int(&o["status"]["updatedReplicas"]))
+            }),
+            column("Available", "integer", 0, |o, _| {
+                json!(int(&o["status"]["availableReplicas"]))
+            }),
+            AGE,
+            column("Containers", "string", 1, |o, _| {
+                json!(containers(&o["spec"]["template"], "name"))
+            }),
+            column("Images", "string", 1, |o, _| {
+                json!(containers(&o["spec"]["template"], "image"))
+            }),
+            column("Selector", "string", 1, |o, _| {
+                json!(label_selector(&o["spec"]["selector"]))
+            }),
+        ],
+        ("", "pods") => vec![
+            NAME,
+            column("Ready", "string", 0, |o, _| {
+                let total = o["spec"]["containers"].as_array().map_or(0, Vec::len);
+                let ready = statuses(o).filter(|s| s["ready"] == true).count();
+                json!(format!("{ready}/{total}"))
+            }),
+            column("Status", "string", 0, |o, _| json!(pod_status(o))),
+            column("Restarts", "string", 0, |o, now| json!(restarts(o, now))),
+            AGE,
+            column("IP", "string", 1, |o, _| {
+                json!(text_or_none(&o["status"]["podIP"]))
+            }),
+            column("Node", "string", 1, |o, _| {
+                json!(text_or_none(&o["spec"]["nodeName"]))
+            }),
+            column("Nominated Node", "string", 1, |o, _| {
+                json!(text_or_none(&o["status"]["nominatedNodeName"]))
+            }),
+            column("Readiness Gates", "string", 1, |o, _| {
+                let gates = o["spec"]["readinessGates"].as_array().map_or(0, Vec::len);
+                json!(if gates == 0 {
+                    "<none>".to_string()
+                } else {
+                    format!("0/{gates}")
+                })
+            }),
+        ],
+        ("", "services") => vec![
+            NAME,
+            column("Type", "string", 0, |o, _| {
+                json!(o["spec"]["type"].as_str().unwrap_or("ClusterIP"))
+            }),
+            column("Cluster-IP", "string", 0, |o, _| {
+                json!(text_or_none(&o["spec"]["clusterIP"]))
+            }),
+            column("External-IP", "string", 0, |o, _| json!(external_ip(o))),
+            column("Port(s)", "string", 0, |o, _| json!(service_ports(o))),
+            AGE,
+            column("Selector", "string", 1, |o, _| {
+                json!(map_selector(&o["spec"]["selector"]))
+            }),
+        ],
+        ("", "secrets") => vec![
+            NAME,
+            column("Type", "string", 0, |o, _| {
+                json!(o["type"].as_str().unwrap_or("Opaque"))
+            }),
+            column("Data", "string", 0, |o, _| json!(keys(&o["data"]))),
+            AGE,
+        ],
+        ("", "configmaps") => vec![
+            NAME,
+            column("Data", "string", 0, |o, _| {
+                json!(keys(&o["data"]).saturating_add(keys(&o["binaryData"])))
+            }),
+            AGE,
+        ],
+        ("", "namespaces") => vec![
+            NAME,
+            column("Status", "string", 0, |o, _| {
+                json!(o["status"]["phase"].as_str().unwrap_or("Active"))
+            }),
+            AGE,
+        ],
+        ("batch", "jobs") => vec![
+            NAME,
+            column("Status", "string", 0, |o, _| json!(job_status(o))),
+            column("Completions", "string", 0, |o, _| json!(completions(o))),
+            column("Duration", "string", 0, |o, now| {
+                json!(job_duration(o, now))
+            }),
+            AGE,
+            column("Containers", "string", 1, |o, _| {
+                json!(containers(&o["spec"]["template"], "name"))
+            }),
+            column("Images", "string", 1, |o, _| {
+                json!(containers(&o["spec"]["template"], "image"))
+            }),
+            column("Selector", "string", 1, |o, _| {
+                json!(label_selector(&o["spec"]["selector"]))
+            }),
+        ],
+        ("batch", "cronjobs") => vec![
+            NAME,
+            column("Schedule", "string", 0, |o, _| {
+                o["spec"]["schedule"].clone()
+            }),
+            column("Timezone", "string", 0, |o, _| {
+                json!(text_or_none(&o["spec"]["timeZone"]))
+            }),
+            column("Suspend", "boolean", 0, |o, _| {
+                json!(o["spec"]["suspend"].as_bool().unwrap_or(false))
+            }),
+            column("Active", "integer", 0, |o, _| {
+                json!(o["status"]["active"].as_array().map_or(0, Vec::len))
+            }),
+            column("Last Schedule", "string", 0, |o, now| {
+                json!(match o["status"]["lastScheduleTime"].as_str() {
+                    Some(at) => since(Some(at), now),
+                    None => "<none>".into(),
+                })
+            }),
+            AGE,
+            column("Containers", "string", 1, |o, _| {
+                json!(containers(
+                    &o["spec"]["jobTemplate"]["spec"]["template"],
+                    "name"
+                ))
+            }),
+            column("Images", "string", 1, |o, _| {
+                json!(containers(
+                    &o["spec"]["jobTemplate"]["spec"]["template"],
+                    "image"
+                ))
+            }),
+            column("Selector", "string", 1, |o, _| {
+                json!(label_selector(
+                    &o["spec"]["jobTemplate"]["spec"]["selector"]
+                ))
+            }),
+        ],
+        ("autoscaling", "horizontalpodautoscalers") => vec![
+            NAME,
+            column("Reference", "string", 0, |o, _| {
+                let target = &o["spec"]["scaleTargetRef"];
+                json!(format!(
+                    "{}/{}",
+                    target["kind"].as_str().unwrap_or_default(),
+                    target["name"].as_str().unwrap_or_default()
+                ))
+            }),
+            column("Targets", "string", 0, |o, _| json!(hpa_targets(o))),
+            column("MinPods", "string", 0, |o, _| {
+                json!(o["spec"]["minReplicas"].as_i64().unwrap_or(1))
+            }),
+            column("MaxPods", "integer", 0, |o, _| {
+                json!(int(&o["spec"]["maxReplicas"]))
+            }),
+            column("Replicas", "integer", 0, |o, _| {
+                json!(int(&o["status"]["currentReplicas"]))
+            }),
+            AGE,
+        ],
+        ("policy", "poddisruptionbudgets") => vec![
+            NAME,
+            column("Min Available", "string", 0, |o, _| {
+                json!(int_or_string(&o["spec"]["minAvailable"]))
+            }),
+            column("Max Unavailable", "string", 0, |o, _| {
+                json!(int_or_string(&o["spec"]["maxUnavailable"]))
+            }),
+            column("Allowed Disruptions", "integer", 0, |o, _| {
+                json!(int(&o["status"]["disruptionsAllowed"]))
+            }),
+            AGE,
+        ],
+        ("networking.k8s.io", "networkpolicies") => vec![
+            NAME,
+            column("Pod-Selector", "string", 0, |o, _| {
+                json!(label_selector(&o["spec"]["podSelector"]))
+            }),
+            AGE,
+        ],
+        ("apiextensions.k8s.io", "customresourcedefinitions") => vec![
+            NAME,
+            column("Created At", "date", 0, |o, _| {
+                o["metadata"]["creationTimestamp"].clone()
+            }),
+        ],
+        ("" | "events.k8s.io", "events") => vec![
+            column("Last Seen", "string", 0, |o, now| {
+                json!(event_last_seen(o, now))
+            }),
+            column("Type", "string", 0, |o, _| o["type"].clone()),
+            column("Reason", "string", 0, |o, _| o["reason"].clone()),
+            column("Object", "string", 0, |o, _| {
+                let regarding = event_regarding(o);
+                json!(format!(
+                    "{}/{}",
+                    regarding["kind"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_lowercase(),
+                    regarding["name"].as_str().unwrap_or_default()
+                ))
+            }),
+            column("Subobject", "string", 1, |o, _| {
+                event_regarding(o)["fieldPath"].clone()
+            }),
+            column("Source", "string", 1, |o, _| json!(event_source(o))),
+            column("Message", "string", 0, |o, _| {
+                first_text(o, &["message", "note"]).map_or(Value::Null, |m| json!(m))
+            }),
+            column("First Seen", "string", 1, |o, now| {
+                json!(since(event_first_seen(o), now))
+            }),
+            column("Count", "integer", 1, |o, _| json!(event_count(o))),
+            column("Name", "string", 1, |o, _| o["metadata"]["name"].clone()),
+        ],
+        _ => return None,
+    };
+    Some(columns)
+}
+
+/// kube-apiserver's `translateTimestampSince`: how long ago, as `duration.HumanDuration`
+/// prints it; `<unknown>` without a time.
+pub fn since(timestamp: Option<&str>, now: Timestamp) -> String {
+    match timestamp.and_then(|t| t.parse::<Timestamp>().ok()) {
+        Some(then) => human_duration(now.as_second().saturating_sub(then.as_second())),
+        None => "<unknown>".into(),
+    }
+}
+
+/// apimachinery's `duration.HumanDuration` of a number of seconds: two units while the larger
+/// is small (`5m30s`, `3h20m`, `2d4h`, `1y30d`), one otherwise.
+pub fn human_duration(seconds: i64) -> String {
+    if seconds < -1 {
+        return "<invalid>".into();
+    }
+    let seconds = seconds.max(0);
+    if seconds < 120 {
+        return format!("{seconds}s");
+    }
+    let minutes = seconds / 60;
+    if minutes < 10 {
+        return match seconds % 60 {
+            0 => format!("{minutes}m"),
+            s => format!("{minutes}m{s}s"),
+        };
+    }
+    if minutes < 180 {
+        return format!("{minutes}m");
+    }
+    let hours = seconds / 3600;
+    if hours < 8 {
+        return match minutes % 60 {
+            0 => format!("{hours}h"),
+            m => format!("{hours}h{m}m"),
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    let days = hours / 24;
+    if hours < 24 * 8 {
+        return match hours % 24 {
+            0 => format!("{days}d"),
+            h => format!("{days}d{h}h"),
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{days}d");
+    }
+    let years = days / 365;
+    if hours < 24 * 365 * 8 {
+        return match days % 365 {
+            0 => format!("{years}y"),
+            d => format!("{years}y{d}d"),
+        };
+    }
+    format!("{years}y")
+}
+
+fn int(value: &Value) -> i64 {
+    value.as_i64().unwrap_or(0)
+}
+
+fn keys(map: &Value) -> usize {
+    map.as_object().map_or(0, serde_json::Map::len)
+}
+
+fn text_or_none(value: &Value) -> String {
+    match value.as_str() {
+        Some(text) if !text.is_empty() => text.to_string(),
+        _ => "<none>".into(),
+    }
+}
+
+fn int_or_string(value: &Value) -> String {
+    match value {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        _ => "N/A".into(),
+    }
+}
+
+fn first_text<'a>(object: &'a Value, keys: &[&str]) -> Option<&'a str> {
+    keys.iter()
+        .find_map(|k| object[*k].as_str().filter(|s| !s.is_empty()))
+}
+
+/// A pod template's containers' `field`s, joined by commas.
+fn containers(template: &Value, field: &str) -> String {
+    template["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c[field].as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A map selector as `k=v,…` in key order; `<none>` when empty.
+fn map_selector(labels: &Value) -> String {
+    let pairs: Vec<String> = labels
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        .collect();
+    if pairs.is_empty() {
+        "<none>".into()
+    } else {
+        pairs.join(",")
+    }
+}
+
+/// A LabelSelector as `metav1.FormatLabelSelector` writes one: `matchLabels` then the
+/// expressions, `<none>` when it selects everything.
+fn label_selector(selector: &Value) -> String {
+    let mut parts: Vec<String> = selector["matchLabels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        .collect();
+    for expression in selector["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let key = expression["key"].as_str().unwrap_or_default();
+        let values: Vec<&str> = expression["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        parts.push(match expression["operator"].as_str().unwrap_or_default() {
+            "In" => format!("{key} in ({})", values.join(",")),
+            "NotIn" => format!("{key} notin ({})", values.join(",")),
+            "Exists" => key.to_string(),
+            "DoesNotExist" => format!("!{key}"),
+            other => format!("{key} {other}"),
+        });
+    }
+    if parts.is_empty() {
+        "<none>".into()
+    } else {
+        parts.join(",")
+    }
+}
+
+fn statuses(pod: &Value) -> impl Iterator<Item = &Value> {
+    pod["status"]["containerStatuses"]
+        .as_array()
+        .into_iter()
+        .flatten()
+}
+
+/// printPod's STATUS: the phase, overridden by the pod's reason, a container's waiting or
+/// terminated reason, and `Terminating` once the pod is being deleted.
+fn pod_status(pod: &Value) -> String {
+    let mut reason = first_text(&pod["status"], &["reason", "phase"])
+        .unwrap_or("Unknown")
+        .to_string();
+    for status in statuses(pod) {
+        let state = &status["state"];
+        if let Some(waiting) = state["waiting"]["reason"]
+            .as_str()
+            .filter(|r| !r.is_empty())
+        {
+            reason = waiting.to_string();
+        } else if let Some(terminated) = state["terminated"]["reason"]
+            .as_str()
+            .filter(|r| !r.is_empty())
+        {
+            reason = terminated.to_string();
+        }
+    }
+    if pod["metadata"]["deletionTimestamp"].is_string() && reason != "Completed" {
+        reason = "Terminating".into();
+    }
+    reason
+}
+
+/// printPod's RESTARTS: the containers' restarts, with how long ago the last one ended.
+fn restarts(pod: &Value, now: Timestamp) -> String {
+    let count: i64 = statuses(pod)
+        .map(|s| int(&s["restartCount"]))
+        .fold(0, i64::saturating_add);
+    let last = statuses(pod)
+        .filter_map(|s| s["lastState"]["terminated"]["finishedAt"].as_str())
+        .filter_map(|t| t.parse::<Timestamp>().ok())
+        .max();
+    match last {
+        Some(at) if count > 0 => format!(
+            "{count} ({} ago)",
+            human_duration(now.as_second().saturating_sub(at.as_second()))
+        ),
+        _ => count.to_string(),
+    }
+}
+
+fn external_ip(service: &Value) -> String {
+    let spec = &service["spec"];
+    let external: Vec<String> = spec["externalIPs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(String::from)
+        .collect();
+    match spec["type"].as_str().unwrap_or("ClusterIP") {
+        "ClusterIP" | "NodePort" if external.is_empty() => "<none>".into(),
+        "ClusterIP" | "NodePort" => external.join(","),
+        "LoadBalancer" => {
+            let mut all: Vec<String> = service["status"]["loadBalancer"]["ingress"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|i| first_text(i, &["ip", "hostname"]).map(String::from))
+                .collect();
+            all.extend(external);
+            if all.is_empty() {
+                "<pending>".into()
+            } else {
+                all.join(",")
+            }
+        }
+        "ExternalName" => spec["externalName"].as_str().unwrap_or_default().into(),
+        _ => "<unknown>".into(),
+    }
+}
+
+fn service_ports(service: &Value) -> String {
+    let ports: Vec<String> = service["spec"]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let protocol = p["protocol"].as_str().unwrap_or("TCP");
+            match p["nodePort"].as_i64() {
+                Some(node) if node != 0 => format!("{}:{node}/{protocol}", int(&p["port"])),
+                _ => format!("{}/{protocol}", int(&p["port"])),
+            }
+        })
+        .collect();
+    if ports.is_empty() {
+        "<none>".into()
+    } else {
+        ports.join(",")
+    }
+}
+
+fn condition_true(object: &Value, kind: &str) -> bool {
+    object["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == kind && c["status"] == "True")
+}
+
+/// printJob's STATUS (kube 1.31+): the terminal condition, else suspended or running.
+fn job_status(job: &Value) -> &'static str {
+    if condition_true(job, "Failed") {
+        "Failed"
+    } else if condition_true(job, "Complete") {
+        "Complete"
+    } else if condition_true(job, "Suspended") {
+        "Suspended"
+    } else if condition_true(job, "FailureTarget") {
+        "FailureTarget"
+    } else if condition_true(job, "SuccessCriteriaMet") {
+        "SuccessCriteriaMet"
+    } else {
+        "Running"
+    }
+}
+
+fn completions(job: &Value) -> String {
+    let succeeded = int(&job["status"]["succeeded"]);
+    match job["spec"]["completions"].as_i64() {
+        Some(completions) => format!("{succeeded}/{completions}"),
+        None => match job["spec"]["parallelism"].as_i64().unwrap_or(1) {
+            p if p > 1 => format!("{succeeded}/1 of {p}"),
+            _ => format!("{succeeded}/1"),
+        },
+    }
+}
+
+fn job_duration(job: &Value, now: Timestamp) -> String {
+    let time = |key: &str| {
+        job["status"][key]
+            .as_str()
+            .and_then(|t| t.parse::<Timestamp>().ok())
+    };
+    match (time("startTime"), time("completionTime")) {
+        (None, _) => String::new(),
+        (Some(start), Some(end)) => {
+            human_duration(end.as_second().saturating_sub(start.as_second()))
+        }
+        (Some(start), None) => human_duration(now.as_second().saturating_sub(start.as_second())),
+    }
+}
+
+/// printHorizontalPodAutoscaler's TARGETS for its metrics: `cpu: 40%/80%`, `<unknown>` for
+/// a current value not yet observed, `+ N more...` past the first two.
+fn hpa_targets(hpa: &Value) -> String {
+    let metrics: Vec<&Value> = hpa["spec"]["metrics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
+    if metrics.is_empty() {
+        return "<none>".into();
+    }
+    let current = |name: &str| {
+        hpa["status"]["currentMetrics"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| m["type"] == "Resource" && m["resource"]["name"] == name)
+            .map(|m| m["resource"]["current"].clone())
+    };
+    let shown: Vec<String> = metrics
+        .iter()
+        .take(2)
+        .map(|m| match m["type"].as_str().unwrap_or_default() {
+            "Resource" | "ContainerResource" => {
+                let key = if m["type"] == "Resource" {
+                    "resource"
+                } else {
+                    "containerResource"
+                };
+                let name = m[key]["name"].as_str().unwrap_or_default();
+                let target = &m[key]["target"];
+                let now = current(name);
+                match target["averageUtilization"].as_i64() {
+                    Some(goal) => {
+                        let value = now
+                            .as_ref()
+                            .and_then(|c| c["averageUtilization"].as_i64())
+                            .map_or("<unknown>".to_string(), |v| format!("{v}%"));
+                        format!("{name}: {value}/{goal}%")
+                    }
+                    None => {
+                        let goal = int_or_string(&target["averageValue"]);
+                        let value = now
+                            .as_ref()
+                            .map(|c| int_or_string(&c["averageValue"]))
+                            .filter(|v| v != "N/A")
+                            .unwrap_or_else(|| "<unknown>".into());
+                        format!("{name}: {value}/{goal}")
+                    }
+                }
+            }
+            _ => "<unknown>/<unknown>".into(),
+        })
+        .collect();
+    let mut text = shown.join(", ");
+    if metrics.len() > 2 {
+        text.push_str(&format!(" + {} more...", metrics.len().saturating_sub(2)));
+    }
+    text
+}
+
+/// The object an Event is about: `involvedObject` (core/v1) or `regarding` (events.k8s.io).
+fn event_regarding(event: &Value) -> &Value {
+    if event["involvedObject"].is_object() {
+        &event["involvedObject"]
+    } else {
+        &event["regarding"]
+    }
+}
+
+fn event_first_seen(event: &Value) -> Option<&str> {
+    first_text(
+        event,
+        &["firstTimestamp", "deprecatedFirstTimestamp", "eventTime"],
+    )
+}
+
+/// printEvent's LAST SEEN: the series' last observation, else the last timestamp, else the
+/// first.
+fn event_last_seen(event: &Value, now: Timestamp) -> String {
+    let last = event["series"]["lastObservedTime"]
+        .as_str()
+        .or_else(|| first_text(event, &["lastTimestamp", "deprecatedLastTimestamp"]))
+        .or_else(|| event_first_seen(event));
+    since(last, now)
+}
+
+fn event_count(event: &Value) -> i64 {
+    event["series"]["count"]
+        .as_i64()
+        .or_else(|| event["count"].as_i64())
+        .or_else(|| event["deprecatedCount"].as_i64())
+        .filter(|c| *c != 0)
+        .unwrap_or(1)
+}
+
+fn event_source(event: &Value) -> String {
+    let component = event["source"]["component"]
+        .as_str()
+        .or_else(|| first_text(event, &["reportingComponent", "reportingController"]))
+        .unwrap_or_default();
+    match event["source"]["host"].as_str().filter(|h| !h.is_empty()) {
+        Some(host) => format!("{component}, {host}"),
+        None => component.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: &str = "2026-01-01T01:00:00Z";
+
+    fn row(group: &str, plural: &str, object: Value) -> Vec<(String, Value)> {
+        let t = crate::resources::builtins()
+            .into_iter()
+            .find(|t| t.group == group && t.plural == plural)
+            .unwrap_or_else(|| panic!("no built-in {group}/{plural}"));
+        let now: Timestamp = NOW.parse().unwrap();
+        columns(&t)
+            .unwrap_or_else(|| panic!("{plural} has a printer"))
+            .iter()
+            .map(|c| (c.name.to_string(), (c.cell)(&object, now)))
+            .collect()
+    }
+
+    fn cell(row: &[(String, Value)], name: &str) -> Value {
+        row.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("no column {name}"))
+    }
+
+    #[test]
+    fn human_durations_match_apimachinery() {
+        for (seconds, text) in [
+            (-5, "<invalid>"),
+            (-1, "0s"),
+            (59, "59s"),
+            (119, "119s"),
+            (120, "2m"),
+            (330, "5m30s"),
+            (600, "10m"),
+            (3600, "60m"),
+            (10_800, "3h"),
+            (12_000, "3h20m"),
+            (8 * 3600, "8h"),
+            (47 * 3600, "47h"),
+            (50 * 3600, "2d2h"),
+            (8 * 86_400, "8d"),
+            (800 * 86_400, "2y70d"),
+            (9 * 365 * 86_400, "9y"),
+        ] {
+            assert_eq!(human_duration(seconds), text, "{seconds}s");
+        }
+    }
+
+    #[test]
+    fn deployments_print_ready_up_to_date_and_available() {
+        let row = row(
+            "apps",
+            "deployments",
+            json!({"metadata": {"name": "barbican", "creationTimestamp": "2026-01-01T00:55:00Z"},
+                "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "barbican"}},
+                    "template": {"spec": {"containers": [{"name": "api", "image": "i:1"}, {"name": "side", "image": "s:2"}]}}},
+                "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}}),
+        );
+        assert_eq!(cell(&row, "Ready"), "2/3");
+        assert_eq!(cell(&row, "Up-to-date"), 3);
+        assert_eq!(cell(&row, "Available"), 2);
+        assert_eq!(cell(&row, "Age"), "5m");
+        assert_eq!(cell(&row, "Containers"), "api,side");
+        assert_eq!(cell(&row, "Images"), "i:1,s:2");
+        assert_eq!(cell(&row, "Selector"), "app=barbican");
+    }
+
+    #[test]
+    fn pods_print_ready_status_and_restarts() {
+        let row = row(
+            "",
+            "pods",
+            json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
+                "status": {"phase": "Running", "podIP": "10.0.0.5", "containerStatuses": [
+                    {"name": "a", "ready": true, "restartCount": 2,
+                     "lastState": {"terminated": {"finishedAt": "2026-01-01T00:58:00Z"}}, "state": {"running": {}}},
+                    {"name": "b", "ready": false, "restartCount": 1, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}}),
+        );
+        assert_eq!(cell(&row, "Ready"), "1/2");
+        assert_eq!(cell(&row, "Status"), "CrashLoopBackOff");
+        assert_eq!(cell(&row, "Restarts"), "3 (2m ago)");
+        assert_eq!(cell(&row, "IP"), "10.0.0.5");
+        assert_eq!(cell(&row, "Node"), "<none>");
+        let pending = row_of_pending();
+        assert_eq!(cell(&pending, "Status"), "Pending");
+        assert_eq!(cell(&pending, "Restarts"), "0");
+    }
+
+    fn row_of_pending() -> Vec<(String, Value)> {
+        row(
+            "",
+            "pods",
+            json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}, "status": {"phase": "Pending"}}),
+        )
+    }
+
+    #[test]
+    fn services_print_type_ips_and_ports() {
+        let cluster_ip = row(
+            "",
+            "services",
+            json!({"metadata": {"name": "s"}, "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.20",
+                "selector": {"b": "2", "a": "1"},
+                "ports": [{"port": 9311, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}}),
+        );
+        assert_eq!(cell(&cluster_ip, "Type"), "ClusterIP");
+        assert_eq!(cell(&cluster_ip, "Cluster-IP"), "10.96.0.20");
+        assert_eq!(cell(&cluster_ip, "External-IP"), "<none>");
+        assert_eq!(cell(&cluster_ip, "Port(s)"), "9311/TCP,53/UDP");
+        assert_eq!(cell(&cluster_ip, "Selector"), "a=1,b=2");
+        let balancer = row(
+            "",
+            "services",
+            json!({"metadata": {"name": "s"}, "spec": {"type": "LoadBalancer", "clusterIP": "10.96.0.21",
+                "ports": [{"port": 443, "nodePort": 30443, "protocol": "TCP"}]}}),
+        );
+        assert_eq!(cell(&balancer, "External-IP"), "<pending>");
+        assert_eq!(cell(&balancer, "Port(s)"), "443:30443/TCP");
+    }
+
+    #[test]
+    fn secrets_config_maps_and_namespaces_print_their_counts_and_phase() {
+        let secret = row(
+            "",
+            "secrets",
+            json!({"metadata": {"name": "s"}, "type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}}),
+        );
+        assert_eq!(cell(&secret, "Type"), "kubernetes.io/tls");
+        assert_eq!(cell(&secret, "Data"), 2);
+        let map = row(
+            "",
+            "configmaps",
+            json!({"metadata": {"name": "m"}, "data": {"a": "1"}, "binaryData": {"b": ""}}),
+        );
+        assert_eq!(cell(&map, "Data"), 2);
+        let namespace = row(
+            "",
+            "namespaces",
+            json!({"metadata": {"name": "n"}, "status": {"phase": "Terminating"}}),
+        );
+        assert_eq!(cell(&namespace, "Status"), "Terminating");
+    }
+
+    #[test]
+    fn jobs_and_cron_jobs_print_status_completions_and_schedule() {
+        let job = row(
+            "batch",
+            "jobs",
+            json!({"metadata": {"name": "j"}, "spec": {"completions": 1, "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}},
+                "status": {"succeeded": 1, "startTime": "2026-01-01T00:50:00Z", "completionTime": "2026-01-01T00:52:30Z",
+                    "conditions": [{"type": "Complete", "status": "True"}]}}),
+        );
+        assert_eq!(cell(&job, "Status"), "Complete");
+        assert_eq!(cell(&job, "Completions"), "1/1");
+        assert_eq!(cell(&job, "Duration"), "2m30s");
+        let running = row(
+            "batch",
+            "jobs",
+            json!({"metadata": {"name": "j"}, "spec": {"parallelism": 2}, "status": {"startTime": "2026-01-01T00:59:00Z"}}),
+        );
+        assert_eq!(cell(&running, "Status"), "Running");
+        assert_eq!(cell(&running, "Completions"), "0/1 of 2");
+        assert_eq!(cell(&running, "Duration"), "60s");
+        let cron = row(
+            "batch",
+            "cronjobs",
+            json!({"metadata": {"name": "c"}, "spec": {"schedule": "1 0 * * *", "suspend": true},
+                "status": {"active": [{"name": "x"}], "lastScheduleTime": "2026-01-01T00:01:00Z"}}),
+        );
+        assert_eq!(cell(&cron, "Schedule"), "1 0 * * *");
+        assert_eq!(cell(&cron, "Timezone"), "<none>");
+        assert_eq!(cell(&cron, "Suspend"), true);
+        assert_eq!(cell(&cron, "Active"), 1);
+        assert_eq!(cell(&cron, "Last Schedule"), "59m");
+    }
+
+    #[test]
+    fn autoscalers_budgets_and_policies_print_their_targets() {
+        let hpa = row(
+            "autoscaling",
+            "horizontalpodautoscalers",
+            json!({"metadata": {"name": "h"}, "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "barbican"},
+                "minReplicas": 2, "maxReplicas": 5,
+                "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]},
+                "status": {"currentReplicas": 2}}),
+        );
+        assert_eq!(cell(&hpa, "Reference"), "Deployment/barbican");
+        assert_eq!(cell(&hpa, "Targets"), "cpu: <unknown>/80%");
+        assert_eq!(
+            (
+                cell(&hpa, "MinPods"),
+                cell(&hpa, "MaxPods"),
+                cell(&hpa, "Replicas")
+            ),
+            (json!(2), json!(5), json!(2))
+        );
+        let pdb = row(
+            "policy",
+            "poddisruptionbudgets",
+            json!({"metadata": {"name": "p"}, "spec": {"maxUnavailable": 1}, "status": {"disruptionsAllowed": 1}}),
+        );
+        assert_eq!(cell(&pdb, "Min Available"), "N/A");
+        assert_eq!(cell(&pdb, "Max Unavailable"), "1");
+        assert_eq!(cell(&pdb, "Allowed Disruptions"), 1);
+        let policy = row(
+            "networking.k8s.io",
+            "networkpolicies",
+            json!({"metadata": {"name": "n"}, "spec": {"podSelector": {"matchLabels": {"app": "barbican"},
+                "matchExpressions": [{"key": "tier", "operator": "In", "values": ["api", "worker"]}]}}}),
+        );
+        assert_eq!(
+            cell(&policy, "Pod-Selector"),
+            "app=barbican,tier in (api,worker)"
+        );
+    }
+
+    #[test]
+    fn events_of_both_apis_print_what_kubectl_get_events_shows() {
+        let core = row(
+            "",
+            "events",
+            json!({"metadata": {"name": "e"}, "type": "Warning", "reason": "Failed", "message": "m",
+                "involvedObject": {"kind": "Barbican", "name": "b", "fieldPath": "spec"},
+                "source": {"component": "barbican-operator"},
+                "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:59:00Z", "count": 3}),
+        );
+        assert_eq!(cell(&core, "Object"), "barbican/b");
+        assert_eq!(cell(&core, "Last Seen"), "60s");
+        assert_eq!(cell(&core, "First Seen"), "60m");
+        assert_eq!(cell(&core, "Count"), 3);
+        assert_eq!(cell(&core, "Source"), "barbican-operator");
+        assert_eq!(cell(&core, "Message"), "m");
+        let new = row(
+            "events.k8s.io",
+            "events",
+            json!({"metadata": {"name": "e"}, "type": "Normal", "reason": "Ready", "note": "n",
+                "regarding": {"kind": "Barbican", "name": "b"}, "reportingController": "barbican-operator",
+                "eventTime": "2026-01-01T00:58:00.000000Z"}),
+        );
+        assert_eq!(cell(&new, "Object"), "barbican/b");
+        assert_eq!(cell(&new, "Message"), "n");
+        assert_eq!(cell(&new, "Last Seen"), "2m");
+        assert_eq!(cell(&new, "Count"), 1);
+        assert_eq!(cell(&new, "Source"), "barbican-operator");
+    }
+
+    #[test]
+    fn custom_resource_definitions_print_their_creation_time() {
+        let crd = row(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            json!({"metadata": {"name": "barbicans.barbican.c5c3.io", "creationTimestamp": "2026-01-01T00:00:00Z"}}),
+        );
+        assert_eq!(cell(&crd, "Created At"), "2026-01-01T00:00:00Z");
+    }
+}
