@@ -437,6 +437,113 @@ pub async fn call(
     Ok(Answer { patched, warnings })
 }
 
+/// The TLS client for a webhook whose `clientConfig.caBundle` is `bundle`: chains to a
+/// certificate of the bundle, as kube-apiserver verifies them, plus a serving certificate that
+/// is itself in the bundle (see [`BundleVerifier`]).
+fn client_config(bundle: &[u8]) -> Result<rustls::ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let pinned: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(bundle).flatten().collect();
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in &pinned {
+        let _ = roots.add(cert.clone());
+    }
+    let chains = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .build()
+    .map_err(|e| format!("x509: the caBundle holds no usable certificate: {e}"))?;
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(BundleVerifier { chains, pinned }))
+        .with_no_client_auth())
+}
+
+/// kube-apiserver's webhook client is Go's crypto/x509, which accepts a serving certificate
+/// that is itself in the caBundle, even one marked as a CA (what `openssl req -x509` makes);
+/// rustls alone refuses a CA certificate as a server's. Everything else is rustls's check of
+/// the chain; a certificate of the bundle must still name the host and be within its validity.
+#[derive(Debug)]
+struct BundleVerifier {
+    chains: Arc<rustls::client::WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl rustls::client::danger::ServerCertVerifier for BundleVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        let refusal = match self.chains.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
+            Ok(verified) => return Ok(verified),
+            Err(refusal) => refusal,
+        };
+        if !self
+            .pinned
+            .iter()
+            .any(|c| c.as_ref() == end_entity.as_ref())
+        {
+            return Err(refusal);
+        }
+        let parsed = rustls::server::ParsedCertificate::try_from(end_entity)?;
+        rustls::client::verify_server_name(&parsed, server_name)?;
+        if !within_validity(end_entity, now) {
+            return Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::Expired,
+            ));
+        }
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.chains.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.chains.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.chains.supported_verify_schemes()
+    }
+}
+
+/// Whether `now` falls within the certificate's notBefore..notAfter (false when it does not
+/// parse).
+fn within_validity(cert: &CertificateDer<'_>, now: rustls::pki_types::UnixTime) -> bool {
+    let Ok((_, parsed)) = x509_parser::parse_x509_certificate(cert.as_ref()) else {
+        return false;
+    };
+    let Ok(seconds) = i64::try_from(now.as_secs()) else {
+        return false;
+    };
+    x509_parser::time::ASN1Time::from_timestamp(seconds)
+        .is_ok_and(|at| parsed.validity().is_valid_at(at))
+}
+
 /// The HTTPS exchange: resolve, connect, verify the certificate for the in-cluster name, POST.
 async fn post(hook: &Hook, body: &Value, services: &ServiceRegistry) -> Result<Value, String> {
     let target = &hook.target;
@@ -455,17 +562,7 @@ async fn post(hook: &Hook, body: &Value, services: &ServiceRegistry) -> Result<V
                 ))
             })?,
     };
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(&hook.ca_bundle).flatten() {
-        let _ = roots.add(cert);
-    }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| fail(e.to_string()))?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let config = client_config(&hook.ca_bundle).map_err(fail)?;
     let name = ServerName::try_from(target.host.clone()).map_err(|e| fail(e.to_string()))?;
     let tcp = TcpStream::connect(addr)
         .await
@@ -517,6 +614,25 @@ async fn post(hook: &Hook, body: &Value, services: &ServiceRegistry) -> Result<V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_certificate_is_within_its_validity_only_between_its_dates() {
+        let mut params = rcgen::CertificateParams::new(vec!["x.svc".to_string()]).unwrap();
+        params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+        params.not_after = rcgen::date_time_ymd(2021, 1, 1);
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        let der = CertificateDer::from(cert.der().to_vec());
+        let at =
+            |seconds| rustls::pki_types::UnixTime::since_unix_epoch(Duration::from_secs(seconds));
+        assert!(within_validity(&der, at(1_600_000_000)), "September 2020");
+        assert!(!within_validity(&der, at(1_700_000_000)), "November 2023");
+        assert!(!within_validity(&der, at(1_500_000_000)), "July 2017");
+        assert!(!within_validity(
+            &CertificateDer::from(vec![0u8; 4]),
+            at(1_600_000_000)
+        ));
+    }
 
     fn request<'a>(operation: &'a str, object: &'a Value, ns_labels: &'a Value) -> Request<'a> {
         Request {

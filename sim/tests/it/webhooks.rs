@@ -93,8 +93,23 @@ async fn slow(Json(review): Json<Value>) -> Json<Value> {
     respond(&review, json!({}))
 }
 
+/// A certificate for `host` that is its own CA (`basicConstraints CA:TRUE`, self-signed), as
+/// `openssl req -x509` makes one: the certificate, its key.
+fn self_signed_ca_leaf(host: &str) -> (String, String) {
+    let mut params = CertificateParams::new(vec![host.to_string()]).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let key = KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    (cert.pem(), key.serialize_pem())
+}
+
 async fn start() -> Webhook {
     let (ca, cert, key) = certificates();
+    serve(ca, cert, key).await
+}
+
+/// The test webhook serving `cert` (with `key`); `ca` is what a caBundle should hold.
+async fn serve(ca: String, cert: String, key: String) -> Webhook {
     let seen: Seen = Arc::default();
     let app = Router::new()
         .route("/mutate", post(mutate))
@@ -439,6 +454,49 @@ async fn a_webhook_past_its_timeout_or_with_an_untrusted_certificate_fails() {
     api.create(&PostParams::default(), &widget("n", json!({}), json!({})))
         .await
         .expect("neither selector matches an unlabelled widget");
+}
+
+/// kube-apiserver's webhook client (Go's crypto/x509) accepts a serving certificate that is
+/// itself in the caBundle, even one marked as a CA, as `openssl req -x509` makes them; rustls
+/// alone refuses a CA certificate as the server's.
+#[tokio::test]
+async fn a_self_signed_certificate_in_the_ca_bundle_is_trusted() {
+    /// Creates a widget through a validating webhook serving a self-signed CA certificate
+    /// for `host`, with that certificate as the caBundle.
+    async fn create_through(host: &str) -> (kube::Result<DynamicObject>, usize) {
+        let cluster = Cluster::new();
+        cluster.install_crd(widget_crd()).unwrap();
+        let (cert, key) = self_signed_ca_leaf(host);
+        let webhook = serve(cert.clone(), cert, key).await;
+        cluster
+            .services()
+            .register("webhooks", "hooks", 8443, webhook.addr);
+        let client = cluster.client();
+        configure(
+            &client,
+            "ValidatingWebhookConfiguration",
+            vec![hook(
+                "validate.example.com",
+                "/validate",
+                &webhook.ca,
+                json!({}),
+            )],
+        )
+        .await;
+        let created = widgets(&client)
+            .create(&PostParams::default(), &widget("w", json!({}), json!({})))
+            .await;
+        let seen = webhook.seen.lock().unwrap().len();
+        (created, seen)
+    }
+    let (created, seen) = create_through(HOST).await;
+    created.expect("the self-signed certificate in the caBundle is trusted");
+    assert_eq!(seen, 1);
+    // Still checked for the name: such a certificate for another host is refused.
+    let (created, seen) = create_through("elsewhere.example.com").await;
+    let (code, _, message) = refusal(created);
+    assert_eq!((code, seen), (500, 0), "{message}");
+    assert!(message.contains("tls:"), "{message}");
 }
 
 #[tokio::test]
