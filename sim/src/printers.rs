@@ -1,5 +1,5 @@
 //! The columns kube-apiserver prints for built-in kinds (its `pkg/printers/internalversion`):
-//! what `kubectl get deploy,po,svc,secret,cm,job,cronjob,hpa,pdb,netpol,ns,crd,events` shows
+//! what `kubectl get deploy,po,svc,secret,cm,job,cronjob,hpa,pdb,netpol,ns,no,crd,events` shows
 //! in a Table, computed from the stored object as kube-apiserver computes each cell.
 
 use jiff::Timestamp;
@@ -135,6 +135,19 @@ pub fn columns(t: &ResourceType) -> Option<Vec<Column>> {
                 json!(keys(&o["data"]).saturating_add(keys(&o["binaryData"])))
             }),
             AGE,
+        ],
+        ("", "nodes") => vec![
+            NAME,
+            column("Status", "string", 0, |o, _| json!(node_status(o))),
+            column("Roles", "string", 0, |o, _| json!(node_roles(o))),
+            AGE,
+            column("Version", "string", 0, |o, _| {
+                json!(
+                    o["status"]["nodeInfo"]["kubeletVersion"]
+                        .as_str()
+                        .unwrap_or_default()
+                )
+            }),
         ],
         ("", "namespaces") => vec![
             NAME,
@@ -429,6 +442,48 @@ fn label_selector(selector: &Value) -> String {
         "<none>".into()
     } else {
         parts.join(",")
+    }
+}
+
+/// printNode's STATUS: `Ready`, `NotReady` or `Unknown` from the Ready condition, with
+/// `SchedulingDisabled` once cordoned.
+fn node_status(node: &Value) -> String {
+    let ready = node["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Ready")
+        .map(|c| c["status"].as_str().unwrap_or_default());
+    let mut status = match ready {
+        Some("True") => "Ready",
+        Some(_) => "NotReady",
+        None => "Unknown",
+    }
+    .to_string();
+    if node["spec"]["unschedulable"] == true {
+        status.push_str(",SchedulingDisabled");
+    }
+    status
+}
+
+/// printNode's ROLES: the `node-role.kubernetes.io/<role>` labels (and `kubernetes.io/role`).
+fn node_roles(node: &Value) -> String {
+    let mut roles: Vec<&str> = node["metadata"]["labels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| match k.strip_prefix("node-role.kubernetes.io/") {
+            Some(role) if !role.is_empty() => Some(role),
+            _ if k == "kubernetes.io/role" => v.as_str(),
+            _ => None,
+        })
+        .collect();
+    roles.sort_unstable();
+    roles.dedup();
+    if roles.is_empty() {
+        "<none>".into()
+    } else {
+        roles.join(",")
     }
 }
 
@@ -938,6 +993,25 @@ mod tests {
         assert_eq!(cell(&new, "Last Seen"), "2m");
         assert_eq!(cell(&new, "Count"), 1);
         assert_eq!(cell(&new, "Source"), "barbican-operator");
+    }
+
+    #[test]
+    fn nodes_print_status_roles_and_version() {
+        let node = row(
+            "",
+            "nodes",
+            json!({"metadata": {"name": "n", "labels": {"node-role.kubernetes.io/control-plane": ""}},
+                "spec": {"unschedulable": true},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}], "nodeInfo": {"kubeletVersion": "v1.33.0"}}}),
+        );
+        assert_eq!(cell(&node, "Status"), "Ready,SchedulingDisabled");
+        assert_eq!(cell(&node, "Roles"), "control-plane");
+        assert_eq!(cell(&node, "Version"), "v1.33.0");
+        let bare = row("", "nodes", json!({"metadata": {"name": "fakenode"}}));
+        assert_eq!(
+            (cell(&bare, "Status"), cell(&bare, "Roles")),
+            (json!("Unknown"), json!("<none>"))
+        );
     }
 
     #[test]

@@ -178,6 +178,7 @@ const SELECTABLE: &[(&str, &str, &[&str])] = &[
         ],
     ),
     ("", "secrets", &["type"]),
+    ("", "nodes", &["spec.unschedulable"]),
     ("", "namespaces", &["status.phase"]),
     ("", "replicationcontrollers", &["status.replicas"]),
     (
@@ -257,6 +258,16 @@ pub fn builtins() -> Vec<ResourceType> {
         ),
         builtin("", "v1", "Event", "events", true, false, &["ev"]),
         builtin("", "v1", "Pod", "pods", true, true, &["po"]),
+        builtin("", "v1", "Node", "nodes", false, true, &["no"]),
+        builtin(
+            "apiregistration.k8s.io",
+            "v1",
+            "APIService",
+            "apiservices",
+            false,
+            true,
+            &[],
+        ),
         builtin(
             "discovery.k8s.io",
             "v1",

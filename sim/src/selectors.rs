@@ -178,12 +178,16 @@ impl FieldSelector {
         Ok(())
     }
 
-    /// Whether the object's fields satisfy every term (a missing field reads as "").
+    /// Whether the object's fields satisfy every term (a missing field reads as "", a
+    /// missing boolean as `false`, as kube-apiserver's `fmt.Sprint` of the Go field does).
     pub fn matches(&self, object: &Value) -> bool {
         self.0.iter().all(|(path, equal, value)| {
             let pointer = format!("/{}", path.replace('.', "/"));
             let actual = match object.pointer(&pointer) {
                 Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None if BOOLEAN_FIELDS.contains(&path.as_str()) => {
+                    "false".into()
+                }
                 Some(Value::Null) | None => String::new(),
                 Some(other) => other.to_string(),
             };
@@ -191,6 +195,9 @@ impl FieldSelector {
         })
     }
 }
+
+/// The selectable fields that are Go booleans: unset, they read `false`.
+const BOOLEAN_FIELDS: [&str; 2] = ["spec.unschedulable", "spec.hostNetwork"];
 
 /// Whether `name` matches `glob`, where `*` stands for any run of characters.
 pub(crate) fn glob_matches(glob: &str, name: &str) -> bool {
@@ -275,5 +282,19 @@ mod tests {
         assert!(phase.check_supported(of("configmaps")).is_err());
         let kind = FieldSelector::parse("involvedObject.kind=Barbican").unwrap();
         assert!(kind.check_supported(of("events")).is_ok());
+    }
+
+    /// `kubectl get nodes --field-selector spec.unschedulable==false` lists the nodes that
+    /// never set the field: kube-apiserver compares `fmt.Sprint` of the Go boolean.
+    #[test]
+    fn an_unset_boolean_field_reads_false() {
+        let schedulable = FieldSelector::parse("spec.unschedulable==false").unwrap();
+        assert!(schedulable.matches(&serde_json::json!({"spec": {}})));
+        assert!(!schedulable.matches(&serde_json::json!({"spec": {"unschedulable": true}})));
+        let host = FieldSelector::parse("spec.hostNetwork=false").unwrap();
+        assert!(host.matches(&serde_json::json!({"spec": {"containers": []}})));
+        // Other missing fields still read as "".
+        let node = FieldSelector::parse("spec.nodeName=").unwrap();
+        assert!(node.matches(&serde_json::json!({"spec": {}})));
     }
 }

@@ -38,6 +38,10 @@ pub fn with_type<F: WithType>(t: &ResourceType, f: F) -> Option<F::Out> {
         ("", "ServiceAccount") => f.with::<core::ServiceAccount>(),
         ("", "Event") => f.with::<core::Event>(),
         ("", "Pod") => f.with::<core::Pod>(),
+        ("", "Node") => f.with::<core::Node>(),
+        ("apiregistration.k8s.io", "APIService") => {
+            f.with::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>()
+        }
         ("discovery.k8s.io", "EndpointSlice") => f.with::<discovery::EndpointSlice>(),
         ("apps", "Deployment") => f.with::<apps::Deployment>(),
         ("batch", "Job") => f.with::<batch::Job>(),

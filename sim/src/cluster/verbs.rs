@@ -132,7 +132,14 @@ pub(super) async fn serve_resource(
                 dry_run,
             )
             .await;
-            return Ok(answer(cluster, t, 201, written, &field_warnings));
+            return Ok(answer(
+                cluster,
+                t,
+                201,
+                written,
+                &field_warnings,
+                presentation(headers),
+            ));
         }
         ("PUT", Some(name)) => {
             let mut object = parse(&body)?;
@@ -156,7 +163,14 @@ pub(super) async fn serve_resource(
                 dry_run,
             )
             .await;
-            return Ok(answer(cluster, t, 200, written, &field_warnings));
+            return Ok(answer(
+                cluster,
+                t,
+                200,
+                written,
+                &field_warnings,
+                presentation(headers),
+            ));
         }
         ("PATCH", Some(name)) => {
             let content_type = headers
@@ -209,7 +223,14 @@ pub(super) async fn serve_resource(
                     attempts += 1;
                     continue;
                 }
-                return Ok(answer(cluster, t, code, written, &field_warnings));
+                return Ok(answer(
+                    cluster,
+                    t,
+                    code,
+                    written,
+                    &field_warnings,
+                    presentation(headers),
+                ));
             }
         }
         ("DELETE", name) => {
@@ -597,10 +618,14 @@ pub(super) fn answer(
     code: u16,
     written: Result<(Value, Vec<String>), Refused>,
     decoding: &[String],
+    presentation: Presentation,
 ) -> Response {
     let response = match written {
         Ok((object, warnings)) => {
             cluster.after_write(t, &object);
+            // Writes answer in the asked form too (kube-rs's `patch_metadata` asks for
+            // PartialObjectMetadata).
+            let object = present_one(t, presentation, object, cluster.clock.now());
             with_warnings(json_response(code, &object), &warnings)
         }
         Err(refused) => refusal(&refused),

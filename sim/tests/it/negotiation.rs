@@ -159,3 +159,53 @@ async fn metadata_watches_stream_partial_objects_and_the_metadata_watcher_follow
         .unwrap();
     assert_eq!(seen.metadata.name.as_deref(), Some("seen"));
 }
+
+/// A write that asks for PartialObjectMetadata gets it (kube-rs's `patch_metadata`).
+#[tokio::test]
+async fn a_metadata_patch_answers_partial_object_metadata() {
+    use kube::api::{Patch, PatchParams};
+    let client = Cluster::new().client();
+    let maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    maps.create(&PostParams::default(), &config_map("meta"))
+        .await
+        .unwrap();
+    let patched = maps
+        .patch_metadata(
+            "meta",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"test": "123"}}})),
+        )
+        .await
+        .unwrap();
+    let types = patched.types.expect("the answer's type");
+    assert_eq!(
+        (types.kind.as_str(), types.api_version.as_str()),
+        ("PartialObjectMetadata", "meta.k8s.io/v1")
+    );
+    assert_eq!(
+        patched.metadata.annotations.unwrap_or_default().get("test"),
+        Some(&"123".to_string())
+    );
+}
+
+/// kube-rs's cordon and uncordon, and the field selector kubectl drains by: Nodes are served,
+/// and an unset `spec.unschedulable` reads `false`.
+#[tokio::test]
+async fn nodes_cordon_and_select_by_schedulability() {
+    use k8s_openapi::api::core::v1::Node;
+    let client = Cluster::new().client();
+    let nodes: Api<Node> = Api::all(client);
+    nodes
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "fakenode"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let schedulable = ListParams::default().fields("spec.unschedulable==false");
+    assert_eq!(nodes.list(&schedulable).await.unwrap().items.len(), 1);
+    nodes.cordon("fakenode").await.unwrap();
+    assert_eq!(nodes.list(&schedulable).await.unwrap().items.len(), 0);
+    nodes.uncordon("fakenode").await.unwrap();
+    assert_eq!(nodes.list(&schedulable).await.unwrap().items.len(), 1);
+}
