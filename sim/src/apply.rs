@@ -417,6 +417,13 @@ pub fn apply(
             .cloned()
             .collect();
         for path in contested {
+            // An element's own entry (`k:{…}` with `.`) says the element exists; both
+            // managers then own it, and only its fields' values can conflict, as
+            // structured-merge-diff compares leaves (the element as a whole differs as soon as
+            // the server defaulted a field into it).
+            if path.last().map(String::as_str) == Some(".") {
+                continue;
+            }
             let differs = value_at(&result, &path) != value_at(applied, &path);
             if differs && !force {
                 conflicts.push(Conflict {

@@ -168,3 +168,64 @@ async fn a_body_without_api_version_and_kind_is_read_as_the_urls_type() {
     assert_eq!(entry["manager"], "curl");
     assert_eq!(entry["apiVersion"], "v1", "{entry}");
 }
+
+/// Applying, without force, the manifest another manager created: kube-apiserver finds no
+/// conflict, because every field has the same value; the list element as a whole differs (the
+/// server defaulted `imagePullPolicy` into it), which structured-merge-diff does not compare.
+/// (The official Python client's `create_from_yaml(..., apply=True)` e2e test does this.)
+#[tokio::test]
+async fn applying_what_another_manager_created_co_owns_it_without_conflict() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::api::PostParams;
+    let cluster = Cluster::new();
+    let deployments: Api<Deployment> = Api::namespaced(cluster.client(), "default");
+    let manifest = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "nginx-app", "namespace": "default", "labels": {"app": "nginx"}},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "nginx"}},
+            "template": {"metadata": {"labels": {"app": "nginx"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx:1.15.4",
+                    "ports": [{"containerPort": 80}]}]}}}});
+    deployments
+        .create(
+            &PostParams {
+                field_manager: Some("creator".into()),
+                ..Default::default()
+            },
+            &serde_json::from_value(manifest.clone()).unwrap(),
+        )
+        .await
+        .unwrap();
+    let applied = deployments
+        .patch(
+            "nginx-app",
+            &PatchParams::apply("applier"),
+            &Patch::Apply(&manifest),
+        )
+        .await
+        .expect("the same values co-own, without conflict");
+    let managers: Vec<String> = applied
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| m.manager)
+        .collect();
+    assert_eq!(managers, ["creator", "applier"]);
+    // A different value still conflicts.
+    let mut changed = manifest;
+    changed["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.16");
+    match deployments
+        .patch(
+            "nginx-app",
+            &PatchParams::apply("applier"),
+            &Patch::Apply(&changed),
+        )
+        .await
+    {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 409);
+            assert!(status.message.contains(".image"), "{}", status.message);
+        }
+        other => panic!("a different image conflicts, got {other:?}"),
+    }
+}
