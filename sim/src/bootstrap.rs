@@ -1,7 +1,8 @@
 //! What a new kube-apiserver holds before anyone writes: the `default/kubernetes` Service that
 //! points at the API server itself, and the bootstrap ClusterRoles (`cluster-admin`, and the
 //! user-facing `admin`, `edit` and `view` that RoleBindings refer to), with `cluster-admin`
-//! bound to the `system:masters` group. The default namespaces are the store's to create
+//! bound to the `system:masters` group, and the healthy ComponentStatuses (deprecated, still
+//! served: kube-rs's event recorder test reads `scheduler`). The default namespaces are the store's to create
 //! (with a `default` ServiceAccount each, as every namespace gets).
 
 use serde_json::{Value, json};
@@ -112,4 +113,19 @@ pub fn objects() -> Vec<(&'static str, &'static str, &'static str, Value)> {
                 "subjects": [{"apiGroup": rbac, "kind": "Group", "name": "system:masters"}]}),
         ),
     ]
+    .into_iter()
+    .chain(COMPONENTS.iter().map(|name| {
+        (
+            "",
+            "componentstatuses",
+            "",
+            json!({"metadata": {"name": name},
+                "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]}),
+        )
+    }))
+    .collect()
 }
+
+/// The components `kubectl get componentstatuses` reports on (kube-apiserver probes them on
+/// every read; the sim's are always healthy).
+const COMPONENTS: [&str; 3] = ["scheduler", "controller-manager", "etcd-0"];

@@ -260,6 +260,15 @@ pub fn builtins() -> Vec<ResourceType> {
         builtin("", "v1", "Pod", "pods", true, true, &["po"]),
         builtin("", "v1", "Node", "nodes", false, true, &["no"]),
         builtin(
+            "",
+            "v1",
+            "ComponentStatus",
+            "componentstatuses",
+            false,
+            false,
+            &["cs"],
+        ),
+        builtin(
             "apiregistration.k8s.io",
             "v1",
             "APIService",

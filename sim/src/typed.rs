@@ -39,6 +39,7 @@ pub fn with_type<F: WithType>(t: &ResourceType, f: F) -> Option<F::Out> {
         ("", "Event") => f.with::<core::Event>(),
         ("", "Pod") => f.with::<core::Pod>(),
         ("", "Node") => f.with::<core::Node>(),
+        ("", "ComponentStatus") => f.with::<core::ComponentStatus>(),
         ("apiregistration.k8s.io", "APIService") => {
             f.with::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>()
         }

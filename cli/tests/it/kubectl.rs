@@ -442,6 +442,14 @@ fn explain_defaults_and_the_bootstrap_objects_are_kube_apiservers() {
             "{roles}"
         );
     }
+    // Deprecated, still served: kube-rs's event recorder test reads `scheduler`.
+    let components = ok(&sim, &["get", "componentstatuses", "-o", "name"]);
+    for component in ["scheduler", "controller-manager", "etcd-0"] {
+        assert!(
+            components.contains(&format!("componentstatus/{component}\n")),
+            "{components}"
+        );
+    }
 }
 
 /// `serve` started outside the repository, without `--crds`, installs the operator's CRDs
