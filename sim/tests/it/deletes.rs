@@ -4,7 +4,7 @@
 
 use barbican_operator::api::{Barbican, fixtures::minimal_barbican};
 use barbican_sim::Cluster;
-use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Service, ServiceAccount};
 use kube::{
     Api, CustomResourceExt, ResourceExt,
     api::{DeleteParams, ListParams, PostParams, Preconditions},
@@ -104,7 +104,7 @@ async fn a_delete_answers_a_status_unless_the_object_remains_or_its_kind_returns
     let object = answer.left().expect("the object a finalizer holds");
     assert!(object.metadata.deletion_timestamp.is_some());
 
-    let accounts: Api<ServiceAccount> = Api::namespaced(client, "default");
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
     let account: ServiceAccount =
         serde_json::from_value(json!({"metadata": {"name": "robot"}})).unwrap();
     accounts
@@ -116,6 +116,25 @@ async fn a_delete_answers_a_status_unless_the_object_remains_or_its_kind_returns
         .await
         .unwrap();
     assert!(answer.is_left(), "a ServiceAccount's registry returns it");
+
+    let services: Api<Service> = Api::namespaced(client, "default");
+    let service: Service = serde_json::from_value(
+        json!({"metadata": {"name": "api"}, "spec": {"ports": [{"port": 9311}]}}),
+    )
+    .unwrap();
+    services
+        .create(&PostParams::default(), &service)
+        .await
+        .unwrap();
+    let answer = services
+        .delete("api", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        answer.left().map(|s| s.name_any()).as_deref(),
+        Some("api"),
+        "a Service's registry returns it"
+    );
 }
 
 #[tokio::test]
