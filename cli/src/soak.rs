@@ -81,8 +81,11 @@ pub async fn edits(
             "soak --edits: {done}/{total} sequence(s), {differing} differing, {not_compared} not compared, {:.0}s",
             started.elapsed().as_secs_f64()
         ),
-        barbican_features::edits::Progress::Shrinking { seed } => {
-            eprintln!("soak --edits: seed {seed} differs; shrinking it")
+        barbican_features::edits::Progress::Shrinking { seed, differences } => {
+            eprintln!("soak --edits: seed {seed} differs; shrinking it. As found:");
+            for difference in differences {
+                eprintln!("  {difference}");
+            }
         }
     };
     let report =

@@ -545,7 +545,7 @@ pub struct Report {
 /// What a long run has done so far, told after every pair of batches and before each
 /// shrink, so that a run of thousands of sequences shows whether it is shrinking a finding
 /// or simply still running.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Progress {
     /// `done` of `total` sequences ran; `differing` and `not_compared` so far.
     Ran {
@@ -562,6 +562,9 @@ pub enum Progress {
     Shrinking {
         /// The differing sequence's seed.
         seed: u64,
+        /// The differences as found, before shrinking (a run of hours may be stopped before it
+        /// prints its report; what differed must be visible at once).
+        differences: Vec<String>,
     },
 }
 
@@ -607,7 +610,10 @@ pub async fn check(
                 continue;
             }
             findings.push(if shrink_findings {
-                progress(Progress::Shrinking { seed: finding.seed });
+                progress(Progress::Shrinking {
+                    seed: finding.seed,
+                    differences: finding.differences.clone(),
+                });
                 shrink(&finding).await?
             } else {
                 finding
