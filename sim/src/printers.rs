@@ -409,39 +409,12 @@ fn map_selector(labels: &Value) -> String {
     }
 }
 
-/// A LabelSelector as `metav1.FormatLabelSelector` writes one: `matchLabels` then the
-/// expressions, `<none>` when it selects everything.
+/// A LabelSelector as `metav1.FormatLabelSelector` writes one: `<none>` when it selects
+/// everything.
 fn label_selector(selector: &Value) -> String {
-    let mut parts: Vec<String> = selector["matchLabels"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect();
-    for expression in selector["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let key = expression["key"].as_str().unwrap_or_default();
-        let values: Vec<&str> = expression["values"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        parts.push(match expression["operator"].as_str().unwrap_or_default() {
-            "In" => format!("{key} in ({})", values.join(",")),
-            "NotIn" => format!("{key} notin ({})", values.join(",")),
-            "Exists" => key.to_string(),
-            "DoesNotExist" => format!("!{key}"),
-            other => format!("{key} {other}"),
-        });
-    }
-    if parts.is_empty() {
-        "<none>".into()
-    } else {
-        parts.join(",")
+    match crate::selectors::label_selector_string(selector) {
+        text if text.is_empty() => "<none>".into(),
+        text => text,
     }
 }
 

@@ -196,6 +196,38 @@ impl FieldSelector {
     }
 }
 
+/// A structured LabelSelector (`matchLabels`, `matchExpressions`) as its selector string
+/// (`app=x,tier in (a,b),!gone`), as `metav1.LabelSelectorAsSelector(..).String()` writes it;
+/// empty when it selects everything.
+pub fn label_selector_string(selector: &Value) -> String {
+    let mut terms: Vec<String> = selector["matchLabels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        .collect();
+    for expression in selector["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let key = expression["key"].as_str().unwrap_or_default();
+        let values: Vec<&str> = expression["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        terms.push(match expression["operator"].as_str().unwrap_or_default() {
+            "In" => format!("{key} in ({})", values.join(",")),
+            "NotIn" => format!("{key} notin ({})", values.join(",")),
+            "Exists" => key.to_string(),
+            _ => format!("!{key}"),
+        });
+    }
+    terms.join(",")
+}
+
 /// The selectable fields that are Go booleans: unset, they read `false`.
 const BOOLEAN_FIELDS: [&str; 2] = ["spec.unschedulable", "spec.hostNetwork"];
 

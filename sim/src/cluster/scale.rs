@@ -14,35 +14,10 @@ fn at<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
 
 /// A structured LabelSelector as the selector string a Scale carries (`app=x,tier in (a)`).
 fn selector_string(selector: &Value) -> String {
-    if let Some(text) = selector.as_str() {
-        return text.to_string();
+    match selector.as_str() {
+        Some(text) => text.to_string(),
+        None => crate::selectors::label_selector_string(selector),
     }
-    let mut terms: Vec<String> = selector["matchLabels"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect();
-    for expression in selector["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let key = expression["key"].as_str().unwrap_or_default();
-        let values: Vec<&str> = expression["values"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        terms.push(match expression["operator"].as_str().unwrap_or_default() {
-            "In" => format!("{key} in ({})", values.join(",")),
-            "NotIn" => format!("{key} notin ({})", values.join(",")),
-            "Exists" => key.to_string(),
-            _ => format!("!{key}"),
-        });
-    }
-    terms.join(",")
 }
 
 /// The Scale of `object`.

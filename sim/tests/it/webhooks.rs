@@ -235,9 +235,13 @@ async fn validate_all(client: &Client, webhook: &Webhook) {
 }
 
 async fn setup() -> (Cluster, Client, Webhook) {
+    setup_with(start().await).await
+}
+
+/// A cluster with the widget CRD whose `hooks` Service in `webhooks` reaches `webhook`.
+async fn setup_with(webhook: Webhook) -> (Cluster, Client, Webhook) {
     let cluster = Cluster::new();
     cluster.install_crd(widget_crd()).unwrap();
-    let webhook = start().await;
     cluster
         .services()
         .register("webhooks", "hooks", 8443, webhook.addr);
@@ -464,14 +468,8 @@ async fn a_self_signed_certificate_in_the_ca_bundle_is_trusted() {
     /// Creates a widget through a validating webhook serving a self-signed CA certificate
     /// for `host`, with that certificate as the caBundle.
     async fn create_through(host: &str) -> (kube::Result<DynamicObject>, usize) {
-        let cluster = Cluster::new();
-        cluster.install_crd(widget_crd()).unwrap();
         let (cert, key) = self_signed_ca_leaf(host);
-        let webhook = serve(cert.clone(), cert, key).await;
-        cluster
-            .services()
-            .register("webhooks", "hooks", 8443, webhook.addr);
-        let client = cluster.client();
+        let (_cluster, client, webhook) = setup_with(serve(cert.clone(), cert, key).await).await;
         configure(
             &client,
             "ValidatingWebhookConfiguration",
