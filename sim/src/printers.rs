@@ -48,6 +48,17 @@ const AGE: Column = column("Age", "string", 0, |o, now| {
     json!(since(o["metadata"]["creationTimestamp"].as_str(), now))
 });
 
+/// The wide columns of a kind with `spec.template` and `spec.selector` (Deployments, Jobs).
+const TEMPLATE_CONTAINERS: Column = column("Containers", "string", 1, |o, _| {
+    json!(containers(&o["spec"]["template"], "name"))
+});
+const TEMPLATE_IMAGES: Column = column("Images", "string", 1, |o, _| {
+    json!(containers(&o["spec"]["template"], "image"))
+});
+const SPEC_SELECTOR: Column = column("Selector", "string", 1, |o, _| {
+    json!(label_selector(&o["spec"]["selector"]))
+});
+
 /// The columns of a built-in kind kube-apiserver has a printer for; `None` for the others
 /// (they print name and age).
 pub fn columns(t: &ResourceType) -> Option<Vec<Column>> {
@@ -68,15 +79,9 @@ pub fn columns(t: &ResourceType) -> Option<Vec<Column>> {
                 json!(int(&o["status"]["availableReplicas"]))
             }),
             AGE,
-            column("Containers", "string", 1, |o, _| {
-                json!(containers(&o["spec"]["template"], "name"))
-            }),
-            column("Images", "string", 1, |o, _| {
-                json!(containers(&o["spec"]["template"], "image"))
-            }),
-            column("Selector", "string", 1, |o, _| {
-                json!(label_selector(&o["spec"]["selector"]))
-            }),
+            TEMPLATE_CONTAINERS,
+            TEMPLATE_IMAGES,
+            SPEC_SELECTOR,
         ],
         ("", "pods") => vec![
             NAME,
@@ -164,15 +169,9 @@ pub fn columns(t: &ResourceType) -> Option<Vec<Column>> {
                 json!(job_duration(o, now))
             }),
             AGE,
-            column("Containers", "string", 1, |o, _| {
-                json!(containers(&o["spec"]["template"], "name"))
-            }),
-            column("Images", "string", 1, |o, _| {
-                json!(containers(&o["spec"]["template"], "image"))
-            }),
-            column("Selector", "string", 1, |o, _| {
-                json!(label_selector(&o["spec"]["selector"]))
-            }),
+            TEMPLATE_CONTAINERS,
+            TEMPLATE_IMAGES,
+            SPEC_SELECTOR,
         ],
         ("batch", "cronjobs") => vec![
             NAME,

@@ -470,17 +470,7 @@ async fn a_self_signed_certificate_in_the_ca_bundle_is_trusted() {
     async fn create_through(host: &str) -> (kube::Result<DynamicObject>, usize) {
         let (cert, key) = self_signed_ca_leaf(host);
         let (_cluster, client, webhook) = setup_with(serve(cert.clone(), cert, key).await).await;
-        configure(
-            &client,
-            "ValidatingWebhookConfiguration",
-            vec![hook(
-                "validate.example.com",
-                "/validate",
-                &webhook.ca,
-                json!({}),
-            )],
-        )
-        .await;
+        validate_all(&client, &webhook).await;
         let created = widgets(&client)
             .create(&PostParams::default(), &widget("w", json!({}), json!({})))
             .await;
