@@ -69,7 +69,10 @@ rm -f "$e2e_kubeconfig"
 e2e_sim=$!
 for _ in $(seq 50); do [ -s "$e2e_kubeconfig" ] && break; sleep 0.1; done
 e2e_status=0
-BARBICAN_E2E_KUBECONFIG="$e2e_kubeconfig" cargo test -q -p barbican-features --locked --test real_cluster || e2e_status=$?
+# `--workspace`, not `-p barbican-features`: with one package's dev-dependencies only, tokio
+# loses the test-util feature another package's dev-dependency adds, and cargo compiled the
+# whole dependency tree a second time here (unseen behind -q, minutes of CI).
+BARBICAN_E2E_KUBECONFIG="$e2e_kubeconfig" cargo test -q --workspace --locked --test real_cluster || e2e_status=$?
 kill "$e2e_sim" 2>/dev/null || true
 if [ "$e2e_status" -ne 0 ]; then
   echo "the features failed through a kubeconfig (exit $e2e_status)" >&2
