@@ -169,6 +169,10 @@ enum Command {
         /// 0.7 s per sequence in batches of 20, 1.3 s in batches of 50).
         #[arg(long, value_name = "N", default_value_t = 20)]
         batch: usize,
+        /// With --edits: how many batches run at once (each on a task of its own, a new one
+        /// starting as soon as one ends).
+        #[arg(long, value_name = "P", default_value_t = 2)]
+        parallel: usize,
         /// With --edits: print differences as found, without shrinking them.
         #[arg(long)]
         no_shrink: bool,
@@ -443,9 +447,13 @@ fn main() -> ExitCode {
                 edits: true,
                 steps,
                 batch,
+                parallel,
                 no_shrink,
                 ..
-            } => soak::edits(first_seed..first_seed + seeds, steps, batch, !no_shrink).await,
+            } => {
+                let seeds = first_seed..first_seed + seeds;
+                soak::edits(seeds, steps, batch, parallel, !no_shrink).await
+            }
             Command::Soak {
                 seeds,
                 first_seed,

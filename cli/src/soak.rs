@@ -61,11 +61,13 @@ pub async fn run(
 }
 
 /// The edit-sequence check over `seeds`: a summary line, and for each sequence that differs
-/// its seed, the differences and the (shrunk) sequence as a scenario.
+/// its seed, the differences and the (shrunk) sequence as a scenario. `batch` sequences share
+/// a cluster; `parallel` batches run at once.
 pub async fn edits(
     seeds: std::ops::Range<u64>,
     steps: usize,
     batch: usize,
+    parallel: usize,
     shrink: bool,
 ) -> Result<(), String> {
     let started = std::time::Instant::now();
@@ -89,7 +91,8 @@ pub async fn edits(
         }
     };
     let report =
-        barbican_features::edits::check(seeds.clone(), steps, batch, shrink, &mut tell).await?;
+        barbican_features::edits::check(seeds.clone(), steps, batch, parallel, shrink, &mut tell)
+            .await?;
     for finding in &report.findings {
         println!(
             "seed {}: the children after {} version(s) differ from a fresh install:",
