@@ -30,6 +30,7 @@ pub mod errors;
 pub mod faults;
 pub mod field_validation;
 pub mod listener;
+pub mod memo;
 pub mod portforward;
 pub mod printers;
 pub mod proxy;

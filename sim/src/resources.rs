@@ -48,7 +48,8 @@ pub struct ResourceType {
     /// Printer columns (from a CRD), as the CRD declares them.
     pub printer_columns: Vec<Value>,
     /// The structural schema of a CRD version: writes are pruned to it and defaulted from it.
-    pub schema: Option<Value>,
+    /// Shared: every request clones its resource type, and a CRD's schema is large.
+    pub schema: Option<Arc<Value>>,
     /// The schema's `x-kubernetes-validations`, compiled.
     pub rules: Option<CompiledRules>,
     /// The categories it belongs to (`kubectl get all` lists the `all` category).
@@ -477,7 +478,7 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
                 .unwrap_or_default(),
             schema: v["schema"]["openAPIV3Schema"]
                 .is_object()
-                .then(|| v["schema"]["openAPIV3Schema"].clone()),
+                .then(|| Arc::new(v["schema"]["openAPIV3Schema"].clone())),
             rules: v["schema"]["openAPIV3Schema"].is_object().then(|| {
                 CompiledRules(Arc::new(kube::core::cel::compile_schema(
                     &v["schema"]["openAPIV3Schema"],

@@ -338,7 +338,13 @@ fn check_string(schema: &Value, s: &str, path: &str, errors: &mut Vec<SchemaErro
         );
     }
     if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-        match Regex::new(pattern) {
+        thread_local! {
+            static PATTERNS: std::cell::RefCell<crate::memo::Memo<Result<Regex, regex::Error>>> =
+                std::cell::RefCell::default();
+        }
+        let compiled =
+            PATTERNS.with_borrow_mut(|memo| memo.with(pattern, Regex::new, Clone::clone));
+        match compiled {
             Ok(re) if !re.is_match(s) => {
                 push(
                     errors,

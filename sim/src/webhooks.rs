@@ -173,35 +173,67 @@ fn applies(webhook: &Value, request: &Request<'_>) -> bool {
 /// configuration at creation, or fails the request by that policy).
 pub fn conditions_hold(webhook: &Value, request: &Request<'_>) -> bool {
     use kube::core::cel::cel::{Context, Program, Value as CelValue, to_value};
+    thread_local! {
+        static PROGRAMS: std::cell::RefCell<crate::memo::Memo<Option<Program>>> =
+            std::cell::RefCell::default();
+    }
     let conditions = webhook["matchConditions"].as_array();
     let Some(conditions) = conditions.filter(|c| !c.is_empty()) else {
         return true;
     };
-    let mut admission = review("", request)["request"].clone();
-    if let Some(fields) = admission.as_object_mut() {
-        fields.remove("object");
-        fields.remove("oldObject");
-    }
+    let expressions: Vec<&str> = conditions
+        .iter()
+        .filter_map(|c| c["expression"].as_str())
+        .collect();
+    // Only what an expression names is converted to CEL: the objects are the bulk of the cost,
+    // and an expression that names neither (most name `request.userInfo`) does not need them.
+    let named = |variable: &str| expressions.iter().any(|e| e.contains(variable));
+    let without_objects = Request {
+        object: None,
+        old: None,
+        ..request.clone()
+    };
     let mut context = Context::default();
     for (name, value) in [
-        ("request", admission),
-        ("object", request.object.cloned().unwrap_or(Value::Null)),
-        ("oldObject", request.old.cloned().unwrap_or(Value::Null)),
+        (
+            "request",
+            Some(review("", &without_objects)["request"].take()),
+        ),
+        (
+            "object",
+            named("object").then(|| object_or_null(request.object)),
+        ),
+        (
+            "oldObject",
+            named("oldObject").then(|| object_or_null(request.old)),
+        ),
     ] {
+        let Some(mut value) = value else { continue };
+        if let Some(fields) = value.as_object_mut().filter(|_| name == "request") {
+            fields.remove("object");
+            fields.remove("oldObject");
+        }
         match to_value(value) {
             Ok(value) => context.add_variable_from_value(name, value),
             Err(_) => return true,
         }
     }
-    conditions.iter().all(|condition| {
-        let Some(expression) = condition["expression"].as_str() else {
-            return true;
-        };
-        match Program::compile(expression).map(|p| p.execute(&context)) {
-            Ok(Ok(CelValue::Bool(holds))) => holds,
-            _ => true,
-        }
+    expressions.into_iter().all(|expression| {
+        PROGRAMS.with_borrow_mut(|programs| {
+            programs.with(
+                expression,
+                |e| Program::compile(e).ok(),
+                |program| match program.as_ref().map(|p| p.execute(&context)) {
+                    Some(Ok(CelValue::Bool(holds))) => holds,
+                    _ => true,
+                },
+            )
+        })
     })
+}
+
+fn object_or_null(object: Option<&Value>) -> Value {
+    object.cloned().unwrap_or(Value::Null)
 }
 
 fn target(webhook: &Value) -> Option<Target> {

@@ -118,7 +118,7 @@ pub(super) async fn serve_resource(
                 &mut object,
                 &manager_of(&q, headers),
                 None,
-                t.schema.as_ref(),
+                t.schema.as_deref(),
                 &cluster.clock.rfc3339(),
             );
             let author = Author::of(&q, headers, "Update");
@@ -445,7 +445,7 @@ pub(super) fn track(
         &mut effective,
         manager,
         subresource,
-        t.schema.as_ref(),
+        t.schema.as_deref(),
         now,
     );
     if !next["metadata"].is_object() {
@@ -505,7 +505,7 @@ pub(super) fn server_side_apply(
         manager,
         subresource,
         force,
-        t.schema.as_ref(),
+        t.schema.as_deref(),
         &cluster.clock.rfc3339(),
     )
     .map_err(|conflicts| {
@@ -733,7 +733,7 @@ pub(super) async fn commit(
             &author.manager,
             author.operation,
             (t.status_subresource && status_write).then_some("status"),
-            t.schema.as_ref(),
+            t.schema.as_deref(),
             &cluster.clock.rfc3339(),
         );
     }
