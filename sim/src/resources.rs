@@ -95,6 +95,19 @@ impl ResourceType {
         }
     }
 
+    /// Whether `api_version` is [`ResourceType::api_version`], compared without building it
+    /// (asked for every object a list or watch presents).
+    pub fn is_api_version(&self, api_version: &str) -> bool {
+        if self.group.is_empty() {
+            api_version == self.version
+        } else {
+            api_version
+                .strip_prefix(self.group.as_str())
+                .and_then(|rest| rest.strip_prefix('/'))
+                == Some(self.version.as_str())
+        }
+    }
+
     /// The storage key: objects are shared across the versions of a group and kind, and
     /// across the two Event APIs (see [`crate::versions`]).
     pub fn storage_key(&self) -> String {
@@ -569,5 +582,29 @@ mod tests {
         let namespaces = registry.get("", "v1", "namespaces").unwrap();
         assert!(namespaces.stores(&namespaces.storage_key()));
         assert!(!namespaces.stores("apps/namespaces"));
+    }
+
+    /// The comparison without building the string agrees with the built string, for core
+    /// and grouped types, and refuses near misses.
+    #[test]
+    fn a_type_recognises_its_api_version() {
+        let registry = Registry::with_builtins();
+        let deployments = registry.get("apps", "v1", "deployments").unwrap();
+        let namespaces = registry.get("", "v1", "namespaces").unwrap();
+        for t in [deployments, namespaces] {
+            assert!(t.is_api_version(&t.api_version()));
+        }
+        for wrong in [
+            "apps",
+            "apps/",
+            "appsv1",
+            "apps/v1beta1",
+            "v1",
+            "batch/v1",
+            "",
+        ] {
+            assert!(!deployments.is_api_version(wrong), "{wrong}");
+        }
+        assert!(!namespaces.is_api_version("apps/v1"));
     }
 }

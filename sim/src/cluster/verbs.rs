@@ -363,9 +363,9 @@ pub(super) fn list(
     let namespace = (!target.namespace.is_empty()).then_some(target.namespace.as_str());
     let mut items: Vec<Value> = state
         .store
-        .list(&target.t, namespace)
-        .into_iter()
+        .presented_in(&target.t, namespace)
         .filter(|o| labels.matches(o) && fields.matches(o))
+        .map(std::borrow::Cow::into_owned)
         .collect();
     let key = |o: &Value| {
         format!(

@@ -350,13 +350,24 @@ impl Store {
 
     /// Every stored object of a type (in one namespace, or all), in (namespace, name) order.
     pub fn list(&self, t: &ResourceType, namespace: Option<&str>) -> Vec<Value> {
+        self.presented_in(t, namespace)
+            .map(std::borrow::Cow::into_owned)
+            .collect()
+    }
+
+    /// [`Store::list`] without copying: each object as `t` presents it, borrowed where no
+    /// conversion is needed, so that a caller filtering by selectors copies only what matches.
+    pub fn presented_in<'a>(
+        &'a self,
+        t: &'a ResourceType,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = std::borrow::Cow<'a, Value>> + 'a {
         self.objects
             .get(&t.storage_key())
             .into_iter()
             .flat_map(|m| m.iter())
-            .filter(|((ns, _), _)| namespace.is_none_or(|n| n == ns))
-            .map(|(_, o)| with_type(o, t))
-            .collect()
+            .filter(move |((ns, _), _)| namespace.is_none_or(|n| n == ns))
+            .map(move |(_, o)| presented(o, t))
     }
 
     /// What kube-apiserver fills in a new Service: its type and IP family defaults, and a
@@ -725,7 +736,9 @@ fn set_type(object: &mut Value, t: &ResourceType) {
 /// `object` (stored at any version of its storage) as `t` serves it: borrowed when it is
 /// already of `t`'s apiVersion and kind, converted otherwise. What a watch of `t` sends.
 pub fn presented<'a>(object: &'a Value, t: &ResourceType) -> std::borrow::Cow<'a, Value> {
-    if object["apiVersion"].as_str() == Some(t.api_version().as_str())
+    if object["apiVersion"]
+        .as_str()
+        .is_some_and(|v| t.is_api_version(v))
         && object["kind"].as_str() == Some(t.kind.as_str())
     {
         std::borrow::Cow::Borrowed(object)
