@@ -80,7 +80,7 @@ fn qualified_name_error(key: &str) -> Option<String> {
         None => (None, key),
     };
     if let Some(prefix) = prefix
-        && !crate::store::is_dns_subdomain(prefix)
+        && !is_dns_subdomain(prefix)
     {
         return Some(PREFIX.to_string());
     }
@@ -151,6 +151,21 @@ fn data_key_causes(object: &Value) -> Vec<Cause> {
         }
     }
     causes
+}
+
+/// Whether `name` is a lowercase RFC 1123 subdomain (what kube-apiserver asks of most object
+/// names and of label key prefixes): dot-separated labels of lowercase alphanumerics and `-`,
+/// none starting or ending with `-`, 253 characters at most.
+pub(crate) fn is_dns_subdomain(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|l| {
+            !l.is_empty()
+                && l.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        })
 }
 
 #[cfg(test)]

@@ -164,18 +164,6 @@ fn name_error(t: &ResourceType, name: &str, reason: &str, detail: String) -> Api
     )
 }
 
-pub(crate) fn is_dns_subdomain(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|l| {
-            !l.is_empty()
-                && l.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-        })
-}
-
 impl Store {
     /// An empty store keeping `history` events, on the wall clock.
     pub fn new(history: usize) -> Self {
@@ -447,7 +435,7 @@ impl Store {
                 }
             },
         };
-        if !is_dns_subdomain(&name) {
+        if !crate::validation::is_dns_subdomain(&name) {
             return Err(name_error(
                 t,
                 &name,
