@@ -458,6 +458,21 @@ fn release_of(version: &Version) -> String {
         .to_string()
 }
 
+/// Whether `to`'s release is `from`'s or the one after it: the release gate's path, one
+/// release at a time. A shrunk sequence must keep it: taking 2026.1 out of 2025.2 → 2026.1 →
+/// 2026.2 leaves a skip the gate refuses by design (seed 10898's first shrink did).
+pub fn release_follows(from: &Version, to: &Version) -> bool {
+    let (from, to) = (release_of(from), release_of(to));
+    if from == to {
+        return true;
+    }
+    let all = releases();
+    all.iter()
+        .position(|r| *r == from)
+        .and_then(|i| all.get(i.saturating_add(1)))
+        .is_some_and(|next| *next == to)
+}
+
 /// Whether `version` converges to Ready, so the schema reaches its release: a default store
 /// exists (the Barbican waits for one otherwise).
 pub fn installs(version: &Version) -> bool {
@@ -686,6 +701,21 @@ fn gate_admits(version: &Version, installed: Option<&str>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// A release may stay or move to the next one; a skip or a downgrade does not follow.
+    #[test]
+    fn a_release_follows_only_itself_or_the_next() {
+        let all = releases();
+        let at = |release: &str| Version {
+            spec: json!({"openStackRelease": release}),
+            stores: BTreeMap::new(),
+        };
+        assert!(all.len() >= 3, "{all:?}");
+        assert!(release_follows(&at(all[0]), &at(all[0])));
+        assert!(release_follows(&at(all[0]), &at(all[1])));
+        assert!(!release_follows(&at(all[0]), &at(all[2])));
+        assert!(!release_follows(&at(all[1]), &at(all[0])));
+    }
+
     use super::*;
     use kube::CustomResourceExt;
 

@@ -447,6 +447,9 @@ fn refused_by_schema(error: &str) -> bool {
 /// installable (see [`generate::installs`]).
 fn admissible(namespace: &str, versions: &[Version]) -> bool {
     versions.last().is_some_and(generate::installs)
+        && versions
+            .windows(2)
+            .all(|pair| matches!(pair, [from, to] if generate::release_follows(from, to)))
         && versions.iter().enumerate().all(|(i, v)| {
             let from = i.checked_sub(1).and_then(|j| versions.get(j));
             generate::admitted(namespace, from, v).is_ok()
