@@ -193,12 +193,14 @@ pub fn conditions_hold(webhook: &Value, request: &Request<'_>) -> bool {
         old: None,
         ..request.clone()
     };
+    let mut admission = review("", &without_objects)["request"].take();
+    if let Some(fields) = admission.as_object_mut() {
+        fields.remove("object");
+        fields.remove("oldObject");
+    }
     let mut context = Context::default();
     for (name, value) in [
-        (
-            "request",
-            Some(review("", &without_objects)["request"].take()),
-        ),
+        ("request", Some(admission)),
         (
             "object",
             named("object").then(|| object_or_null(request.object)),
@@ -208,11 +210,7 @@ pub fn conditions_hold(webhook: &Value, request: &Request<'_>) -> bool {
             named("oldObject").then(|| object_or_null(request.old)),
         ),
     ] {
-        let Some(mut value) = value else { continue };
-        if let Some(fields) = value.as_object_mut().filter(|_| name == "request") {
-            fields.remove("object");
-            fields.remove("oldObject");
-        }
+        let Some(value) = value else { continue };
         match to_value(value) {
             Ok(value) => context.add_variable_from_value(name, value),
             Err(_) => return true,
