@@ -223,6 +223,7 @@ impl Cluster {
                     storage_key: t.storage_key(),
                     kind: EventType::Modified,
                     object: object.into(),
+                    previous: None,
                 };
                 control.react(store, registry, &event, &mut timers);
             }

@@ -12,19 +12,39 @@ pub(super) fn watch(
     let storage_key = target.t.storage_key();
     let namespace = target.namespace.clone();
     let t = target.t.clone();
-    // The event's object as this watch's version serves it, when it matches the selectors
-    // there (an events.k8s.io watch sees `regarding` where a core one sees `involvedObject`).
+    // The event as this watch sees it: its type and its object as this watch's version
+    // serves it, when it matches the selectors there (an events.k8s.io watch sees
+    // `regarding` where a core one sees `involvedObject`). An update that makes an object
+    // match is ADDED, one that makes it stop matching is DELETED with the object as it was
+    // and the update's resourceVersion (kube-apiserver's cacheWatcher.convertToWatchEvent).
     let selected = {
         let t = t.clone();
-        move |e: &Event| -> Option<Value> {
+        move |e: &Event| -> Option<(&'static str, Value)> {
             if e.storage_key != storage_key
                 || !(namespace.is_empty()
                     || e.object["metadata"]["namespace"].as_str() == Some(namespace.as_str()))
             {
                 return None;
             }
+            let passes = |object: &Value| labels.matches(object) && fields.matches(object);
             let object = crate::store::presented(&e.object, &t);
-            (labels.matches(&object) && fields.matches(&object)).then(|| object.into_owned())
+            let now = passes(&object);
+            let before = match &e.previous {
+                Some(previous) => passes(&crate::store::presented(previous, &t)),
+                None => now,
+            };
+            match (e.kind, before, now) {
+                (EventType::Modified, false, true) => Some(("ADDED", object.into_owned())),
+                (EventType::Modified, true, false) => {
+                    let previous = e.previous.as_deref()?;
+                    let mut gone = crate::store::presented(previous, &t).into_owned();
+                    gone["metadata"]["resourceVersion"] =
+                        object["metadata"]["resourceVersion"].clone();
+                    Some(("DELETED", gone))
+                }
+                (_, _, true) => Some((e.kind.as_str(), object.into_owned())),
+                (_, _, false) => None,
+            }
         }
     };
     let bookmarks = flag(q, "allowWatchBookmarks");
@@ -79,8 +99,9 @@ pub(super) fn watch(
                         storage_key: t.storage_key(),
                         kind: EventType::Added,
                         object: object.into(),
+                        previous: None,
                     };
-                    if let Some(object) = selected(&event) {
+                    if let Some((_, object)) = selected(&event) {
                         backlog.push(line("ADDED", &object));
                     }
                 }
@@ -94,8 +115,8 @@ pub(super) fn watch(
         let mut last = start.unwrap_or(u64::MAX);
         if let Some(rv) = start {
             for event in state.store.history_after(rv) {
-                if let Some(object) = selected(&event) {
-                    backlog.push(line(event.kind.as_str(), &object));
+                if let Some((kind, object)) = selected(&event) {
+                    backlog.push(line(kind, &object));
                 }
                 last = last.max(event.revision);
             }
@@ -136,8 +157,8 @@ pub(super) fn watch(
                             continue;
                         }
                         last = event.revision;
-                        if let Some(object) = selected(&event)
-                            && tx.send(render(event.kind.as_str(), &object)).await.is_err()
+                        if let Some((kind, object)) = selected(&event)
+                            && tx.send(render(kind, &object)).await.is_err()
                         {
                             return;
                         }

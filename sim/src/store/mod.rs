@@ -51,6 +51,10 @@ pub struct Event {
     /// The object after the change (before it, for a deletion: with its last resourceVersion).
     /// Shared: the history, every watch and the controllers see the same copy.
     pub object: std::sync::Arc<Value>,
+    /// For an update, the object before it: a watch with selectors sees an object that
+    /// starts or stops matching as ADDED or DELETED, as kube-apiserver's watch cache shows it.
+    /// `None` where the change cannot alter what a selector sees (a deletion's stages).
+    pub previous: Option<std::sync::Arc<Value>>,
 }
 
 /// How a deletion treats the objects that name the deleted one as their owner.
@@ -306,11 +310,23 @@ impl Store {
     }
 
     fn record(&mut self, storage_key: &str, kind: EventType, object: Value) {
+        self.record_change(storage_key, kind, object, None);
+    }
+
+    /// [`Store::record`] of an update, with the object before it.
+    fn record_change(
+        &mut self,
+        storage_key: &str,
+        kind: EventType,
+        object: Value,
+        previous: Option<Value>,
+    ) {
         let event = Event {
             revision: self.revision,
             storage_key: storage_key.into(),
             kind,
             object: std::sync::Arc::new(object),
+            previous: previous.map(std::sync::Arc::new),
         };
         if let Some(changes) = &mut self.changes {
             changes.push(event.clone());
@@ -667,7 +683,12 @@ impl Store {
             self.collect_dependents(&next);
         } else {
             self.put(&t.storage_key(), &key.0, &key.1, next.clone());
-            self.record(&t.storage_key(), EventType::Modified, next.clone());
+            self.record_change(
+                &t.storage_key(),
+                EventType::Modified,
+                next.clone(),
+                Some(current),
+            );
         }
         self.after_removal();
         Ok(next)

@@ -464,6 +464,78 @@ async fn watches_replay_history_stream_changes_and_expire() {
     }
 }
 
+/// kube-apiserver's watch cache (cacheWatcher.convertToWatchEvent): under a label selector,
+/// an update that makes an object match arrives as ADDED, one that makes it stop matching as
+/// DELETED carrying the object as it was and the update's resourceVersion. A controller that
+/// watches its children by label learns this way that one left its selection.
+#[tokio::test]
+async fn a_selected_watch_sees_an_object_enter_as_added_and_leave_as_deleted() {
+    let (_cluster, client) = cluster_with_crds();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let created = maps
+        .create(&PostParams::default(), &config_map("w", json!({"v": "1"})))
+        .await
+        .unwrap();
+    let mut stream = maps
+        .watch(
+            &WatchParams::default().labels("owned=yes").timeout(5),
+            &created.resource_version().unwrap(),
+        )
+        .await
+        .unwrap()
+        .boxed();
+    let label = |value: Value| {
+        let maps = maps.clone();
+        async move {
+            maps.patch(
+                "w",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"labels": {"owned": value}}})),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    label(json!("yes")).await;
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Added(m)) => assert_eq!(m.labels()["owned"], "yes"),
+        other => panic!("expected ADDED as the object starts matching, got {other:?}"),
+    }
+    maps.patch(
+        "w",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"v": "2"}})),
+    )
+    .await
+    .unwrap();
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Modified(m)) => assert_eq!(m.data.unwrap()["v"], "2"),
+        other => panic!("expected MODIFIED while it matches, got {other:?}"),
+    }
+    let unlabelled = label(Value::Null).await;
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Deleted(m)) => {
+            assert_eq!(m.labels()["owned"], "yes", "the object as it was");
+            assert_eq!(m.resource_version(), unlabelled.resource_version());
+        }
+        other => panic!("expected DELETED as the object stops matching, got {other:?}"),
+    }
+    maps.patch(
+        "w",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"v": "3"}})),
+    )
+    .await
+    .unwrap();
+    label(json!("yes")).await;
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Added(m)) => {
+            assert_eq!(m.data.unwrap()["v"], "3", "unselected changes skipped")
+        }
+        other => panic!("expected ADDED again, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn a_watch_from_a_compacted_version_gets_410() {
     let cluster = Cluster::with_history(3);
