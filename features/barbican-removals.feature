@@ -211,3 +211,16 @@ Feature: A field taken out of a Barbican leaves its children
     Then within 1 minute the User "barbican" in "openstack" is gone
     And within 1 minute the Grant "barbican" in "openstack" is gone
     And the Database "barbican" in "openstack" has "/spec/name" set to "barbican"
+
+  Scenario: a child whose managed-by label is taken away gets it back
+    The operator watches its children by the label every one of them carries, so the
+    Deployments and Services of other applications never reach it. A child whose label is
+    taken away leaves that watch (kube-apiserver sends DELETED), which wakes its Barbican,
+    whose next apply puts the label back.
+    When the label "app.kubernetes.io/managed-by" is taken off the Deployment "barbican" in "openstack"
+    Then within 1 minute the Deployment "barbican" in "openstack" has "/metadata/labels/app.kubernetes.io~1managed-by" set to "barbican-operator"
+    When the label "app.kubernetes.io/managed-by" is taken off the Service "barbican" in "openstack"
+    Then within 1 minute the Service "barbican" in "openstack" has "/metadata/labels/app.kubernetes.io~1managed-by" set to "barbican-operator"
+    And within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |

@@ -85,6 +85,30 @@ async fn set_field(
         .expect("patching the field");
 }
 
+/// Takes a label off an object with a merge patch of another field manager (a user's
+/// `kubectl label … key-`): the label may hold dots and slashes, which a dotted field path
+/// cannot name.
+#[when(expr = "the label {string} is taken off the {word} {string} in {string}")]
+async fn take_label_off(
+    world: &mut BarbicanWorld,
+    label: String,
+    kind: String,
+    name: String,
+    namespace: String,
+) {
+    let env = world.env();
+    env.api_of(&kind, &namespace)
+        .await
+        .expect("a kind the steps know")
+        .patch(
+            &name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&json!({"metadata": {"labels": {label: null}}})),
+        )
+        .await
+        .expect("taking the label off");
+}
+
 #[when(expr = "the External Secrets ClusterSecretStore {string} stops being ready")]
 async fn eso_store_down(world: &mut BarbicanWorld, name: String) {
     world

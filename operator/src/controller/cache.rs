@@ -18,6 +18,11 @@
 //!   resourceVersion of every write to a CR until the watch has delivered it, and a CR with a
 //!   write still in flight is read from the API server.
 //!
+//! - Secrets and Jobs are watched as metadata only, and a pass's reads of them are held while
+//!   they stay current (see [`super::held`]); the other children are watched by the label
+//!   every child carries (`app.kubernetes.io/managed-by`), so what other applications keep in
+//!   the cluster costs the operator nothing.
+//!
 //! Target clusters are not cached: a read there is also how a pass learns that the cluster is
 //! gone (the spec's target-cluster-loss rules), which a cache would hide.
 //!
@@ -36,8 +41,14 @@ use futures::{
 use kube::{
     Resource, ResourceExt,
     api::{ApiResource, DynamicObject},
-    runtime::reflector::{ObjectRef, Store, store::Writer},
+    core::PartialObjectMeta,
+    runtime::{
+        reflector::{ObjectRef, Store, store::Writer},
+        watcher,
+    },
 };
+
+use super::held::Held;
 
 /// What the cache says about one object.
 #[derive(Debug, PartialEq)]
@@ -56,6 +67,9 @@ pub enum Cached<K> {
 pub struct Cache {
     typed: Arc<RwLock<HashMap<TypeId, Box<dyn Any + Send + Sync>>>>,
     dynamic: Arc<RwLock<HashMap<String, Store<DynamicObject>>>>,
+    /// Kinds watched as metadata, with copies of what was read (see [`super::held`]), by
+    /// their Rust type: each an `Arc<Held<K>>`.
+    held: Arc<RwLock<HashMap<TypeId, Box<dyn Any + Send + Sync>>>>,
     /// Each store's first complete list, awaited before the first pass.
     listed: Arc<RwLock<Vec<Shared<BoxFuture<'static, ()>>>>>,
     /// Set once every store registered so far has listed: later passes do not wait.
@@ -189,6 +203,56 @@ impl Cache {
         writer
     }
 
+    /// A writer for the metadata watch of the typed kind `K`, which this cache now answers
+    /// from through held copies (see [`super::held`]).
+    pub fn metadata_writer<K>(&self) -> Writer<PartialObjectMeta<K>>
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        let writer = Writer::<PartialObjectMeta<K>>::default();
+        let store = writer.as_reader();
+        self.await_list(store.clone());
+        write(&self.held).insert(TypeId::of::<K>(), Box::new(Arc::new(Held::new(store))));
+        writer
+    }
+
+    fn held<K>(&self) -> Option<Arc<Held<K>>>
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        read(&self.held)
+            .get(&TypeId::of::<K>())
+            .and_then(|h| h.downcast_ref::<Arc<Held<K>>>())
+            .cloned()
+    }
+
+    /// Keeps a copy of `object`, just read from or written to the API server, when its kind
+    /// is held (see [`super::held`]); does nothing for other kinds, whose watch keeps them.
+    pub fn hold<K>(&self, object: &K)
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        if let Some(held) = self.held::<K>() {
+            held.hold(object);
+        }
+    }
+
+    /// Drops the held copy of each object the metadata watch of `K` sees deleted (for the
+    /// watch's `inspect`).
+    pub fn forget_deleted<K>(
+        &self,
+    ) -> impl Fn(&Result<watcher::Event<PartialObjectMeta<K>>, watcher::Error>) + use<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        let held = self.held::<K>();
+        move |event| {
+            if let (Some(held), Ok(event)) = (&held, event) {
+                held.forget(event);
+            }
+        }
+    }
+
     fn store<K>(&self) -> Option<Store<K>>
     where
         K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
@@ -204,6 +268,9 @@ impl Cache {
     where
         K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
     {
+        if let Some(held) = self.held::<K>() {
+            return held.get(namespace, name);
+        }
         let Some(store) = self.store::<K>() else {
             return Cached::Unknown;
         };
@@ -231,8 +298,13 @@ impl Cache {
     where
         K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
     {
-        let store = self.store::<K>().filter(ready)?;
         matches(selector, &Default::default())?;
+        if let Some(held) = self.held::<K>() {
+            return held.list(namespace, |labels| {
+                matches(selector, labels).unwrap_or(false)
+            });
+        }
+        let store = self.store::<K>().filter(ready)?;
         let mut found: Vec<K> = store
             .state()
             .iter()

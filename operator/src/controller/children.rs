@@ -346,7 +346,18 @@ impl Children {
     pub async fn get<K: Child>(&self, name: &str) -> Result<Option<K>, kube::Error> {
         match self.cached::<K>(name) {
             Cached::Present(object) => Ok(Some(object)),
-            Cached::Absent | Cached::Unknown => self.api::<K>().get_opt(name).await,
+            Cached::Absent | Cached::Unknown => {
+                let read = self.api::<K>().get_opt(name).await?;
+                self.hold(read.as_ref());
+                Ok(read)
+            }
+        }
+    }
+
+    /// Keeps what a pass read or wrote when its kind is held (see [`super::held`]).
+    fn hold<K: Child>(&self, object: Option<&K>) {
+        if let (Some(cache), Some(object)) = (&self.cache, object) {
+            cache.hold(object);
         }
     }
 
@@ -401,18 +412,24 @@ impl Children {
         {
             return Ok(found);
         }
-        Ok(self
+        let listed = self
             .api::<K>()
             .list(&ListParams::default().labels(labels))
             .await?
-            .items)
+            .items;
+        for object in &listed {
+            self.hold(Some(object));
+        }
+        Ok(listed)
     }
 
     /// Makes `desired` live: applied when the live object lacks anything it says, left alone
     /// otherwise. Returns the live object.
     pub async fn ensure<K: Child>(&self, desired: &K) -> Result<K, kube::Error> {
         let name = desired.meta().name.clone().unwrap_or_default();
-        ensure_on(self.api::<K>(), desired, self.cached::<K>(&name)).await
+        let live = ensure_on(self.api::<K>(), desired, self.cached::<K>(&name)).await?;
+        self.hold(Some(&live));
+        Ok(live)
     }
 
     /// [`Children::ensure`] for a kind known only at run time.
@@ -429,13 +446,15 @@ impl Children {
     /// Creates `object`; an existing one of the same name is returned as it is.
     pub async fn create<K: Child>(&self, object: &K) -> Result<K, kube::Error> {
         let api = self.api::<K>();
-        match api.create(&PostParams::default(), object).await {
+        let live = match api.create(&PostParams::default(), object).await {
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 let name = object.meta().name.clone().unwrap_or_default();
                 api.get(&name).await
             }
             other => other,
-        }
+        }?;
+        self.hold(Some(&live));
+        Ok(live)
     }
 
     /// Deletes `name` when it exists; `true` when a delete was issued.

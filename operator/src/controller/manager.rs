@@ -15,6 +15,7 @@ use std::{
 
 use futures::{FutureExt, StreamExt, channel::mpsc};
 use k8s_openapi::api::core::v1::Secret;
+use kube::core::PartialObjectMeta;
 use kube::{
     Client, Resource, ResourceExt,
     api::DynamicObject,
@@ -394,9 +395,10 @@ pub async fn run_barbican_controller(
     );
     let [secret_events, owned_secret_events] = fan_out(
         scope
-            .events(typed::<Secret>(&client), &config)
+            .events(typed::<PartialObjectMeta<Secret>>(&client), &config)
             .modify(slim)
-            .reflect(cache.writer::<Secret>()),
+            .reflect(cache.metadata_writer::<Secret>())
+            .inspect(cache.forget_deleted::<Secret>()),
     );
     let main = barbican_events
         .applied_objects()
@@ -501,7 +503,7 @@ struct Shared {
     barbicans: reflector::Store<Barbican>,
     own: WatchEvents<BarbicanSecretStore>,
     parents: WatchEvents<Barbican>,
-    secrets: WatchEvents<Secret>,
+    secrets: WatchEvents<PartialObjectMeta<Secret>>,
 }
 
 async fn store_pass(

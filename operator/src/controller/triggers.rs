@@ -3,7 +3,7 @@
 //! inputs are watched and mapped to the CRs that read them (see [`super::barbican::watches`]).
 //! Kinds that come from other operators are watched only when the API server serves them.
 
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use k8s_openapi::api::{
     apps::v1::Deployment,
     autoscaling::v2::HorizontalPodAutoscaler,
@@ -15,6 +15,7 @@ use k8s_openapi::api::{
 use kube::{
     Api, Client, ResourceExt,
     api::DynamicObject,
+    core::PartialObjectMeta,
     runtime::{
         Controller, WatchStreamExt,
         reflector::{self, ObjectRef},
@@ -47,8 +48,14 @@ pub struct Wiring {
 
 /// The children a pass applies, each watched into the operator's cache: a change to one
 /// wakes its owner.
+///
+/// Every child but the db-sync Job carries `app.kubernetes.io/managed-by`, so those kinds are
+/// watched by that label and the Deployments and Services of other applications never reach
+/// the operator. Jobs are watched as metadata, with copies of the operator's own held (see
+/// [`super::held`]): the db-sync Job has no labels (as the reference makes it).
 pub fn own_children(controller: Controller<Barbican>, w: &Wiring) -> Controller<Barbican> {
-    let (client, scope, config, cache) = (&w.client, &w.scope, &w.config, &w.cache);
+    let (client, scope, cache) = (&w.client, &w.scope, &w.cache);
+    let config = &own_children_config(&w.config);
     controller
         .owns_stream(scope.cached(typed(client), config, cache.writer::<Deployment>()))
         .owns_stream(scope.cached(typed(client), config, cache.writer::<Service>()))
@@ -59,8 +66,23 @@ pub fn own_children(controller: Controller<Barbican>, w: &Wiring) -> Controller<
             cache.writer::<HorizontalPodAutoscaler>(),
         ))
         .owns_stream(scope.cached(typed(client), config, cache.writer::<NetworkPolicy>()))
-        .owns_stream(scope.cached(typed(client), config, cache.writer::<Job>()))
         .owns_stream(scope.cached(typed(client), config, cache.writer::<CronJob>()))
+        .owns_stream(filling(
+            scope
+                .events(typed::<PartialObjectMeta<Job>>(client), &w.config)
+                .inspect(cache.forget_deleted::<Job>()),
+            cache.metadata_writer::<Job>(),
+        ))
+}
+
+/// The watch of the children that carry the operator's `managed-by` label: that label
+/// selects them (a child whose label is taken away leaves the watch, which wakes its owner,
+/// whose next apply puts it back).
+pub fn own_children_config(config: &watcher::Config) -> watcher::Config {
+    config.clone().labels(&format!(
+        "app.kubernetes.io/managed-by={}",
+        super::barbican::labels::MANAGED_BY
+    ))
 }
 
 /// A store wakes the Barbican it names.
@@ -79,22 +101,25 @@ pub fn watch_attached_stores(
 /// it; one snapshot of the Barbicans serves both placements.
 pub fn watch_input_secrets(
     controller: Controller<Barbican>,
-    secrets: WatchEvents<Secret>,
+    secrets: WatchEvents<PartialObjectMeta<Secret>>,
     w: &Wiring,
     stores: reflector::Store<BarbicanSecretStore>,
 ) -> Controller<Barbican> {
     let barbicans = w.barbicans.clone();
-    controller.watches_stream(secrets.touched_objects(), move |secret: Secret| {
-        let owner = watches::controlling_barbican(&secret);
-        let all = barbicans.state();
-        watches::for_secret(
-            &secret.namespace().unwrap_or_default(),
-            &secret.name_any(),
-            owner.as_deref(),
-            &watches::placed_on(&all, None),
-            &watches::stores_placed_on(&stores.state(), &all, None),
-        )
-    })
+    controller.watches_stream(
+        secrets.touched_objects(),
+        move |secret: PartialObjectMeta<Secret>| {
+            let owner = watches::controlling_barbican(&secret);
+            let all = barbicans.state();
+            watches::for_secret(
+                &secret.namespace().unwrap_or_default(),
+                &secret.name_any(),
+                owner.as_deref(),
+                &watches::placed_on(&all, None),
+                &watches::stores_placed_on(&stores.state(), &all, None),
+            )
+        },
+    )
 }
 
 /// The HTTPRoutes, when the Gateway API is served.
@@ -110,7 +135,7 @@ pub fn own_http_routes(
     controller.owns_stream_with(
         w.scope.cached(
             dynamic(&w.client, &routes),
-            &w.config,
+            &own_children_config(&w.config),
             w.cache.dynamic_writer(&routes),
         ),
         routes,

@@ -1,0 +1,311 @@
+//! Kinds the operator reads a few objects of among many: Secrets (a cluster keeps every Helm
+//! release as a Secret of up to 1 MiB, and the operator reads only the ones its CRs name and
+//! the ones it writes) and Jobs (other applications run thousands; the operator reads its
+//! db-sync and db-clean runs, and the db-sync Job carries no labels to select it by).
+//!
+//! Such a kind is watched as metadata only (`PartialObjectMeta`): enough to wake the CRs
+//! that name an object or own it, and to say which version of each object is current. A full
+//! copy is held only of an object a pass has read from the API server (or written), and only
+//! while it is current: a cached read answers from the copy when its resourceVersion is the
+//! one the metadata watch last delivered, and goes to the API server otherwise. So the
+//! operator's memory follows what it reads, not what the cluster holds, and a converged
+//! operator still reads nothing (every copy it needs is current until the object changes).
+
+use std::{collections::HashMap, sync::Mutex};
+
+use kube::{
+    Resource, ResourceExt,
+    core::PartialObjectMeta,
+    runtime::{
+        reflector::{ObjectRef, Store},
+        watcher,
+    },
+};
+
+use super::cache::Cached;
+
+/// The held copies of one kind, beside the store its metadata watch fills.
+pub struct Held<K: Resource<DynamicType = ()> + 'static> {
+    metadata: Store<PartialObjectMeta<K>>,
+    copies: Mutex<HashMap<(String, String), K>>,
+}
+
+/// The key of an object: its namespace (empty when cluster-scoped) and name.
+fn key(namespace: Option<&str>, name: &str) -> (String, String) {
+    (namespace.unwrap_or_default().to_string(), name.to_string())
+}
+
+fn key_of<K: Resource>(object: &K) -> (String, String) {
+    key(object.meta().namespace.as_deref(), &object.name_any())
+}
+
+impl<K> Held<K>
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    /// Held copies checked against `metadata`, the store of the kind's metadata watch.
+    pub fn new(metadata: Store<PartialObjectMeta<K>>) -> Self {
+        Self {
+            metadata,
+            copies: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn copies(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), K>> {
+        self.copies.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn listed(&self) -> bool {
+        use futures::FutureExt;
+        self.metadata
+            .wait_until_ready()
+            .now_or_never()
+            .is_some_and(|r| r.is_ok())
+    }
+
+    /// The current version of `namespace/name` as the metadata watch knows it: `None` when it
+    /// has not listed yet, `Some(None)` when the object is not there.
+    fn current_version(&self, namespace: Option<&str>, name: &str) -> Option<Option<String>> {
+        if !self.listed() {
+            return None;
+        }
+        let reference = ObjectRef::<PartialObjectMeta<K>>::new(name);
+        let reference = match namespace {
+            Some(ns) => reference.within(ns),
+            None => reference,
+        };
+        Some(
+            self.metadata
+                .get(&reference)
+                .map(|m| m.metadata.resource_version.clone().unwrap_or_default()),
+        )
+    }
+
+    /// What the cache says of `namespace/name`: the held copy when it is current, absent when
+    /// the watch has not seen the object, unknown (read the API server, then [`Held::hold`])
+    /// otherwise.
+    pub fn get(&self, namespace: Option<&str>, name: &str) -> Cached<K> {
+        let Some(version) = self.current_version(namespace, name) else {
+            return Cached::Unknown;
+        };
+        // A copy of an object the watch has not delivered yet (this pass created it a moment
+        // ago) stays: the watch delivers that very version next.
+        let Some(version) = version else {
+            return Cached::Absent;
+        };
+        match self.copies().get(&key(namespace, name)) {
+            Some(copy) if copy.meta().resource_version.as_deref() == Some(version.as_str()) => {
+                Cached::Present(copy.clone())
+            }
+            _ => Cached::Unknown,
+        }
+    }
+
+    /// Keeps `object`, as read from or written to the API server, for later reads.
+    pub fn hold(&self, object: &K) {
+        let mut object = object.clone();
+        super::cache::slim(&mut object);
+        self.copies().insert(key_of(&object), object);
+    }
+
+    /// The held objects in `namespace` whose labels `select`s, by name; `None` when one of
+    /// them is not held at its current version (the API server answers, and its answer is
+    /// held).
+    pub fn list(
+        &self,
+        namespace: &str,
+        select: impl Fn(&std::collections::BTreeMap<String, String>) -> bool,
+    ) -> Option<Vec<K>> {
+        if !self.listed() {
+            return None;
+        }
+        let copies = self.copies();
+        let mut found = Vec::new();
+        for metadata in self.metadata.state() {
+            if metadata.metadata.namespace.as_deref() != Some(namespace)
+                || !select(metadata.labels())
+            {
+                continue;
+            }
+            let copy = copies.get(&key_of(metadata.as_ref()))?;
+            if copy.meta().resource_version != metadata.metadata.resource_version {
+                return None;
+            }
+            found.push(copy.clone());
+        }
+        found.sort_by_key(|o| o.name_any());
+        Some(found)
+    }
+
+    /// Drops the copy of an object the watch saw deleted, and after a relist (which reports
+    /// no deletions) the copies of every object it no longer has.
+    pub fn forget(&self, event: &watcher::Event<PartialObjectMeta<K>>) {
+        match event {
+            watcher::Event::Delete(gone) => {
+                self.copies().remove(&key_of(gone));
+            }
+            watcher::Event::InitDone => {
+                let live: std::collections::HashSet<(String, String)> = self
+                    .metadata
+                    .state()
+                    .iter()
+                    .map(|m| key_of(m.as_ref()))
+                    .collect();
+                self.copies().retain(|k, _| live.contains(k));
+            }
+            _ => {}
+        }
+    }
+
+    /// How many copies are held (for tests and the bench's figures).
+    pub fn len(&self) -> usize {
+        self.copies().len()
+    }
+
+    /// Whether no copy is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Secret;
+    use kube::runtime::reflector::store::Writer;
+    use watcher::Event;
+
+    fn metadata(name: &str, version: &str, labels: &[(&str, &str)]) -> PartialObjectMeta<Secret> {
+        let mut m = PartialObjectMeta::<Secret>::default();
+        m.metadata.name = Some(name.into());
+        m.metadata.namespace = Some("openstack".into());
+        m.metadata.resource_version = Some(version.into());
+        m.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        m
+    }
+
+    fn secret(name: &str, version: &str) -> Secret {
+        let mut s = Secret::default();
+        s.metadata.name = Some(name.into());
+        s.metadata.namespace = Some("openstack".into());
+        s.metadata.resource_version = Some(version.into());
+        s
+    }
+
+    fn listed(
+        objects: Vec<PartialObjectMeta<Secret>>,
+    ) -> (Held<Secret>, Writer<PartialObjectMeta<Secret>>) {
+        let mut writer = Writer::default();
+        let held = Held::new(writer.as_reader());
+        writer.apply_watcher_event(&Event::Init);
+        for o in objects {
+            writer.apply_watcher_event(&Event::InitApply(o));
+        }
+        writer.apply_watcher_event(&Event::InitDone);
+        (held, writer)
+    }
+
+    #[test]
+    fn a_copy_answers_only_while_it_is_the_version_the_watch_last_saw() {
+        let (held, mut writer) = listed(vec![metadata("db", "5", &[])]);
+        assert_eq!(
+            held.get(Some("openstack"), "db"),
+            Cached::Unknown,
+            "not read yet"
+        );
+        held.hold(&secret("db", "5"));
+        assert_eq!(
+            held.get(Some("openstack"), "db"),
+            Cached::Present(secret("db", "5"))
+        );
+        writer.apply_watcher_event(&Event::Apply(metadata("db", "6", &[])));
+        assert_eq!(
+            held.get(Some("openstack"), "db"),
+            Cached::Unknown,
+            "changed since it was read: the API server answers"
+        );
+        assert_eq!(held.get(Some("openstack"), "other"), Cached::Absent);
+    }
+
+    #[test]
+    fn nothing_answers_before_the_first_list_and_a_deleted_object_is_let_go() {
+        let mut writer = Writer::<PartialObjectMeta<Secret>>::default();
+        let held = Held::new(writer.as_reader());
+        held.hold(&secret("db", "5"));
+        assert_eq!(
+            held.get(Some("openstack"), "db"),
+            Cached::Unknown,
+            "listing"
+        );
+        writer.apply_watcher_event(&Event::Init);
+        writer.apply_watcher_event(&Event::InitApply(metadata("db", "5", &[])));
+        writer.apply_watcher_event(&Event::InitDone);
+        assert!(matches!(
+            held.get(Some("openstack"), "db"),
+            Cached::Present(_)
+        ));
+        let gone = Event::Delete(metadata("db", "5", &[]));
+        writer.apply_watcher_event(&gone);
+        held.forget(&gone);
+        assert!(held.is_empty(), "no copy outlives its object");
+        assert_eq!(held.get(Some("openstack"), "db"), Cached::Absent);
+    }
+
+    #[test]
+    fn a_copy_made_before_the_watch_delivers_it_waits_for_it_and_a_relist_drops_the_missing() {
+        let (held, mut writer) = listed(vec![]);
+        held.hold(&secret("new", "7"));
+        assert_eq!(
+            held.get(Some("openstack"), "new"),
+            Cached::Absent,
+            "not delivered yet"
+        );
+        writer.apply_watcher_event(&Event::Apply(metadata("new", "7", &[])));
+        assert!(
+            matches!(held.get(Some("openstack"), "new"), Cached::Present(_)),
+            "the copy waited for its version"
+        );
+        held.hold(&secret("gone-in-a-gap", "3"));
+        for event in [
+            Event::Init,
+            Event::InitApply(metadata("new", "7", &[])),
+            Event::InitDone,
+        ] {
+            writer.apply_watcher_event(&event);
+            held.forget(&event);
+        }
+        assert_eq!(held.len(), 1, "the relist no longer has the other one");
+    }
+
+    #[test]
+    fn a_list_answers_only_when_every_selected_object_is_held_at_its_version() {
+        let (held, _writer) = listed(vec![
+            metadata("b", "1", &[("x", "1")]),
+            metadata("a", "2", &[("x", "1")]),
+            metadata("foreign", "3", &[]),
+        ]);
+        let select = |labels: &std::collections::BTreeMap<String, String>| {
+            labels.get("x").map(String::as_str) == Some("1")
+        };
+        held.hold(&secret("a", "2"));
+        assert_eq!(held.list("openstack", select), None, "b is not held");
+        held.hold(&secret("b", "1"));
+        let names: Vec<String> = held
+            .list("openstack", select)
+            .unwrap()
+            .iter()
+            .map(|s| s.name_any())
+            .collect();
+        assert_eq!(
+            names,
+            ["a", "b"],
+            "by name; the unselected one needs no copy"
+        );
+        assert_eq!(held.list("elsewhere", select), Some(vec![]));
+    }
+}
