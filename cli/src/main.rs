@@ -135,6 +135,16 @@ enum Command {
         /// when the steady state is not quiet).
         #[arg(long, value_name = "PATH")]
         steady_log: Option<PathBuf>,
+        /// With --barbicans: Helm release Secrets of other applications, created first and
+        /// spread over ten namespaces and the Barbicans' own.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        foreign_secrets: usize,
+        /// With --foreign-secrets: the size of each one's payload, in bytes.
+        #[arg(long, value_name = "B", default_value_t = 100 * 1024)]
+        foreign_secret_bytes: usize,
+        /// With --barbicans: Deployments of other applications, spread as the Secrets are.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        foreign_deployments: usize,
     },
     /// Run every example under seeded random faults on the embedded sim, checking the
     /// operator's invariants throughout (see `barbican_features::soak`); exits 1 on any
@@ -477,6 +487,9 @@ fn main() -> ExitCode {
                 operator,
                 json,
                 steady_log,
+                foreign_secrets,
+                foreign_secret_bytes,
+                foreign_deployments,
                 ..
             } => {
                 let options = operator_bench::Options {
@@ -484,6 +497,11 @@ fn main() -> ExitCode {
                     steady,
                     timeout,
                     steady_log,
+                    foreign: operator_bench::Foreign {
+                        secrets: foreign_secrets,
+                        secret_bytes: foreign_secret_bytes,
+                        deployments: foreign_deployments,
+                    },
                     operator: operator.unwrap_or_else(operator_bench::operator_beside_this_binary),
                 };
                 let report = operator_bench::run(&options).await?;

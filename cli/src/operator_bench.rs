@@ -51,6 +51,83 @@ pub struct Options {
     pub operator: PathBuf,
     /// Where to write the operator's steady-state requests other than watches.
     pub steady_log: Option<PathBuf>,
+    /// What else the cluster holds that the operator never reads.
+    pub foreign: Foreign,
+}
+
+/// Objects of other applications, created before the operator starts and spread over
+/// [`FOREIGN_NAMESPACES`] namespaces and the Barbicans' own: what a real cluster holds beside
+/// the operator's CRs.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct Foreign {
+    /// Helm release Secrets (`helm.sh/release.v1`, as Helm keeps every release).
+    pub secrets: usize,
+    /// The size of each one's `release` value, in bytes.
+    pub secret_bytes: usize,
+    /// Deployments of other applications.
+    pub deployments: usize,
+}
+
+/// How many namespaces besides the Barbicans' own hold the foreign objects.
+const FOREIGN_NAMESPACES: usize = 10;
+
+/// The namespace of the `i`th foreign object: every eleventh in the Barbicans' own.
+fn foreign_namespace(i: usize) -> String {
+    match i % (FOREIGN_NAMESPACES + 1) {
+        0 => NAMESPACE.to_string(),
+        k => format!("foreign-{k}"),
+    }
+}
+
+/// The `i`th foreign Helm release Secret, its payload `bytes` long (base64 characters that do
+/// not compress, as a gzipped release does not).
+fn foreign_secret(i: usize, bytes: usize) -> Value {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut state = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let release: String = (0..bytes)
+        .map(|_| {
+            // xorshift: cheap characters that look random.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(ALPHABET[(state % 64) as usize])
+        })
+        .collect();
+    json!({"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+        "metadata": {"name": format!("sh.helm.release.v1.app-{i}.v1"),
+            "namespace": foreign_namespace(i),
+            "labels": {"name": format!("app-{i}"), "owner": "helm", "status": "deployed", "version": "1"}},
+        "stringData": {"release": release}})
+}
+
+/// The `i`th foreign Deployment.
+fn foreign_deployment(i: usize) -> Value {
+    let labels = json!({"app.kubernetes.io/name": format!("app-{i}"), "app.kubernetes.io/managed-by": "Helm"});
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": format!("app-{i}"), "namespace": foreign_namespace(i), "labels": labels},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "registry.example/app:1.0",
+                    "ports": [{"containerPort": 8080}]}]}}}})
+}
+
+/// Creates the foreign objects and their namespaces, 50 writes at a time.
+async fn create_foreign(client: &Client, foreign: &Foreign) -> Result<(), String> {
+    for k in 1..=FOREIGN_NAMESPACES {
+        apply(
+            client,
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": format!("foreign-{k}")}}),
+        )
+        .await?;
+    }
+    let objects = (0..foreign.secrets)
+        .map(|i| foreign_secret(i, foreign.secret_bytes))
+        .chain((0..foreign.deployments).map(foreign_deployment));
+    let objects: Vec<Value> = objects.collect();
+    for chunk in objects.chunks(50) {
+        futures::future::try_join_all(chunk.iter().map(|o| apply(client, o.clone()))).await?;
+    }
+    Ok(())
 }
 
 /// Requests by verb and resource.
@@ -61,6 +138,8 @@ pub type Requests = BTreeMap<String, u64>;
 pub struct Report {
     /// Barbicans created.
     pub barbicans: usize,
+    /// The foreign objects beside them.
+    pub foreign: Foreign,
     /// Wall seconds from the first create until every Barbican was Ready.
     pub converge_seconds: f64,
     /// The operator's requests until then, as `verb group/resource`.
@@ -74,6 +153,8 @@ pub struct Report {
     /// The least a Barbican needs: one write per object the operator owns for it, its
     /// finalizer, and one status write for it and for its store.
     pub minimum_writes_per_barbican: f64,
+    /// Where the writes above that minimum went, per Barbican, by `group/resource`.
+    pub writes_above_minimum_per_barbican: BTreeMap<String, f64>,
     /// Writes during the steady state.
     pub steady_writes: u64,
     /// Reads other than watches during the steady state (get and list).
@@ -94,17 +175,48 @@ impl Report {
     /// One line for logs and the README.
     pub fn summary(&self) -> String {
         format!(
-            "bench: {} Barbicans Ready in {:.1}s; {:.1} writes per Barbican (minimum {:.1}); steady state over {:.0}s: {} writes, {} non-watch reads, {} watches expired; operator peak RSS {:.1} MiB, {:.1} CPU s",
+            "bench: {} Barbicans{} Ready in {:.1}s; {:.1} writes per Barbican (minimum {:.1}; above it: {}); steady state over {:.0}s: {} writes, {} non-watch reads, {} watches expired; operator peak RSS {:.1} MiB, {:.1} CPU s",
             self.barbicans,
+            self.foreign_summary(),
             self.converge_seconds,
             self.writes_per_barbican,
             self.minimum_writes_per_barbican,
+            self.above_summary(),
             self.steady_seconds,
             self.steady_writes,
             self.steady_non_watch_reads,
             expired(&self.steady_watch_endings),
             self.operator_peak_rss_mib,
             self.operator_cpu_seconds
+        )
+    }
+}
+
+impl Report {
+    /// The writes above the minimum, largest first, as `1.0 apps/deployments, …`.
+    fn above_summary(&self) -> String {
+        let mut above: Vec<(&String, &f64)> =
+            self.writes_above_minimum_per_barbican.iter().collect();
+        above.sort_by(|a, b| b.1.total_cmp(a.1));
+        let text: Vec<String> = above.iter().map(|(r, n)| format!("{n:.1} {r}")).collect();
+        if text.is_empty() {
+            "none".to_string()
+        } else {
+            text.join(", ")
+        }
+    }
+
+    /// ` beside …` naming the foreign objects, or nothing when there are none.
+    fn foreign_summary(&self) -> String {
+        let f = &self.foreign;
+        if f.secrets == 0 && f.deployments == 0 {
+            return String::new();
+        }
+        format!(
+            " beside {} foreign Secrets of {} KiB and {} foreign Deployments",
+            f.secrets,
+            f.secret_bytes / 1024,
+            f.deployments
         )
     }
 }
@@ -280,7 +392,7 @@ async fn ready(client: &Client) -> Result<usize, String> {
 
 /// How many objects of the kinds the operator writes carry an ownerReference to one of the
 /// run's Barbicans or stores.
-async fn owned_objects(client: &Client) -> Result<usize, String> {
+async fn owned_objects(client: &Client) -> Result<Requests, String> {
     let kinds = [
         ("apps/v1", "Deployment"),
         ("v1", "Service"),
@@ -294,7 +406,7 @@ async fn owned_objects(client: &Client) -> Result<usize, String> {
         ("k8s.mariadb.com/v1alpha1", "User"),
         ("k8s.mariadb.com/v1alpha1", "Grant"),
     ];
-    let mut count = 0;
+    let mut owned = Requests::new();
     for (api_version, kind) in kinds {
         let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
         let resource = kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
@@ -304,7 +416,7 @@ async fn owned_objects(client: &Client) -> Result<usize, String> {
         let Ok(list) = api.list(&ListParams::default()).await else {
             continue;
         };
-        count += list
+        let count = list
             .items
             .iter()
             .filter(|o| {
@@ -314,9 +426,52 @@ async fn owned_objects(client: &Client) -> Result<usize, String> {
                     .flatten()
                     .any(|r| r.kind == "Barbican" || r.kind == "BarbicanSecretStore")
             })
-            .count();
+            .count() as u64;
+        if count > 0 {
+            owned.insert(format!("{group}/{}", resource.plural), count);
+        }
     }
-    Ok(count)
+    Ok(owned)
+}
+
+/// The least a Barbican's convergence writes, by `group/resource`, from the objects the
+/// operator owns for `n` Barbicans: one apply per owned object, the Barbican's finalizer, and
+/// one status write for it and for its store.
+fn minimum_writes(owned: &Requests, n: f64) -> BTreeMap<String, f64> {
+    let mut minimum: BTreeMap<String, f64> = owned
+        .iter()
+        .map(|(r, count)| (r.clone(), *count as f64 / n))
+        .collect();
+    for resource in [
+        "barbican.openstack.c5c3.io/barbicans",
+        "barbican.openstack.c5c3.io/barbicans/status",
+        "barbican.openstack.c5c3.io/barbicansecretstores/status",
+    ] {
+        *minimum.entry(resource.to_string()).or_default() += 1.0;
+    }
+    minimum
+}
+
+/// Where the writes above the minimum went, per Barbican, by `group/resource` (the writes of
+/// every verb to it, less its minimum); only resources written more than their minimum.
+fn writes_above_minimum(
+    requests: &Requests,
+    minimum: &BTreeMap<String, f64>,
+    n: f64,
+) -> BTreeMap<String, f64> {
+    let mut by_resource = Requests::new();
+    for (key, count) in requests.iter().filter(|(k, _)| is_write(k)) {
+        let resource = key.split_once(' ').map_or(key.as_str(), |(_, r)| r);
+        *by_resource.entry(resource.to_string()).or_default() += count;
+    }
+    by_resource
+        .into_iter()
+        .map(|(resource, count)| {
+            let least = minimum.get(&resource).copied().unwrap_or(0.0);
+            (resource, count as f64 / n - least)
+        })
+        .filter(|(_, above)| *above > 0.05)
+        .collect()
 }
 
 /// Keeps `path` equal to the registry's overrides, rewriting it (atomically) when it changes.
@@ -382,6 +537,7 @@ pub async fn run(options: &Options) -> Result<Report, String> {
         &in_namespace(MINIMAL_PREREQUISITES, NAMESPACE),
     )
     .await?;
+    create_foreign(&client, &options.foreign).await?;
     for k in 0..options.barbicans.div_ceil(STORES_PER_INSTANCE) {
         apply(
             &client,
@@ -486,11 +642,14 @@ pub async fn run(options: &Options) -> Result<Report, String> {
     let convergence_requests = operator_requests(&before, &converged);
     let steady_requests = operator_requests(&converged, &after);
     let n = options.barbicans.max(1) as f64;
+    let minimum = minimum_writes(&owned, n);
     Ok(Report {
         barbicans: options.barbicans,
+        foreign: options.foreign,
         converge_seconds,
         writes_per_barbican: writes(&convergence_requests) as f64 / n,
-        minimum_writes_per_barbican: owned as f64 / n + 3.0,
+        minimum_writes_per_barbican: minimum.values().sum(),
+        writes_above_minimum_per_barbican: writes_above_minimum(&convergence_requests, &minimum, n),
         steady_writes: writes(&steady_requests),
         steady_non_watch_reads: non_watch_reads(&steady_requests),
         convergence_requests,
@@ -535,6 +694,41 @@ mod tests {
         );
         assert_eq!(writes(&requests), 3);
         assert_eq!(non_watch_reads(&requests), 4);
+    }
+
+    #[test]
+    fn the_writes_above_the_minimum_are_each_resources_writes_less_its_owned_objects() {
+        let owned = Requests::from([
+            ("apps/deployments".to_string(), 2),
+            ("/secrets".to_string(), 6),
+        ]);
+        let minimum = minimum_writes(&owned, 2.0);
+        assert_eq!(minimum["apps/deployments"], 1.0);
+        assert_eq!(minimum["barbican.openstack.c5c3.io/barbicans/status"], 1.0);
+        assert_eq!(minimum.values().sum::<f64>(), 1.0 + 3.0 + 3.0);
+        let requests = Requests::from([
+            ("patch apps/deployments".to_string(), 4),
+            ("create /secrets".to_string(), 6),
+            ("get /secrets".to_string(), 50),
+            (
+                "patch barbican.openstack.c5c3.io/barbicans/status".to_string(),
+                6,
+            ),
+            ("create events.k8s.io/events".to_string(), 3),
+        ]);
+        let above = writes_above_minimum(&requests, &minimum, 2.0);
+        assert_eq!(
+            above,
+            BTreeMap::from([
+                ("apps/deployments".to_string(), 1.0),
+                (
+                    "barbican.openstack.c5c3.io/barbicans/status".to_string(),
+                    2.0
+                ),
+                ("events.k8s.io/events".to_string(), 1.5),
+            ]),
+            "reads and writes at their minimum are left out"
+        );
     }
 
     #[test]
