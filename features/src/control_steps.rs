@@ -72,17 +72,29 @@ async fn set_field(
 ) {
     let mut patch = json!({});
     set_path(&mut patch, &path, scalar(&value)).expect("a field path");
-    let env = world.env();
-    env.api_of(&kind, &namespace)
+    merge_patch(world, &kind, &name, &namespace, &patch).await;
+}
+
+/// Merge-patches the object as a user would, under a field manager of its own.
+async fn merge_patch(
+    world: &BarbicanWorld,
+    kind: &str,
+    name: &str,
+    namespace: &str,
+    patch: &Value,
+) {
+    world
+        .env()
+        .api_of(kind, namespace)
         .await
         .expect("a kind the steps know")
         .patch(
-            &name,
+            name,
             &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(&patch),
+            &kube::api::Patch::Merge(patch),
         )
         .await
-        .expect("patching the field");
+        .expect("merge-patching the object");
 }
 
 /// Takes a label off an object with a merge patch of another field manager (a user's
@@ -96,17 +108,8 @@ async fn take_label_off(
     name: String,
     namespace: String,
 ) {
-    let env = world.env();
-    env.api_of(&kind, &namespace)
-        .await
-        .expect("a kind the steps know")
-        .patch(
-            &name,
-            &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(&json!({"metadata": {"labels": {label: null}}})),
-        )
-        .await
-        .expect("taking the label off");
+    let patch = json!({"metadata": {"labels": {label: null}}});
+    merge_patch(world, &kind, &name, &namespace, &patch).await;
 }
 
 #[when(expr = "the External Secrets ClusterSecretStore {string} stops being ready")]

@@ -484,30 +484,21 @@ async fn a_selected_watch_sees_an_object_enter_as_added_and_leave_as_deleted() {
         .await
         .unwrap()
         .boxed();
-    let label = |value: Value| {
+    let merge = |patch: Value| {
         let maps = maps.clone();
         async move {
-            maps.patch(
-                "w",
-                &PatchParams::default(),
-                &Patch::Merge(json!({"metadata": {"labels": {"owned": value}}})),
-            )
-            .await
-            .unwrap()
+            maps.patch("w", &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .unwrap()
         }
     };
+    let label = |value: Value| merge(json!({"metadata": {"labels": {"owned": value}}}));
     label(json!("yes")).await;
     match stream.try_next().await.unwrap() {
         Some(WatchEvent::Added(m)) => assert_eq!(m.labels()["owned"], "yes"),
         other => panic!("expected ADDED as the object starts matching, got {other:?}"),
     }
-    maps.patch(
-        "w",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"data": {"v": "2"}})),
-    )
-    .await
-    .unwrap();
+    merge(json!({"data": {"v": "2"}})).await;
     match stream.try_next().await.unwrap() {
         Some(WatchEvent::Modified(m)) => assert_eq!(m.data.unwrap()["v"], "2"),
         other => panic!("expected MODIFIED while it matches, got {other:?}"),
@@ -520,13 +511,7 @@ async fn a_selected_watch_sees_an_object_enter_as_added_and_leave_as_deleted() {
         }
         other => panic!("expected DELETED as the object stops matching, got {other:?}"),
     }
-    maps.patch(
-        "w",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"data": {"v": "3"}})),
-    )
-    .await
-    .unwrap();
+    merge(json!({"data": {"v": "3"}})).await;
     label(json!("yes")).await;
     match stream.try_next().await.unwrap() {
         Some(WatchEvent::Added(m)) => {
