@@ -669,6 +669,43 @@ mod tests {
         ));
     }
 
+    #[test]
+    fn a_field_taken_away_is_applied_away_from_a_cached_copy_without_managed_fields() {
+        // The cache keeps no managedFields (`cache::slim`): the applied hash alone must tell
+        // that the operator set a field it no longer wants.
+        let deployment = |limits: serde_json::Value| {
+            json!({"metadata": {"name": "b"},
+                "spec": {"template": {"spec": {"priorityClassName": "high",
+                    "containers": [{"name": "api", "resources": {"limits": limits}}]}}}})
+        };
+        let mut live = stamped(deployment(
+            json!({"memory": "512Mi", "ephemeral-storage": "1Gi"}),
+        ));
+        live["metadata"]["resourceVersion"] = json!("7");
+        let mut cached: k8s_openapi::api::apps::v1::Deployment =
+            serde_json::from_value(live.clone()).unwrap();
+        crate::controller::cache::slim(&mut cached);
+        assert!(cached.metadata.managed_fields.is_none());
+        let without = stamped(deployment(json!({"memory": "512Mi"})));
+        let cached = serde_json::to_value(&cached).unwrap();
+        assert!(
+            covers(&cached, &deployment(json!({"memory": "512Mi"}))),
+            "what is left is still there: without the hash nothing would be applied"
+        );
+        assert!(!covers(&cached, &without), "the hash differs: applied");
+        assert!(!owns_unwanted(
+            &serde_json::from_value::<k8s_openapi::api::apps::v1::Deployment>(cached.clone())
+                .unwrap(),
+            &without
+        ));
+        assert!(covers(
+            &cached,
+            &stamped(deployment(
+                json!({"memory": "512Mi", "ephemeral-storage": "1Gi"})
+            ))
+        ));
+    }
+
     use crate::controller::children::unanswered_client as client;
 
     fn barbican(name: &str) -> crate::api::barbican::Barbican {
