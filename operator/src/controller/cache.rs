@@ -50,16 +50,7 @@ use kube::{
 
 use super::held::Held;
 
-/// What the cache says about one object.
-#[derive(Debug, PartialEq)]
-pub enum Cached<K> {
-    /// The kind is not watched, or its first list is not complete: ask the API server.
-    Unknown,
-    /// The watch has not seen it (it does not exist, or it was created a moment ago).
-    Absent,
-    /// The watch's latest copy.
-    Present(K),
-}
+pub use super::held::Cached;
 
 /// The reflector stores of the management cluster, by kind: typed built-ins by their Rust
 /// type, kinds known only at run time by group and kind.
@@ -233,6 +224,8 @@ impl Cache {
         K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
     {
         if let Some(held) = self.held::<K>() {
+            let mut object = object.clone();
+            slim(&mut object);
             held.hold(object);
         }
     }

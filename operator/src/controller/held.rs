@@ -22,7 +22,16 @@ use kube::{
     },
 };
 
-use super::cache::Cached;
+/// What the cache says about one object.
+#[derive(Debug, PartialEq)]
+pub enum Cached<K> {
+    /// The kind is not watched, or its first list is not complete: ask the API server.
+    Unknown,
+    /// The watch has not seen it (it does not exist, or it was created a moment ago).
+    Absent,
+    /// The watch's latest copy.
+    Present(K),
+}
 
 /// The held copies of one kind, beside the store its metadata watch fills.
 pub struct Held<K: Resource<DynamicType = ()> + 'static> {
@@ -101,10 +110,8 @@ where
         }
     }
 
-    /// Keeps `object`, as read from or written to the API server, for later reads.
-    pub fn hold(&self, object: &K) {
-        let mut object = object.clone();
-        super::cache::slim(&mut object);
+    /// Keeps `object`, as read from or written to the API server (slimmed), for later reads.
+    pub fn hold(&self, object: K) {
         self.copies().insert(key_of(&object), object);
     }
 
@@ -218,7 +225,7 @@ mod tests {
             Cached::Unknown,
             "not read yet"
         );
-        held.hold(&secret("db", "5"));
+        held.hold(secret("db", "5"));
         assert_eq!(
             held.get(Some("openstack"), "db"),
             Cached::Present(secret("db", "5"))
@@ -236,7 +243,7 @@ mod tests {
     fn nothing_answers_before_the_first_list_and_a_deleted_object_is_let_go() {
         let mut writer = Writer::<PartialObjectMeta<Secret>>::default();
         let held = Held::new(writer.as_reader());
-        held.hold(&secret("db", "5"));
+        held.hold(secret("db", "5"));
         assert_eq!(
             held.get(Some("openstack"), "db"),
             Cached::Unknown,
@@ -259,7 +266,7 @@ mod tests {
     #[test]
     fn a_copy_made_before_the_watch_delivers_it_waits_for_it_and_a_relist_drops_the_missing() {
         let (held, mut writer) = listed(vec![]);
-        held.hold(&secret("new", "7"));
+        held.hold(secret("new", "7"));
         assert_eq!(
             held.get(Some("openstack"), "new"),
             Cached::Absent,
@@ -270,7 +277,7 @@ mod tests {
             matches!(held.get(Some("openstack"), "new"), Cached::Present(_)),
             "the copy waited for its version"
         );
-        held.hold(&secret("gone-in-a-gap", "3"));
+        held.hold(secret("gone-in-a-gap", "3"));
         for event in [
             Event::Init,
             Event::InitApply(metadata("new", "7", &[])),
@@ -292,9 +299,9 @@ mod tests {
         let select = |labels: &std::collections::BTreeMap<String, String>| {
             labels.get("x").map(String::as_str) == Some("1")
         };
-        held.hold(&secret("a", "2"));
+        held.hold(secret("a", "2"));
         assert_eq!(held.list("openstack", select), None, "b is not held");
-        held.hold(&secret("b", "1"));
+        held.hold(secret("b", "1"));
         let names: Vec<String> = held
             .list("openstack", select)
             .unwrap()
