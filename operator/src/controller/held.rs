@@ -164,7 +164,7 @@ where
         }
     }
 
-    /// How many copies are held (for tests and the bench's figures).
+    /// How many copies are held.
     pub fn len(&self) -> usize {
         self.copies().len()
     }

@@ -29,15 +29,15 @@ pub(super) fn watch(
             let passes = |object: &Value| labels.matches(object) && fields.matches(object);
             let object = crate::store::presented(&e.object, &t);
             let now = passes(&object);
-            let before = match &e.previous {
-                Some(previous) => passes(&crate::store::presented(previous, &t)),
-                None => now,
-            };
+            let previous = e
+                .previous
+                .as_deref()
+                .map(|p| crate::store::presented(p, &t));
+            let before = previous.as_deref().map_or(now, passes);
             match (e.kind, before, now) {
                 (EventType::Modified, false, true) => Some(("ADDED", object.into_owned())),
                 (EventType::Modified, true, false) => {
-                    let previous = e.previous.as_deref()?;
-                    let mut gone = crate::store::presented(previous, &t).into_owned();
+                    let mut gone = previous?.into_owned();
                     gone["metadata"]["resourceVersion"] =
                         object["metadata"]["resourceVersion"].clone();
                     Some(("DELETED", gone))
