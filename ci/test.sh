@@ -59,6 +59,9 @@ fi
 stage "barbican's vault plugin round-trips a secret through the fake OpenBao"
 BARBICAN_FAKES_BIN="${CARGO_TARGET_DIR:-target}/debug/barbican-fakes" python3 ci/conformance/openbao.py
 
+stage "keystonemiddleware's authtoken validates tokens of the fake Keystone"
+BARBICAN_FAKES_BIN="${CARGO_TARGET_DIR:-target}/debug/barbican-fakes" python3 ci/conformance/keystone.py
+
 # The real-cluster backend of the features (features/tests/real_cluster.rs) reaches its API
 # server through a kubeconfig only; a sim served over HTTP is one, so the path runs here even
 # without Docker (on a machine with Docker, the nextest run below starts kwok instead). It

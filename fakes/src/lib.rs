@@ -7,13 +7,15 @@
 //!   third-party kinds in [`crds`], built on one loop ([`controller`]): conditions after a delay,
 //!   outages, finalizers with a slow teardown;
 //! - [`gateway_api`]: HTTPRoute status;
-//! - [`barbican_api`]: `/healthcheck` for every barbican Service.
+//! - [`barbican_api`]: `/healthcheck` for every barbican Service;
+//! - [`keystone`]: identity v3 for keystonemiddleware's `authtoken` and a test user.
 
 pub mod barbican_api;
 pub mod controller;
 pub mod crds;
 pub mod external_secrets;
 pub mod gateway_api;
+pub mod keystone;
 pub mod mariadb;
 pub mod openbao;
 pub mod openbao_cluster;

@@ -3,7 +3,10 @@
 
 use std::{path::PathBuf, process::ExitCode};
 
-use barbican_fakes::openbao::{FakeOpenBao, SelfInit};
+use barbican_fakes::{
+    keystone::{FakeKeystone, User},
+    openbao::{FakeOpenBao, SelfInit},
+};
 use barbican_sim::clock::Clock;
 use clap::{Parser, Subcommand};
 use serde_json::json;
@@ -26,6 +29,34 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Serve a fake Keystone until interrupted, with the users given. Writes `keystone.json`
+    /// (its url) into the output directory, then prints `ready <url>`.
+    Keystone {
+        /// Where to write `keystone.json`.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// A user, as `name:password:project:role[,role…]`; repeatable.
+        #[arg(long = "user", value_name = "USER", value_parser = parse_user)]
+        users: Vec<User>,
+    },
+}
+
+/// `name:password:project:role[,role…]`.
+fn parse_user(text: &str) -> Result<User, String> {
+    let parts: Vec<&str> = text.splitn(4, ':').collect();
+    let [name, password, project, roles] = parts.as_slice() else {
+        return Err("a user is name:password:project:role[,role…]".into());
+    };
+    Ok(User {
+        name: name.to_string(),
+        password: password.to_string(),
+        project: project.to_string(),
+        roles: roles
+            .split(',')
+            .filter(|r| !r.is_empty())
+            .map(str::to_string)
+            .collect(),
+    })
 }
 
 fn main() -> ExitCode {
@@ -56,6 +87,22 @@ fn main() -> ExitCode {
                 std::fs::write(out.join("openbao.json"), facts.to_string())
                     .map_err(|e| format!("writing openbao.json: {e}"))?;
                 println!("ready {url}");
+                tokio::signal::ctrl_c().await.map_err(|e| e.to_string())
+            }
+            Command::Keystone { out, users } => {
+                let fake = FakeKeystone::start(Clock::wall())
+                    .await
+                    .map_err(|e| format!("starting the fake Keystone: {e}"))?;
+                for user in users {
+                    fake.add_user(user);
+                }
+                std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+                std::fs::write(
+                    out.join("keystone.json"),
+                    json!({"url": fake.url()}).to_string(),
+                )
+                .map_err(|e| format!("writing keystone.json: {e}"))?;
+                println!("ready {}", fake.url());
                 tokio::signal::ctrl_c().await.map_err(|e| e.to_string())
             }
         }

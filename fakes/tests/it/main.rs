@@ -2,4 +2,5 @@
 //! file); each module is one former test file.
 
 mod controllers;
+mod keystone;
 mod openbao;
