@@ -29,6 +29,9 @@ export BARBICAN_HELM="$PWD/target/tools-venv/bin/helm"
 mkdir -p target
 python_log=target/python-checks.log
 (
+  # The fake mariadb-operator's tests on a real server need the distribution's MariaDB.
+  stage "MariaDB server and client (apt-get, when missing)"
+  ci/install-mariadb.sh
   stage "option catalogs reproduce from barbican's own option definitions"
   ci/check-catalogs.sh
   stage "rendered configs load in each release's barbican"

@@ -51,6 +51,26 @@ pub type Hook = Arc<
     dyn Fn(DynamicObject) -> futures::future::BoxFuture<'static, Result<(), String>> + Send + Sync,
 >;
 
+/// What a fake does for real (a database created in a real server, say): `realize` runs
+/// before an object turns ready and again on each later change; an error keeps it not-ready
+/// (reason `Failed`, the error as the message) and is retried. `remove` runs before the
+/// finalizer is released, retried until it succeeds.
+pub trait Realizer: Send + Sync + 'static {
+    /// Makes `object` real (idempotent).
+    fn realize(
+        &self,
+        object: DynamicObject,
+    ) -> futures::future::BoxFuture<'static, Result<(), String>>;
+    /// Takes `object` away for real (idempotent).
+    fn remove(
+        &self,
+        object: DynamicObject,
+    ) -> futures::future::BoxFuture<'static, Result<(), String>>;
+}
+
+/// How long a failed realization or removal waits before the next attempt.
+pub const REALIZE_RETRY: Duration = Duration::from_secs(10);
+
 /// `(namespace, name)`.
 type Key = (String, String);
 
@@ -64,6 +84,7 @@ struct Inner {
     /// Objects with a pending "becomes ready" or "teardown" task.
     pending: Mutex<BTreeSet<(Key, bool)>>,
     hook: Option<Hook>,
+    realizer: Option<Arc<dyn Realizer>>,
 }
 
 /// A running fake controller. Dropping it stops it.
@@ -91,6 +112,18 @@ impl FakeController {
         behaviour: Behaviour,
         hook: Option<Hook>,
     ) -> Self {
+        Self::start_realizing(client, clock, api_resource, behaviour, hook, None)
+    }
+
+    /// Like [`FakeController::start`], doing what `realizer` does for real.
+    pub fn start_realizing(
+        client: Client,
+        clock: Clock,
+        api_resource: ApiResource,
+        behaviour: Behaviour,
+        hook: Option<Hook>,
+        realizer: Option<Arc<dyn Realizer>>,
+    ) -> Self {
         let inner = Arc::new(Inner {
             api_resource,
             client,
@@ -99,6 +132,7 @@ impl FakeController {
             held: Mutex::new(BTreeMap::new()),
             pending: Mutex::new(BTreeSet::new()),
             hook,
+            realizer,
         });
         let watching = inner.clone();
         let task = tokio::spawn(async move {
@@ -261,6 +295,11 @@ async fn react(inner: &Arc<Inner>, object: DynamicObject) {
         let inner = inner.clone();
         tokio::spawn(async move {
             inner.clock.sleep(behaviour.teardown).await;
+            if let Some(realizer) = &inner.realizer {
+                while realizer.remove(object.clone()).await.is_err() {
+                    inner.clock.sleep(REALIZE_RETRY).await;
+                }
+            }
             let api = api_for(&inner, &key.0);
             if let Ok(Some(current)) = api.get_opt(&key.1).await {
                 let left: Vec<String> = current
@@ -308,6 +347,12 @@ async fn react(inner: &Arc<Inner>, object: DynamicObject) {
         return;
     }
     if condition_holds(&object, behaviour.condition) == Some(true) {
+        if let Some(realizer) = &inner.realizer
+            && let Err(message) = realizer.realize(object.clone()).await
+        {
+            let _ = set_condition(inner, &key.0, &key.1, false, "Failed", &message).await;
+            return;
+        }
         if let Some(hook) = &inner.hook {
             let _ = hook(object).await;
         }
@@ -325,8 +370,48 @@ async fn react(inner: &Arc<Inner>, object: DynamicObject) {
             .unwrap_or_else(|p| p.into_inner())
             .contains_key(&key);
         if !still_held {
-            let _ = set_condition(&inner, &key.0, &key.1, true, behaviour.ready_reason, "").await;
+            realized(&inner, &key, object).await;
         }
         unclaim(&inner, &key, false);
     });
+}
+
+/// Turns `object` ready once its realizer (if any) has made it real, retrying a failed
+/// realization every [`REALIZE_RETRY`] with the error shown as `Failed`, until it succeeds, the
+/// object is held or deleted.
+async fn realized(inner: &Arc<Inner>, key: &Key, object: DynamicObject) {
+    let behaviour = inner
+        .behaviour
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let Some(realizer) = &inner.realizer else {
+        let _ = set_condition(inner, &key.0, &key.1, true, behaviour.ready_reason, "").await;
+        return;
+    };
+    let mut object = object;
+    loop {
+        match realizer.realize(object.clone()).await {
+            Ok(()) => {
+                let _ =
+                    set_condition(inner, &key.0, &key.1, true, behaviour.ready_reason, "").await;
+                return;
+            }
+            Err(message) => {
+                let _ = set_condition(inner, &key.0, &key.1, false, "Failed", &message).await;
+            }
+        }
+        inner.clock.sleep(REALIZE_RETRY).await;
+        let held = inner
+            .held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(key);
+        match api_for(inner, &key.0).get_opt(&key.1).await {
+            Ok(Some(current)) if !held && current.metadata.deletion_timestamp.is_none() => {
+                object = current;
+            }
+            _ => return,
+        }
+    }
 }

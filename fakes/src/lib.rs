@@ -17,6 +17,7 @@ pub mod external_secrets;
 pub mod gateway_api;
 pub mod keystone;
 pub mod mariadb;
+pub mod mariadb_server;
 pub mod openbao;
 pub mod openbao_cluster;
 pub mod tls;

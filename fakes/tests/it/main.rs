@@ -3,4 +3,5 @@
 
 mod controllers;
 mod keystone;
+mod mariadb_real;
 mod openbao;
