@@ -258,14 +258,7 @@ pub async fn converge(env: &SimEnv, every_step: bool) -> Result<(), Error> {
     while waited < CONVERGE_WITHIN {
         let mark = cluster.audit_mark();
         let target_marks = env.target_marks();
-        // Once the operator is quiet, each step passes in two strides instead of ten: its
-        // requeues then fire up to five seconds late, which changes no converged state, and
-        // the quiet minute that ends every convergence costs a fifth of the real pauses.
-        if quiet.is_zero() {
-            env.let_time_pass(step).await;
-        } else {
-            env.let_time_pass_in_strides(step, step / 2).await;
-        }
+        env.let_time_pass(step).await;
         waited += step;
         // A TokenRequest stores nothing: a store that logs in to provision on a schedule is
         // not a change still under way. A write to a target cluster is a change under way.

@@ -43,19 +43,11 @@ impl SimEnv {
     /// with real pauses for the operator's round trips, so what the operator does within the
     /// span happens at its time, not all at the end.
     pub async fn let_time_pass(&self, span: Duration) {
-        self.let_time_pass_in_strides(span, TICK.max(span / 100))
-            .await;
-    }
-
-    /// Moves virtual time on by `span` in strides of `stride`, with a real pause before each:
-    /// what falls due within a stride happens at its end. Longer strides cost fewer real
-    /// pauses where nothing is due at a precise time (a quiet operator waiting on requeues).
-    pub async fn let_time_pass_in_strides(&self, span: Duration, stride: Duration) {
         if !self.clock().is_virtual() {
             tokio::time::sleep(span).await;
             return;
         }
-        let step = stride.max(TICK);
+        let step = TICK.max(span / 100);
         let mut passed = Duration::ZERO;
         while passed < span {
             let next = step.min(span - passed);
