@@ -92,6 +92,13 @@ fn error(status: StatusCode, message: &str) -> Response {
     (status, Json(body)).into_response()
 }
 
+fn poisoned() -> Response {
+    error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the fake's state is poisoned",
+    )
+}
+
 fn unauthorized() -> Response {
     error(
         StatusCode::UNAUTHORIZED,
@@ -230,6 +237,11 @@ struct Shared {
 }
 
 impl Shared {
+    /// The state, unless a panic while it was held left it poisoned.
+    fn keystone(&self) -> Option<std::sync::MutexGuard<'_, Keystone>> {
+        self.state.lock().ok()
+    }
+
     fn base(&self) -> String {
         self.base.lock().map(|b| b.clone()).unwrap_or_default()
     }
@@ -261,11 +273,8 @@ async fn issue(State(shared): State<Shared>, body: axum::body::Bytes) -> Respons
     let auth = &request["auth"];
     let now = shared.clock.now();
     let base = shared.base();
-    let Ok(mut state) = shared.state.lock() else {
-        return error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the fake's state is poisoned",
-        );
+    let Some(mut state) = shared.keystone() else {
+        return poisoned();
     };
     let Some(user) = state.authenticate(&auth["identity"]) else {
         return unauthorized();
@@ -312,11 +321,8 @@ async fn validate(
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let now = shared.clock.now();
     let base = shared.base();
-    let Ok(mut state) = shared.state.lock() else {
-        return error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the fake's state is poisoned",
-        );
+    let Some(mut state) = shared.keystone() else {
+        return poisoned();
     };
     let Some(caller) = header("x-auth-token")
         .and_then(|t| state.live(t, now))

@@ -81,6 +81,11 @@ async fn send(
     }
 }
 
+/// The status of a bodyless request.
+async fn status(fake: &FakeKeystone, method: &str, path: &str, headers: &[(&str, &str)]) -> u16 {
+    send(fake, method, path, headers, Value::Null).await.status
+}
+
 fn password_auth(user: &str, password: &str, project: Option<&str>) -> Value {
     let mut auth = json!({"identity": {"methods": ["password"], "password": {"user": {
         "name": user, "domain": {"name": "Default"}, "password": password}}}});
@@ -214,9 +219,7 @@ async fn the_service_validates_a_user_token_and_sees_its_roles() {
         "nocatalog leaves the catalog out"
     );
     assert_eq!(
-        send(&fake, "HEAD", "/v3/auth/tokens", &headers, Value::Null)
-            .await
-            .status,
+        status(&fake, "HEAD", "/v3/auth/tokens", &headers).await,
         200
     );
     assert_eq!(fake.validations(), 2);
@@ -233,9 +236,7 @@ async fn the_service_validates_a_user_token_and_sees_its_roles() {
     );
     let no_caller = [("x-subject-token", user.as_str())];
     assert_eq!(
-        send(&fake, "GET", "/v3/auth/tokens", &no_caller, Value::Null)
-            .await
-            .status,
+        status(&fake, "GET", "/v3/auth/tokens", &no_caller).await,
         401
     );
 }
@@ -249,22 +250,12 @@ async fn a_user_without_a_service_role_validates_only_its_own_token() {
         ("x-auth-token", user.as_str()),
         ("x-subject-token", service.as_str()),
     ];
-    assert_eq!(
-        send(&fake, "GET", "/v3/auth/tokens", &other, Value::Null)
-            .await
-            .status,
-        403
-    );
+    assert_eq!(status(&fake, "GET", "/v3/auth/tokens", &other).await, 403);
     let own = [
         ("x-auth-token", user.as_str()),
         ("x-subject-token", user.as_str()),
     ];
-    assert_eq!(
-        send(&fake, "GET", "/v3/auth/tokens", &own, Value::Null)
-            .await
-            .status,
-        200
-    );
+    assert_eq!(status(&fake, "GET", "/v3/auth/tokens", &own).await, 200);
 }
 
 #[tokio::test]
@@ -296,19 +287,9 @@ async fn tokens_expire_on_the_fakes_clock() {
         ("x-auth-token", fresh_service.as_str()),
         ("x-subject-token", user.as_str()),
     ];
-    assert_eq!(
-        send(&fake, "GET", "/v3/auth/tokens", &headers, Value::Null)
-            .await
-            .status,
-        200
-    );
+    assert_eq!(status(&fake, "GET", "/v3/auth/tokens", &headers).await, 200);
     clock.advance(Duration::from_secs(301)).await;
-    assert_eq!(
-        send(&fake, "GET", "/v3/auth/tokens", &headers, Value::Null)
-            .await
-            .status,
-        404
-    );
+    assert_eq!(status(&fake, "GET", "/v3/auth/tokens", &headers).await, 404);
     let expired_caller = [
         ("x-auth-token", service.as_str()),
         ("x-subject-token", fresh_service.as_str()),
