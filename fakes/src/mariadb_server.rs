@@ -101,6 +101,13 @@ impl MariaDbServer {
     /// free loopback port, waiting until it answers.
     pub async fn start(dir: &Path) -> Result<Self, MariaDbError> {
         let data = dir.join("data");
+        // A temporary directory of its own: two servers bootstrapping at once in the shared
+        // /tmp clashed on their temporary tables ("Unknown table 'mysql.tmp_user_sys'").
+        let tmp = dir.join("tmp");
+        std::fs::create_dir_all(&tmp).map_err(|e| MariaDbError::DataDirectory {
+            path: tmp.clone(),
+            detail: e.to_string(),
+        })?;
         if !data.join("mysql").exists() {
             std::fs::create_dir_all(&data).map_err(|e| MariaDbError::DataDirectory {
                 path: data.clone(),
@@ -109,6 +116,7 @@ impl MariaDbServer {
             let out = Command::new("mariadb-install-db")
                 .arg("--no-defaults")
                 .arg(format!("--datadir={}", data.display()))
+                .arg(format!("--tmpdir={}", tmp.display()))
                 .args([
                     "--user=root",
                     "--auth-root-authentication-method=normal",
@@ -164,6 +172,7 @@ impl MariaDbServer {
         let child = Command::new(server_program())
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--tmpdir={}", self.dir.join("tmp").display()))
             .arg(format!(
                 "--socket={}",
                 self.dir.join("mariadbd.sock").display()
