@@ -212,6 +212,15 @@ fn api_for(inner: &Inner, namespace: &str) -> Api<DynamicObject> {
     }
 }
 
+/// Whether `condition` was set for the object's current generation (its spec unchanged since).
+fn observed_current(object: &DynamicObject, condition: &str) -> bool {
+    let observed = object.data["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == condition))
+        .and_then(|c| c["observedGeneration"].as_i64());
+    observed.is_some() && observed == object.metadata.generation
+}
+
 fn condition_holds(object: &DynamicObject, condition: &str) -> Option<bool> {
     object.data["status"]["conditions"]
         .as_array()?
@@ -347,7 +356,9 @@ async fn react(inner: &Arc<Inner>, object: DynamicObject) {
         return;
     }
     if condition_holds(&object, behaviour.condition) == Some(true) {
+        // Realized already for this generation: the event is the condition's own write.
         if let Some(realizer) = &inner.realizer
+            && !observed_current(&object, behaviour.condition)
             && let Err(message) = realizer.realize(object.clone()).await
         {
             let _ = set_condition(inner, &key.0, &key.1, false, "Failed", &message).await;

@@ -434,3 +434,59 @@ async fn barbicans_healthcheck_answers_as_the_scenario_says() {
     eventually("serving again", || async { probe(addr).await == Ok(200) }).await;
     assert!(!api.set_health("default", "nothing", Health::Healthy));
 }
+
+/// Counts realizations; never fails.
+struct Counting(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl barbican_fakes::controller::Realizer for Counting {
+    fn realize(&self, _: DynamicObject) -> futures::future::BoxFuture<'static, Result<(), String>> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { Ok(()) })
+    }
+    fn remove(&self, _: DynamicObject) -> futures::future::BoxFuture<'static, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test]
+async fn an_object_is_realized_once_per_generation_not_again_for_its_own_condition() {
+    let (cluster, client) = cluster();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let _databases = barbican_fakes::controller::FakeController::start_realizing(
+        client.clone(),
+        cluster.clock().clone(),
+        resource("k8s.mariadb.com/v1alpha1", "Database", "databases"),
+        barbican_fakes::controller::Behaviour::ready("Ready", "Created"),
+        None,
+        Some(std::sync::Arc::new(Counting(count.clone()))),
+    );
+    let databases = api(&client, "k8s.mariadb.com/v1alpha1", "Database", "databases");
+    create(
+        &databases,
+        json!({"apiVersion": "k8s.mariadb.com/v1alpha1", "kind": "Database",
+        "metadata": {"name": "kms"}, "spec": {"mariaDbRef": {"name": "mariadb"}, "name": "kms"}}),
+    )
+    .await;
+    eventually("the Database Ready", || async {
+        condition(&databases, "kms", "Ready").await == is("True", "Created")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        count.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the Ready write is no change"
+    );
+    databases
+        .patch(
+            "kms",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"name": "kms2"}})),
+        )
+        .await
+        .unwrap();
+    eventually("a second realization for the new spec", || async {
+        count.load(std::sync::atomic::Ordering::SeqCst) == 2
+    })
+    .await;
+}
