@@ -87,9 +87,13 @@ e2e_features=$!
 
 stage "the edit-sequence check: 100 generated sequences against fresh installs"
 # Ten batches of ten, three at a time, keep both cores busy while a batch waits on its clusters.
+# Its output is kept: the failure's findings are printed again at the end of the log, where a
+# CI system that shows only the log's tail shows them.
+soak_log=target/edit-sequences.log
 soak_status=0
 "${CARGO_TARGET_DIR:-target}/debug/barbican-sim" soak --edits --seeds 100 --steps 3 --batch 10 --parallel 3 \
-  || soak_status=$?
+  >"$soak_log" 2>&1 || soak_status=$?
+cat "$soak_log"
 
 e2e_status=0
 wait "$e2e_features" || e2e_status=$?
@@ -101,6 +105,8 @@ if [ "$e2e_status" -ne 0 ]; then
   exit "$e2e_status"
 fi
 if [ "$soak_status" -ne 0 ]; then
+  stage "the edit-sequence check's findings (its progress lines left out)"
+  grep -v '^soak --edits: [0-9]*/' "$soak_log" | tail -n 300
   echo "the edit-sequence check failed (exit $soak_status)" >&2
   exit "$soak_status"
 fi
