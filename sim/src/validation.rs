@@ -120,12 +120,13 @@ fn cel_rules(
     }
 }
 
-/// `relative` (a kube-cel field path, `a.b`, `[0]` or empty) below `base`.
+/// `relative` (a kube-cel field path: `a.b`, `[0]`, empty, or a rule's `fieldPath` at the
+/// subtree's root, `.a`) below `base`.
 fn under(base: &str, relative: &str) -> String {
     match (
         base.is_empty(),
         relative.is_empty(),
-        relative.starts_with('['),
+        relative.starts_with('[') || relative.starts_with('.'),
     ) {
         (true, _, _) => relative.to_string(),
         (false, true, _) => base.to_string(),
@@ -357,6 +358,10 @@ mod cel_tests {
                     "properties": {"tag": {"type": "string"}, "digest": {"type": "string"}}},
                 "ports": {"type": "array", "items": {"type": "integer",
                     "x-kubernetes-validations": [{"rule": "self > 0"}]}},
+                "ref": {"type": "object",
+                    "x-kubernetes-validations": [{"rule": "self.name != 'bad'",
+                        "fieldPath": ".name", "message": "no bad names"}],
+                    "properties": {"name": {"type": "string"}}},
                 "counter": {"type": "object",
                     "x-kubernetes-validations": [{"rule": "oldSelf.n < self.n",
                         "message": "n must grow"}],
@@ -380,7 +385,8 @@ mod cel_tests {
     #[test]
     fn a_create_is_decided_as_the_whole_walk_decides_it() {
         let object = json!({"metadata": {"name": "x"},
-            "spec": {"image": {"tag": "1", "digest": "sha256:a"}, "ports": [1, 0]}});
+            "spec": {"image": {"tag": "1", "digest": "sha256:a"}, "ports": [1, 0],
+                "ref": {"name": "bad"}}});
         let whole = Validator::new()
             .validate_compiled(&schema(), &object, None)
             .unwrap_err();
@@ -393,7 +399,7 @@ mod cel_tests {
         assert_eq!(errors(&object, None), expected);
         assert_eq!(
             expected.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(),
-            ["spec.image", "spec.ports[1]"]
+            ["spec.image", "spec.ports[1]", "spec.ref.name"]
         );
     }
 
