@@ -317,12 +317,57 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
             source: error,
         });
     }
-    Ok(pass.requeue.map_or(Next::AwaitChange, Next::After))
+    Ok(after_pass(
+        pass.requeue,
+        &before.installed_release,
+        &state.status.installed_release,
+    ))
+}
+
+/// What a pass that went through asks of the scheduler: its steps' requeue, or a change to
+/// wait for; but at once when it installed a release. DBClean runs ahead of Database (to keep
+/// the clean-up suspended for the whole migration), so the pass that saw the migration end
+/// suspended the CronJob on the release before; nothing else is bound to wake the Barbican
+/// again (a pass woken meanwhile merges into this one), and a loaded machine left the
+/// CronJob suspended for good (seeds 54 and 95 of the edit-sequence check).
+fn after_pass(
+    requeue: Option<Duration>,
+    installed_before: &Option<String>,
+    installed_after: &Option<String>,
+) -> Next {
+    if installed_before != installed_after {
+        return Next::After(Duration::ZERO);
+    }
+    requeue.map_or(Next::AwaitChange, Next::After)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pass that installs a release comes back at once, so DBClean, which ran ahead of the
+    /// migration's end, unsuspends the CronJob; other passes ask what their steps asked.
+    #[test]
+    fn a_pass_that_installs_a_release_comes_back_at_once() {
+        let release = |r: &str| Some(r.to_string());
+        let minute = Some(Duration::from_secs(60));
+        assert_eq!(
+            after_pass(None, &release("2025.1"), &release("2025.2")),
+            Next::After(Duration::ZERO)
+        );
+        assert_eq!(
+            after_pass(minute, &None, &release("2025.1")),
+            Next::After(Duration::ZERO)
+        );
+        assert_eq!(
+            after_pass(None, &release("2025.2"), &release("2025.2")),
+            Next::AwaitChange
+        );
+        assert_eq!(
+            after_pass(minute, &release("2025.2"), &release("2025.2")),
+            Next::After(Duration::from_secs(60))
+        );
+    }
 
     #[test]
     fn the_finalizer_wait_is_bounded_to_ten_minutes_after_the_deletion() {
