@@ -210,6 +210,8 @@ fn container(container: &mut Value) {
         json!("/dev/termination-log"),
     );
     set(container, "terminationMessagePolicy", json!("File"));
+    // kube-apiserver stores a container's requirements as an object, empty when none are given.
+    set(container, "resources", json!({}));
     each(container, "ports", |port| {
         set(port, "protocol", json!("TCP"))
     });

@@ -1,5 +1,5 @@
 //! The columns kube-apiserver prints for built-in kinds (its `pkg/printers/internalversion`):
-//! what `kubectl get deploy,po,svc,secret,cm,job,cronjob,hpa,pdb,netpol,ns,no,crd,events` shows
+//! what `kubectl get deploy,rs,po,svc,secret,cm,job,cronjob,hpa,pdb,netpol,ns,no,crd,events` shows
 //! in a Table, computed from the stored object as kube-apiserver computes each cell.
 
 use jiff::Timestamp;
@@ -77,6 +77,22 @@ pub fn columns(t: &ResourceType) -> Option<Vec<Column>> {
             }),
             column("Available", "integer", 0, |o, _| {
                 json!(int(&o["status"]["availableReplicas"]))
+            }),
+            AGE,
+            TEMPLATE_CONTAINERS,
+            TEMPLATE_IMAGES,
+            SPEC_SELECTOR,
+        ],
+        ("apps", "replicasets") => vec![
+            NAME,
+            column("Desired", "integer", 0, |o, _| {
+                json!(o["spec"]["replicas"].as_i64().unwrap_or(1))
+            }),
+            column("Current", "integer", 0, |o, _| {
+                json!(int(&o["status"]["replicas"]))
+            }),
+            column("Ready", "integer", 0, |o, _| {
+                json!(int(&o["status"]["readyReplicas"]))
             }),
             AGE,
             TEMPLATE_CONTAINERS,

@@ -233,17 +233,18 @@ const SELECTABLE: &[(&str, &str, &[&str])] = &[
 ];
 
 /// The built-in kinds of kube-apiserver's `all` category that this sim serves.
-const ALL_CATEGORY: [(&str, &str); 6] = [
+const ALL_CATEGORY: [(&str, &str); 7] = [
     ("", "pods"),
     ("", "services"),
     ("apps", "deployments"),
+    ("apps", "replicasets"),
     ("autoscaling", "horizontalpodautoscalers"),
     ("batch", "jobs"),
     ("batch", "cronjobs"),
 ];
 
 /// The built-in kinds with a `scale` subresource that this sim serves.
-const SCALABLE: [(&str, &str); 1] = [("apps", "deployments")];
+const SCALABLE: [(&str, &str); 2] = [("apps", "deployments"), ("apps", "replicasets")];
 
 /// The built-in kind served as `plural` (the first version, should there be several); for tests.
 #[cfg(test)]
@@ -308,6 +309,15 @@ pub fn builtins() -> Vec<ResourceType> {
             true,
             true,
             &["deploy"],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "ReplicaSet",
+            "replicasets",
+            true,
+            true,
+            &["rs"],
         ),
         builtin("batch", "v1", "Job", "jobs", true, true, &[]),
         builtin("batch", "v1", "CronJob", "cronjobs", true, true, &["cj"]),

@@ -306,6 +306,61 @@ fn scale_get_all_and_the_health_checks_work() {
     assert_eq!(ready.trim(), "ok");
 }
 
+/// `kubectl rollout history` lists a Deployment's revisions from the ReplicaSets it controls,
+/// `kubectl rollout undo` brings the previous template back, and `kubectl get rs` prints
+/// kube-apiserver's ReplicaSet columns.
+#[test]
+fn rollout_history_and_undo_work_on_the_replica_sets() {
+    let sim = start("rollout");
+    apply_stdin(
+        &sim,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: busybox:1}]}\n",
+    );
+    ok(&sim, &["set", "image", "deployment/web", "c=busybox:2"]);
+    let history = eventually(&sim, &["rollout", "history", "deployment/web"], "2 ");
+    assert!(history.contains("REVISION"), "{history}");
+    assert!(
+        history.lines().any(|l| l.trim_start().starts_with("1 ")),
+        "{history}"
+    );
+    let undone = ok(&sim, &["rollout", "undo", "deployment/web"]);
+    assert!(undone.contains("rolled back"), "{undone}");
+    let image = ok(
+        &sim,
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ],
+    );
+    assert_eq!(image.trim(), "busybox:1");
+    // The first template came back as revision 3: history lists 2 and 3.
+    let history = eventually(&sim, &["rollout", "history", "deployment/web"], "3 ");
+    assert!(
+        !history.lines().any(|l| l.trim_start().starts_with("1 ")),
+        "{history}"
+    );
+    let sets = ok(&sim, &["get", "rs"]);
+    let header: Vec<&str> = sets
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        ["NAME", "DESIRED", "CURRENT", "READY", "AGE"],
+        "{sets}"
+    );
+    assert!(
+        sets.lines()
+            .any(|l| l.starts_with("web-") && l.contains(" 2 ")),
+        "{sets}"
+    );
+}
+
 /// `kubectl get` on the built-in kinds prints the columns kube-apiserver's printers print
 /// (`pkg/printers/internalversion`), not only NAME and AGE.
 #[test]

@@ -259,6 +259,12 @@ pub fn normalise(kind: &str, mut object: Value, minted: &BTreeMap<String, String
     if let Some(o) = object.as_object_mut() {
         o.remove("status");
     }
+    // The Deployment controller numbers each template the Deployment has had: history.
+    if kind == "Deployment"
+        && let Some(a) = object["metadata"]["annotations"].as_object_mut()
+    {
+        a.remove(barbican_sim::controllers::deployments::REVISION);
+    }
     // Addresses the API server hands out.
     if kind == "Service"
         && let Some(spec) = object["spec"].as_object_mut()
@@ -396,7 +402,8 @@ mod tests {
         let minted = BTreeMap::from([("s3cr3t".to_string(), "<minted a/secret-id>".to_string())]);
         let object = |uid: &str, id: &str, hash: &str| {
             json!({"kind": "Deployment", "metadata": {"name": "b", "uid": uid,
-                "resourceVersion": uid, "ownerReferences": [{"kind": "Barbican", "uid": uid}]},
+                "resourceVersion": uid, "ownerReferences": [{"kind": "Barbican", "uid": uid}],
+                "annotations": {"deployment.kubernetes.io/revision": uid}},
                 "spec": {"template": {"metadata": {"annotations": {
                     SECRET_STORE_CREDENTIALS_HASH_ANNOTATION: hash, "other": "x"}}},
                     "env": id},

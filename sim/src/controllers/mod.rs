@@ -271,6 +271,7 @@ pub(crate) struct ControlPlane {
 /// The types the controllers work on.
 pub(crate) struct Kinds {
     deployments: ResourceType,
+    replicasets: ResourceType,
     jobs: ResourceType,
     cronjobs: ResourceType,
     hpas: ResourceType,
@@ -280,6 +281,7 @@ impl Kinds {
     fn of(registry: &Registry) -> Option<Self> {
         Some(Self {
             deployments: registry.get("apps", "v1", "deployments")?.clone(),
+            replicasets: registry.get("apps", "v1", "replicasets")?.clone(),
             jobs: registry.get("batch", "v1", "jobs")?.clone(),
             cronjobs: registry.get("batch", "v1", "cronjobs")?.clone(),
             hpas: registry
@@ -316,7 +318,7 @@ impl ControlPlane {
         let key = event.storage_key.as_str();
         if kinds.deployments.stores(key) {
             if live && let Some(rollouts) = &self.settings.deployments {
-                deployments::react(rollouts, store, &kinds.deployments, object, timers);
+                deployments::react(rollouts, store, kinds, object, timers);
             }
             if self.settings.hpa {
                 hpa::react_to_target(store, kinds, object);
@@ -356,11 +358,11 @@ impl ControlPlane {
             Task::RolloutDone {
                 deployment,
                 generation,
-            } => deployments::finish(store, &kinds.deployments, &deployment, generation),
+            } => deployments::finish(store, kinds, &deployment, generation),
             Task::RolloutDeadline {
                 deployment,
                 generation,
-            } => deployments::deadline(store, &kinds.deployments, &deployment, generation),
+            } => deployments::deadline(store, kinds, &deployment, generation),
             Task::JobDone { job } => {
                 if let Some(rules) = &self.settings.jobs {
                     jobs::finish(rules, store, &kinds.jobs, &job, timers);

@@ -10,7 +10,7 @@ use barbican_sim::{
     controllers::{Controllers, JobRule, JobRules, Match, Outcome, Rollouts},
 };
 use k8s_openapi::api::{
-    apps::v1::Deployment,
+    apps::v1::{Deployment, ReplicaSet},
     authentication::v1::TokenReview,
     autoscaling::v2::HorizontalPodAutoscaler,
     batch::v1::{CronJob, Job},
@@ -77,6 +77,114 @@ fn condition(conditions: &Value, type_: &str) -> (String, String) {
 
 fn status<K: serde::Serialize>(object: &K) -> Value {
     serde_json::to_value(object).unwrap()["status"].clone()
+}
+
+/// Each pod template a Deployment has had is a ReplicaSet it controls, numbered as
+/// kube-controller-manager numbers them (`deployment.kubernetes.io/revision`, also on the
+/// Deployment): the current one has the replicas, the old ones none; a template brought back
+/// (`kubectl rollout undo`) makes its old ReplicaSet the newest revision; the oldest beyond
+/// `revisionHistoryLimit` go, and the rest go with the Deployment.
+#[tokio::test]
+async fn a_deployments_templates_are_numbered_replica_sets() {
+    const REVISION: &str = "deployment.kubernetes.io/revision";
+    let (_cluster, client) = cluster(Controllers::all());
+    let api: Api<Deployment> = Api::default_namespaced(client.clone());
+    let sets: Api<ReplicaSet> = Api::default_namespaced(client);
+    let mut first = deployment("barbican", "barbican:2025.1");
+    first.spec.revision_history_limit = Some(2);
+    api.create(&PostParams::default(), &first).await.unwrap();
+    let image = |image: &str| {
+        Patch::Strategic(json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "api", "image": image}]}}}}))
+    };
+    // (name, revision, replicas, ready), by revision.
+    let history = || async {
+        let mut found: Vec<(String, String, i32, i32)> = sets
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|rs| {
+                let owner = &rs.owner_references()[0];
+                assert_eq!(
+                    (owner.kind.as_str(), owner.controller),
+                    ("Deployment", Some(true))
+                );
+                let hash = rs.labels()["pod-template-hash"].clone();
+                assert!(rs.name_any().ends_with(&hash), "{}", rs.name_any());
+                let spec = rs.spec.clone();
+                assert_eq!(
+                    spec.selector.match_labels.unwrap()["pod-template-hash"],
+                    hash
+                );
+                (
+                    rs.name_any(),
+                    rs.annotations()[REVISION].clone(),
+                    spec.replicas.unwrap(),
+                    rs.status.and_then(|s| s.ready_replicas).unwrap_or(0),
+                )
+            })
+            .collect();
+        found.sort_by_key(|(_, revision, ..)| revision.parse::<u32>().unwrap());
+        found
+    };
+    let first_set = history().await;
+    assert_eq!(first_set.len(), 1, "{first_set:?}");
+    assert_eq!(first_set[0].1, "1");
+    assert_eq!((first_set[0].2, first_set[0].3), (3, 3));
+    assert_eq!(
+        api.get("barbican").await.unwrap().annotations()[REVISION],
+        "1"
+    );
+
+    let pp = PatchParams::default();
+    api.patch("barbican", &pp, &image("barbican:2025.2"))
+        .await
+        .unwrap();
+    let two = history().await;
+    assert_eq!(
+        two.iter()
+            .map(|(_, r, n, ready)| (r.as_str(), *n, *ready))
+            .collect::<Vec<_>>(),
+        [("1", 0, 0), ("2", 3, 3)]
+    );
+    assert_eq!(
+        api.get("barbican").await.unwrap().annotations()[REVISION],
+        "2"
+    );
+
+    // A rollback: the first template again is the first ReplicaSet again, as revision 3.
+    api.patch("barbican", &pp, &image("barbican:2025.1"))
+        .await
+        .unwrap();
+    let back = history().await;
+    assert_eq!(back.len(), 2, "{back:?}");
+    assert_eq!(back[1], (first_set[0].0.clone(), "3".into(), 3, 3));
+    assert_eq!(back[0].2, 0);
+    assert_eq!(
+        api.get("barbican").await.unwrap().annotations()[REVISION],
+        "3"
+    );
+
+    // Two more templates: the limit of 2 keeps two old ReplicaSets beside the current one.
+    api.patch("barbican", &pp, &image("barbican:2026.1"))
+        .await
+        .unwrap();
+    api.patch("barbican", &pp, &image("barbican:2026.2"))
+        .await
+        .unwrap();
+    let limited = history().await;
+    assert_eq!(
+        limited
+            .iter()
+            .map(|(_, r, n, _)| (r.as_str(), *n))
+            .collect::<Vec<_>>(),
+        [("3", 0), ("4", 0), ("5", 3)]
+    );
+
+    api.delete("barbican", &Default::default()).await.unwrap();
+    assert_eq!(history().await, vec![]);
 }
 
 #[tokio::test]
