@@ -33,6 +33,7 @@ pub mod listener;
 pub mod memo;
 pub mod portforward;
 pub mod printers;
+pub mod protobuf;
 pub mod proxy;
 pub mod rbac;
 pub mod resources;

@@ -30,11 +30,20 @@ pub(super) async fn serve_resource(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if content_type.contains("protobuf") || content_type.contains("cbor") {
+    if content_type.contains("cbor") {
         return Err(ApiError::unsupported_media_type(format!(
-            "the sim speaks JSON; {content_type} bodies are not supported (kubectl apply and kube-rs send JSON)"
+            "the sim speaks JSON and, for kubectl's generators, protobuf; {content_type} bodies are not supported"
         )));
     }
+    // kubectl's generators send protobuf; the sim reads the kinds they send and answers JSON,
+    // which their clients accept (they ask for protobuf or JSON).
+    let body = if content_type.contains("protobuf") && !body.is_empty() {
+        let object = crate::protobuf::decode(&body)
+            .map_err(|e| ApiError::unsupported_media_type(e.to_string()))?;
+        Bytes::from(object.to_string())
+    } else {
+        body
+    };
     let json = |body: &Bytes| -> Result<Value, ApiError> {
         serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))

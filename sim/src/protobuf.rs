@@ -1,0 +1,814 @@
+//! Protobuf request bodies, as kube-apiserver accepts them for built-in kinds: the `k8s\0`
+//! envelope around a `runtime.Unknown` (type meta, then the object's own protobuf bytes),
+//! decoded into the JSON object the rest of the sim works on.
+//!
+//! kubectl's generators (`kubectl create namespace|configmap|secret|serviceaccount|role|
+//! rolebinding|token …`, `kubectl auth can-i|whoami`) send protobuf. The messages are
+//! described here by their field numbers (from Kubernetes' `generated.proto`), for the kinds
+//! those commands send. A kind not described, or a field number a message does not have, is
+//! refused naming it, never dropped: a field read wrongly would be stored wrongly.
+
+use serde_json::{Map, Value, json};
+
+/// The four bytes ahead of every Kubernetes protobuf body.
+const MAGIC: &[u8] = b"k8s\0";
+
+/// How a field's value is written and what JSON it becomes.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// A string.
+    Text,
+    /// An int32 or int64 (varint, two's complement).
+    Int,
+    /// A bool.
+    Bool,
+    /// A message.
+    Message(&'static Message),
+    /// `map<string, string>`.
+    TextMap,
+    /// `map<string, bytes>`, base64 in JSON.
+    BytesMap,
+    /// `meta.v1.Time`: seconds and nanos, RFC 3339 in JSON.
+    Time,
+}
+
+/// One field of a message: its number, its JSON name, its kind, and whether it repeats.
+struct Field {
+    number: u64,
+    name: &'static str,
+    kind: Kind,
+    repeated: bool,
+}
+
+/// A message: its name (for errors) and its fields.
+struct Message {
+    name: &'static str,
+    fields: &'static [Field],
+}
+
+const fn one(number: u64, name: &'static str, kind: Kind) -> Field {
+    Field {
+        number,
+        name,
+        kind,
+        repeated: false,
+    }
+}
+
+const fn many(number: u64, name: &'static str, kind: Kind) -> Field {
+    Field {
+        number,
+        name,
+        kind,
+        repeated: true,
+    }
+}
+
+use Kind::{Bool, BytesMap, Int, Text, TextMap, Time};
+
+static OWNER_REFERENCE: Message = Message {
+    name: "OwnerReference",
+    fields: &[
+        one(1, "kind", Text),
+        one(3, "name", Text),
+        one(4, "uid", Text),
+        one(5, "apiVersion", Text),
+        one(6, "controller", Bool),
+        one(7, "blockOwnerDeletion", Bool),
+    ],
+};
+
+static OBJECT_META: Message = Message {
+    name: "ObjectMeta",
+    fields: &[
+        one(1, "name", Text),
+        one(2, "generateName", Text),
+        one(3, "namespace", Text),
+        one(4, "selfLink", Text),
+        one(5, "uid", Text),
+        one(6, "resourceVersion", Text),
+        one(7, "generation", Int),
+        one(8, "creationTimestamp", Time),
+        one(9, "deletionTimestamp", Time),
+        one(10, "deletionGracePeriodSeconds", Int),
+        one(11, "labels", TextMap),
+        one(12, "annotations", TextMap),
+        many(13, "ownerReferences", Kind::Message(&OWNER_REFERENCE)),
+        many(14, "finalizers", Text),
+    ],
+};
+
+const METADATA: Field = one(1, "metadata", Kind::Message(&OBJECT_META));
+
+static NAMESPACE_SPEC: Message = Message {
+    name: "NamespaceSpec",
+    fields: &[many(1, "finalizers", Text)],
+};
+
+static NAMESPACE_CONDITION: Message = Message {
+    name: "NamespaceCondition",
+    fields: &[
+        one(1, "type", Text),
+        one(2, "status", Text),
+        one(4, "lastTransitionTime", Time),
+        one(5, "reason", Text),
+        one(6, "message", Text),
+    ],
+};
+
+static NAMESPACE_STATUS: Message = Message {
+    name: "NamespaceStatus",
+    fields: &[
+        one(1, "phase", Text),
+        many(2, "conditions", Kind::Message(&NAMESPACE_CONDITION)),
+    ],
+};
+
+// Go writes every non-pointer struct field, so a client's body carries an empty `status`.
+static NAMESPACE: Message = Message {
+    name: "Namespace",
+    fields: &[
+        METADATA,
+        one(2, "spec", Kind::Message(&NAMESPACE_SPEC)),
+        one(3, "status", Kind::Message(&NAMESPACE_STATUS)),
+    ],
+};
+
+static CONFIG_MAP: Message = Message {
+    name: "ConfigMap",
+    fields: &[
+        METADATA,
+        one(2, "data", TextMap),
+        one(3, "binaryData", BytesMap),
+        one(4, "immutable", Bool),
+    ],
+};
+
+static SECRET: Message = Message {
+    name: "Secret",
+    fields: &[
+        METADATA,
+        one(2, "data", BytesMap),
+        one(3, "type", Text),
+        one(4, "stringData", TextMap),
+        one(5, "immutable", Bool),
+    ],
+};
+
+static OBJECT_REFERENCE: Message = Message {
+    name: "ObjectReference",
+    fields: &[
+        one(1, "kind", Text),
+        one(2, "namespace", Text),
+        one(3, "name", Text),
+        one(4, "uid", Text),
+        one(5, "apiVersion", Text),
+        one(6, "resourceVersion", Text),
+        one(7, "fieldPath", Text),
+    ],
+};
+
+static LOCAL_OBJECT_REFERENCE: Message = Message {
+    name: "LocalObjectReference",
+    fields: &[one(1, "name", Text)],
+};
+
+static SERVICE_ACCOUNT: Message = Message {
+    name: "ServiceAccount",
+    fields: &[
+        METADATA,
+        many(2, "secrets", Kind::Message(&OBJECT_REFERENCE)),
+        many(
+            3,
+            "imagePullSecrets",
+            Kind::Message(&LOCAL_OBJECT_REFERENCE),
+        ),
+        one(4, "automountServiceAccountToken", Bool),
+    ],
+};
+
+static POLICY_RULE: Message = Message {
+    name: "PolicyRule",
+    fields: &[
+        many(1, "verbs", Text),
+        many(2, "apiGroups", Text),
+        many(3, "resources", Text),
+        many(4, "resourceNames", Text),
+        many(5, "nonResourceURLs", Text),
+    ],
+};
+
+static LABEL_SELECTOR_REQUIREMENT: Message = Message {
+    name: "LabelSelectorRequirement",
+    fields: &[
+        one(1, "key", Text),
+        one(2, "operator", Text),
+        many(3, "values", Text),
+    ],
+};
+
+static LABEL_SELECTOR: Message = Message {
+    name: "LabelSelector",
+    fields: &[
+        one(1, "matchLabels", TextMap),
+        many(
+            2,
+            "matchExpressions",
+            Kind::Message(&LABEL_SELECTOR_REQUIREMENT),
+        ),
+    ],
+};
+
+static AGGREGATION_RULE: Message = Message {
+    name: "AggregationRule",
+    fields: &[many(
+        1,
+        "clusterRoleSelectors",
+        Kind::Message(&LABEL_SELECTOR),
+    )],
+};
+
+static ROLE: Message = Message {
+    name: "Role",
+    fields: &[METADATA, many(2, "rules", Kind::Message(&POLICY_RULE))],
+};
+
+static CLUSTER_ROLE: Message = Message {
+    name: "ClusterRole",
+    fields: &[
+        METADATA,
+        many(2, "rules", Kind::Message(&POLICY_RULE)),
+        one(3, "aggregationRule", Kind::Message(&AGGREGATION_RULE)),
+    ],
+};
+
+static SUBJECT: Message = Message {
+    name: "Subject",
+    fields: &[
+        one(1, "kind", Text),
+        one(2, "apiGroup", Text),
+        one(3, "name", Text),
+        one(4, "namespace", Text),
+    ],
+};
+
+static ROLE_REF: Message = Message {
+    name: "RoleRef",
+    fields: &[
+        one(1, "apiGroup", Text),
+        one(2, "kind", Text),
+        one(3, "name", Text),
+    ],
+};
+
+static ROLE_BINDING: Message = Message {
+    name: "RoleBinding",
+    fields: &[
+        METADATA,
+        many(2, "subjects", Kind::Message(&SUBJECT)),
+        one(3, "roleRef", Kind::Message(&ROLE_REF)),
+    ],
+};
+
+static SELECTOR_REQUIREMENT: Message = Message {
+    name: "FieldSelectorRequirement",
+    fields: &[
+        one(1, "key", Text),
+        one(2, "operator", Text),
+        many(3, "values", Text),
+    ],
+};
+
+static FIELD_SELECTOR_ATTRIBUTES: Message = Message {
+    name: "FieldSelectorAttributes",
+    fields: &[
+        one(1, "rawSelector", Text),
+        many(2, "requirements", Kind::Message(&SELECTOR_REQUIREMENT)),
+    ],
+};
+
+static LABEL_SELECTOR_ATTRIBUTES: Message = Message {
+    name: "LabelSelectorAttributes",
+    fields: &[
+        one(1, "rawSelector", Text),
+        many(
+            2,
+            "requirements",
+            Kind::Message(&LABEL_SELECTOR_REQUIREMENT),
+        ),
+    ],
+};
+
+static RESOURCE_ATTRIBUTES: Message = Message {
+    name: "ResourceAttributes",
+    fields: &[
+        one(1, "namespace", Text),
+        one(2, "verb", Text),
+        one(3, "group", Text),
+        one(4, "version", Text),
+        one(5, "resource", Text),
+        one(6, "subresource", Text),
+        one(7, "name", Text),
+        one(
+            8,
+            "fieldSelector",
+            Kind::Message(&FIELD_SELECTOR_ATTRIBUTES),
+        ),
+        one(
+            9,
+            "labelSelector",
+            Kind::Message(&LABEL_SELECTOR_ATTRIBUTES),
+        ),
+    ],
+};
+
+static NON_RESOURCE_ATTRIBUTES: Message = Message {
+    name: "NonResourceAttributes",
+    fields: &[one(1, "path", Text), one(2, "verb", Text)],
+};
+
+static SELF_SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
+    name: "SelfSubjectAccessReviewSpec",
+    fields: &[
+        one(1, "resourceAttributes", Kind::Message(&RESOURCE_ATTRIBUTES)),
+        one(
+            2,
+            "nonResourceAttributes",
+            Kind::Message(&NON_RESOURCE_ATTRIBUTES),
+        ),
+    ],
+};
+
+static SUBJECT_ACCESS_REVIEW_STATUS: Message = Message {
+    name: "SubjectAccessReviewStatus",
+    fields: &[
+        one(1, "allowed", Bool),
+        one(2, "reason", Text),
+        one(3, "evaluationError", Text),
+        one(4, "denied", Bool),
+    ],
+};
+
+static SELF_SUBJECT_ACCESS_REVIEW: Message = Message {
+    name: "SelfSubjectAccessReview",
+    fields: &[
+        METADATA,
+        one(2, "spec", Kind::Message(&SELF_SUBJECT_ACCESS_REVIEW_SPEC)),
+        one(3, "status", Kind::Message(&SUBJECT_ACCESS_REVIEW_STATUS)),
+    ],
+};
+
+static USER_INFO: Message = Message {
+    name: "UserInfo",
+    fields: &[
+        one(1, "username", Text),
+        one(2, "uid", Text),
+        many(3, "groups", Text),
+    ],
+};
+
+static SELF_SUBJECT_REVIEW_STATUS: Message = Message {
+    name: "SelfSubjectReviewStatus",
+    fields: &[one(1, "userInfo", Kind::Message(&USER_INFO))],
+};
+
+static SELF_SUBJECT_REVIEW: Message = Message {
+    name: "SelfSubjectReview",
+    fields: &[
+        METADATA,
+        one(2, "status", Kind::Message(&SELF_SUBJECT_REVIEW_STATUS)),
+    ],
+};
+
+static BOUND_OBJECT_REFERENCE: Message = Message {
+    name: "BoundObjectReference",
+    fields: &[
+        one(1, "kind", Text),
+        one(2, "apiVersion", Text),
+        one(3, "name", Text),
+        one(4, "uid", Text),
+    ],
+};
+
+static TOKEN_REQUEST_SPEC: Message = Message {
+    name: "TokenRequestSpec",
+    fields: &[
+        many(1, "audiences", Text),
+        one(3, "boundObjectRef", Kind::Message(&BOUND_OBJECT_REFERENCE)),
+        one(4, "expirationSeconds", Int),
+    ],
+};
+
+static TOKEN_REQUEST_STATUS: Message = Message {
+    name: "TokenRequestStatus",
+    fields: &[one(1, "token", Text), one(2, "expirationTimestamp", Time)],
+};
+
+static TOKEN_REQUEST: Message = Message {
+    name: "TokenRequest",
+    fields: &[
+        METADATA,
+        one(2, "spec", Kind::Message(&TOKEN_REQUEST_SPEC)),
+        one(3, "status", Kind::Message(&TOKEN_REQUEST_STATUS)),
+    ],
+};
+
+/// The kinds whose protobuf the sim reads, by `apiVersion` and `kind`.
+fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
+    Some(match (api_version, kind) {
+        ("v1", "Namespace") => &NAMESPACE,
+        ("v1", "ConfigMap") => &CONFIG_MAP,
+        ("v1", "Secret") => &SECRET,
+        ("v1", "ServiceAccount") => &SERVICE_ACCOUNT,
+        ("rbac.authorization.k8s.io/v1", "Role") => &ROLE,
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => &CLUSTER_ROLE,
+        ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => &ROLE_BINDING,
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => &SELF_SUBJECT_ACCESS_REVIEW,
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => &SELF_SUBJECT_REVIEW,
+        ("authentication.k8s.io/v1", "TokenRequest") => &TOKEN_REQUEST,
+        _ => return None,
+    })
+}
+
+/// Why a protobuf body could not be read.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ProtobufError {
+    /// The body lacks the `k8s\0` prefix.
+    #[error("a protobuf body starts with the bytes \"k8s\\x00\"")]
+    NoMagic,
+    /// The bytes end inside a value, or a value is malformed.
+    #[error("the protobuf body is malformed: {0}")]
+    Malformed(&'static str),
+    /// A kind this sim does not read as protobuf.
+    #[error(
+        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, RBAC roles and bindings, TokenRequests and self-reviews; send {kind} ({api_version}) as JSON"
+    )]
+    UnknownKind {
+        /// The body's apiVersion.
+        api_version: String,
+        /// The body's kind.
+        kind: String,
+    },
+    /// A field number the message does not have (or not as this wire type).
+    #[error("{message} has no field {number} of wire type {wire}")]
+    UnknownField {
+        /// The message's name.
+        message: &'static str,
+        /// The field number.
+        number: u64,
+        /// The wire type found.
+        wire: u64,
+    },
+}
+
+/// Decodes a `k8s\0`-prefixed protobuf body into the JSON object it stands for.
+pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
+    let rest = body.strip_prefix(MAGIC).ok_or(ProtobufError::NoMagic)?;
+    let (mut api_version, mut kind, mut raw) = (String::new(), String::new(), &[][..]);
+    for entry in Reader(rest) {
+        let (number, value) = entry?;
+        match (number, value) {
+            (1, Wire::Bytes(type_meta)) => {
+                for entry in Reader(type_meta) {
+                    match entry? {
+                        (1, Wire::Bytes(b)) => api_version = text(b)?,
+                        (2, Wire::Bytes(b)) => kind = text(b)?,
+                        _ => {}
+                    }
+                }
+            }
+            (2, Wire::Bytes(bytes)) => raw = bytes,
+            // contentEncoding and contentType: empty for a plain object.
+            _ => {}
+        }
+    }
+    let message = message_of(&api_version, &kind).ok_or_else(|| ProtobufError::UnknownKind {
+        api_version: api_version.clone(),
+        kind: kind.clone(),
+    })?;
+    let mut object = read(message, raw)?;
+    if let Some(fields) = object.as_object_mut() {
+        fields.insert("apiVersion".into(), json!(api_version));
+        fields.insert("kind".into(), json!(kind));
+    }
+    Ok(object)
+}
+
+/// One message's bytes as a JSON object.
+fn read(message: &'static Message, bytes: &[u8]) -> Result<Value, ProtobufError> {
+    let mut object = Map::new();
+    for entry in Reader(bytes) {
+        let (number, wire) = entry?;
+        let unknown = || ProtobufError::UnknownField {
+            message: message.name,
+            number,
+            wire: wire.type_number(),
+        };
+        let field = message
+            .fields
+            .iter()
+            .find(|f| f.number == number)
+            .ok_or_else(unknown)?;
+        let value = match (field.kind, wire) {
+            (Text, Wire::Bytes(b)) => json!(text(b)?),
+            (Int, Wire::Varint(v)) => json!(v as i64),
+            (Bool, Wire::Varint(v)) => json!(v != 0),
+            (Kind::Message(inner), Wire::Bytes(b)) => read(inner, b)?,
+            (Time, Wire::Bytes(b)) => match time(b)? {
+                Some(at) => at,
+                // Go writes a zero time as an empty message: no time at all.
+                None => continue,
+            },
+            (TextMap | BytesMap, Wire::Bytes(b)) => {
+                let (key, value) = map_entry(b, matches!(field.kind, BytesMap))?;
+                let map = object
+                    .entry(field.name)
+                    .or_insert_with(|| json!({}))
+                    .as_object_mut()
+                    .ok_or(ProtobufError::Malformed(
+                        "a map field repeats as another kind",
+                    ))?;
+                map.insert(key, value);
+                continue;
+            }
+            _ => return Err(unknown()),
+        };
+        if field.repeated {
+            object
+                .entry(field.name)
+                .or_insert_with(|| json!([]))
+                .as_array_mut()
+                .ok_or(ProtobufError::Malformed(
+                    "a repeated field repeats as another kind",
+                ))?
+                .push(value);
+        } else {
+            object.insert(field.name.into(), value);
+        }
+    }
+    Ok(Value::Object(object))
+}
+
+/// A map entry (`key` 1, `value` 2): the key, and the value as text or as base64.
+fn map_entry(bytes: &[u8], binary: bool) -> Result<(String, Value), ProtobufError> {
+    let (mut key, mut value) = (String::new(), Vec::new());
+    for entry in Reader(bytes) {
+        match entry? {
+            (1, Wire::Bytes(b)) => key = text(b)?,
+            (2, Wire::Bytes(b)) => value = b.to_vec(),
+            _ => {
+                return Err(ProtobufError::Malformed(
+                    "a map entry has a field other than key and value",
+                ));
+            }
+        }
+    }
+    let value = if binary {
+        json!(crate::tokens::base64(&value))
+    } else {
+        json!(
+            String::from_utf8(value)
+                .map_err(|_| ProtobufError::Malformed("a map value is not UTF-8"))?
+        )
+    };
+    Ok((key, value))
+}
+
+/// `meta.v1.Time` as kube-apiserver writes it in JSON, RFC 3339 to the second; `None` for
+/// the zero time (no seconds and no nanos).
+fn time(bytes: &[u8]) -> Result<Option<Value>, ProtobufError> {
+    let (mut seconds, mut nanos) = (0u64, 0u64);
+    for entry in Reader(bytes) {
+        match entry? {
+            (1, Wire::Varint(v)) => seconds = v,
+            (2, Wire::Varint(v)) => nanos = v,
+            _ => {}
+        }
+    }
+    if seconds == 0 && nanos == 0 {
+        return Ok(None);
+    }
+    let at = i64::try_from(seconds)
+        .ok()
+        .and_then(|s| jiff::Timestamp::from_second(s).ok())
+        .ok_or(ProtobufError::Malformed("a time is out of range"))?;
+    Ok(Some(json!(at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())))
+}
+
+fn text(bytes: &[u8]) -> Result<String, ProtobufError> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| ProtobufError::Malformed("a string is not UTF-8"))
+}
+
+/// A field's value as the wire carries it.
+#[derive(Clone, Copy)]
+enum Wire<'a> {
+    Varint(u64),
+    Fixed64,
+    Bytes(&'a [u8]),
+    Fixed32,
+}
+
+impl Wire<'_> {
+    fn type_number(self) -> u64 {
+        match self {
+            Wire::Varint(_) => 0,
+            Wire::Fixed64 => 1,
+            Wire::Bytes(_) => 2,
+            Wire::Fixed32 => 5,
+        }
+    }
+}
+
+/// The fields of one message's bytes, in order: (field number, value).
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn varint(&mut self) -> Result<u64, ProtobufError> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&byte, rest) = self
+                .0
+                .split_first()
+                .ok_or(ProtobufError::Malformed("a varint runs past the end"))?;
+            self.0 = rest;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(ProtobufError::Malformed(
+            "a varint is longer than ten bytes",
+        ))
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], ProtobufError> {
+        if n > self.0.len() {
+            return Err(ProtobufError::Malformed("a value runs past the end"));
+        }
+        let (taken, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(taken)
+    }
+
+    fn field(&mut self) -> Result<(u64, Wire<'a>), ProtobufError> {
+        let key = self.varint()?;
+        let wire = match key & 7 {
+            0 => Wire::Varint(self.varint()?),
+            1 => {
+                self.take(8)?;
+                Wire::Fixed64
+            }
+            2 => {
+                let n = usize::try_from(self.varint()?)
+                    .map_err(|_| ProtobufError::Malformed("a length does not fit"))?;
+                Wire::Bytes(self.take(n)?)
+            }
+            5 => {
+                self.take(4)?;
+                Wire::Fixed32
+            }
+            _ => return Err(ProtobufError::Malformed("a group or unknown wire type")),
+        };
+        Ok((key >> 3, wire))
+    }
+}
+
+impl<'a> Iterator for Reader<'a> {
+    type Item = Result<(u64, Wire<'a>), ProtobufError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let field = self.field();
+        if field.is_err() {
+            // Stop after the first error.
+            self.0 = &[];
+        }
+        Some(field)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A length-delimited field.
+    fn bytes(number: u64, value: &[u8]) -> Vec<u8> {
+        let mut out = varint(number << 3 | 2);
+        out.extend(varint(value.len() as u64));
+        out.extend_from_slice(value);
+        out
+    }
+
+    fn varint(mut v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(byte);
+                return out;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+        let type_meta = [bytes(1, api_version.as_bytes()), bytes(2, kind.as_bytes())].concat();
+        [MAGIC.to_vec(), bytes(1, &type_meta), bytes(2, raw)].concat()
+    }
+
+    /// What `kubectl create secret generic s --from-literal=k=v -n ns` sends, read as the JSON
+    /// object it stands for: maps, bytes as base64, the envelope's type meta.
+    #[test]
+    fn a_secret_reads_as_its_json() {
+        let labels = [bytes(1, b"app"), bytes(2, b"x")].concat();
+        let metadata = [bytes(1, b"s"), bytes(3, b"ns"), bytes(11, &labels)].concat();
+        let data = [bytes(1, b"k"), bytes(2, b"v\x00")].concat();
+        let raw = [bytes(1, &metadata), bytes(2, &data), bytes(3, b"Opaque")].concat();
+        let object = decode(&envelope("v1", "Secret", &raw)).unwrap();
+        // kubectl's Namespace: an empty creationTimestamp (Go's zero time) and an empty status.
+        let namespace = [
+            bytes(1, &[bytes(1, b"tenant"), bytes(8, &[])].concat()),
+            bytes(2, &[]),
+            bytes(3, &[]),
+        ]
+        .concat();
+        assert_eq!(
+            decode(&envelope("v1", "Namespace", &namespace)).unwrap(),
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "tenant"},
+                "spec": {}, "status": {}})
+        );
+        assert_eq!(
+            object,
+            json!({"apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "s", "namespace": "ns", "labels": {"app": "x"}},
+                "data": {"k": "dgA="}, "type": "Opaque"})
+        );
+    }
+
+    /// Repeated fields become arrays, nested messages objects, varints numbers and booleans.
+    #[test]
+    fn a_role_and_a_review_read_as_their_json() {
+        let rule = [bytes(1, b"get"), bytes(1, b"list"), bytes(3, b"pods")].concat();
+        let raw = [bytes(1, &bytes(1, b"r")), bytes(2, &rule)].concat();
+        let role = decode(&envelope("rbac.authorization.k8s.io/v1", "Role", &raw)).unwrap();
+        assert_eq!(
+            role["rules"],
+            json!([{"verbs": ["get", "list"], "resources": ["pods"]}])
+        );
+        let attributes = [bytes(2, b"create"), bytes(5, b"pods")].concat();
+        let raw = bytes(2, &bytes(1, &attributes));
+        let review = decode(&envelope(
+            "authorization.k8s.io/v1",
+            "SelfSubjectAccessReview",
+            &raw,
+        ))
+        .unwrap();
+        assert_eq!(
+            review["spec"],
+            json!({"resourceAttributes": {"verb": "create", "resource": "pods"}})
+        );
+        let mut spec = bytes(1, b"api");
+        spec.extend(varint(4 << 3));
+        spec.extend(varint(600));
+        let token = decode(&envelope(
+            "authentication.k8s.io/v1",
+            "TokenRequest",
+            &bytes(2, &spec),
+        ))
+        .unwrap();
+        assert_eq!(
+            token["spec"],
+            json!({"audiences": ["api"], "expirationSeconds": 600})
+        );
+    }
+
+    /// What the sim cannot read is refused with what it is, never dropped.
+    #[test]
+    fn an_unknown_kind_or_field_is_refused_by_name() {
+        assert_eq!(decode(b"{}"), Err(ProtobufError::NoMagic));
+        let refused = decode(&envelope("apps/v1", "Deployment", &[])).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("send Deployment (apps/v1) as JSON"),
+            "{refused}"
+        );
+        let raw = bytes(9, b"x");
+        assert_eq!(
+            decode(&envelope("v1", "ConfigMap", &raw)),
+            Err(ProtobufError::UnknownField {
+                message: "ConfigMap",
+                number: 9,
+                wire: 2
+            })
+        );
+        let truncated = [MAGIC, &[0x0a, 0x05, 0x01][..]].concat();
+        assert!(matches!(
+            decode(&truncated),
+            Err(ProtobufError::Malformed(_))
+        ));
+    }
+}
