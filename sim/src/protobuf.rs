@@ -3,7 +3,7 @@
 //! decoded into the JSON object the rest of the sim works on.
 //!
 //! kubectl's generators (`kubectl create namespace|configmap|secret|serviceaccount|role|
-//! rolebinding|token …`, `kubectl auth can-i|whoami`) send protobuf. The messages are
+//! rolebinding|token|deployment|job|cronjob|service …`, `kubectl auth can-i|whoami`) send protobuf. The messages are
 //! described here by their field numbers (from Kubernetes' `generated.proto`), for the kinds
 //! those commands send. A kind not described, or a field number a message does not have, is
 //! refused naming it, never dropped: a field read wrongly would be stored wrongly.
@@ -30,14 +30,27 @@ enum Kind {
     BytesMap,
     /// `meta.v1.Time`: seconds and nanos, RFC 3339 in JSON.
     Time,
+    /// `intstr.IntOrString`: a number or a string in JSON.
+    IntOrString,
+    /// `map<string, resource.Quantity>`: quantities as strings in JSON.
+    QuantityMap,
+    /// A status sent with a create or update of a kind whose status the API server resets
+    /// there: not read.
+    Discarded,
 }
 
-/// One field of a message: its number, its JSON name, its kind, and whether it repeats.
+/// One field of a message: its number, its JSON name, its kind, whether it repeats, and
+/// whether Go holds it as a pointer.
+///
+/// Go's protobuf writes every non-pointer field, zero or not, and its JSON leaves a zero
+/// non-pointer field out (`omitempty`): so a zero there is no field at all, while a zero in a
+/// pointer field (`replicas: 0`, `backoffLimit: 0`) is a value and is kept.
 struct Field {
     number: u64,
     name: &'static str,
     kind: Kind,
     repeated: bool,
+    pointer: bool,
 }
 
 /// A message: its name (for errors) and its fields.
@@ -52,6 +65,18 @@ const fn one(number: u64, name: &'static str, kind: Kind) -> Field {
         name,
         kind,
         repeated: false,
+        pointer: false,
+    }
+}
+
+/// A pointer field: its zero value is kept.
+const fn opt(number: u64, name: &'static str, kind: Kind) -> Field {
+    Field {
+        number,
+        name,
+        kind,
+        repeated: false,
+        pointer: true,
     }
 }
 
@@ -61,10 +86,11 @@ const fn many(number: u64, name: &'static str, kind: Kind) -> Field {
         name,
         kind,
         repeated: true,
+        pointer: false,
     }
 }
 
-use Kind::{Bool, BytesMap, Int, Text, TextMap, Time};
+use Kind::{Bool, BytesMap, Int, IntOrString, QuantityMap, Text, TextMap, Time};
 
 static OWNER_REFERENCE: Message = Message {
     name: "OwnerReference",
@@ -73,8 +99,8 @@ static OWNER_REFERENCE: Message = Message {
         one(3, "name", Text),
         one(4, "uid", Text),
         one(5, "apiVersion", Text),
-        one(6, "controller", Bool),
-        one(7, "blockOwnerDeletion", Bool),
+        opt(6, "controller", Bool),
+        opt(7, "blockOwnerDeletion", Bool),
     ],
 };
 
@@ -90,7 +116,7 @@ static OBJECT_META: Message = Message {
         one(7, "generation", Int),
         one(8, "creationTimestamp", Time),
         one(9, "deletionTimestamp", Time),
-        one(10, "deletionGracePeriodSeconds", Int),
+        opt(10, "deletionGracePeriodSeconds", Int),
         one(11, "labels", TextMap),
         one(12, "annotations", TextMap),
         many(13, "ownerReferences", Kind::Message(&OWNER_REFERENCE)),
@@ -140,7 +166,7 @@ static CONFIG_MAP: Message = Message {
         METADATA,
         one(2, "data", TextMap),
         one(3, "binaryData", BytesMap),
-        one(4, "immutable", Bool),
+        opt(4, "immutable", Bool),
     ],
 };
 
@@ -151,7 +177,7 @@ static SECRET: Message = Message {
         one(2, "data", BytesMap),
         one(3, "type", Text),
         one(4, "stringData", TextMap),
-        one(5, "immutable", Bool),
+        opt(5, "immutable", Bool),
     ],
 };
 
@@ -183,7 +209,7 @@ static SERVICE_ACCOUNT: Message = Message {
             "imagePullSecrets",
             Kind::Message(&LOCAL_OBJECT_REFERENCE),
         ),
-        one(4, "automountServiceAccountToken", Bool),
+        opt(4, "automountServiceAccountToken", Bool),
     ],
 };
 
@@ -395,7 +421,7 @@ static TOKEN_REQUEST_SPEC: Message = Message {
     fields: &[
         many(1, "audiences", Text),
         one(3, "boundObjectRef", Kind::Message(&BOUND_OBJECT_REFERENCE)),
-        one(4, "expirationSeconds", Int),
+        opt(4, "expirationSeconds", Int),
     ],
 };
 
@@ -413,6 +439,243 @@ static TOKEN_REQUEST: Message = Message {
     ],
 };
 
+// The workload kinds `kubectl create deployment|job|cronjob|service` send: every scalar field
+// of their specs, and of the pod template what those commands set (containers with their
+// ports, environment values and resources). A nested block beyond that (volumes, probes,
+// security contexts, affinity) is refused by name.
+
+static CONTAINER_PORT: Message = Message {
+    name: "ContainerPort",
+    fields: &[
+        one(1, "name", Text),
+        one(2, "hostPort", Int),
+        one(3, "containerPort", Int),
+        one(4, "protocol", Text),
+        one(5, "hostIP", Text),
+    ],
+};
+
+static ENV_VAR: Message = Message {
+    name: "EnvVar",
+    fields: &[one(1, "name", Text), one(2, "value", Text)],
+};
+
+static RESOURCE_REQUIREMENTS: Message = Message {
+    name: "ResourceRequirements",
+    fields: &[
+        one(1, "limits", QuantityMap),
+        one(2, "requests", QuantityMap),
+    ],
+};
+
+static CONTAINER: Message = Message {
+    name: "Container",
+    fields: &[
+        one(1, "name", Text),
+        one(2, "image", Text),
+        many(3, "command", Text),
+        many(4, "args", Text),
+        one(5, "workingDir", Text),
+        many(6, "ports", Kind::Message(&CONTAINER_PORT)),
+        many(7, "env", Kind::Message(&ENV_VAR)),
+        one(8, "resources", Kind::Message(&RESOURCE_REQUIREMENTS)),
+        one(13, "terminationMessagePath", Text),
+        one(14, "imagePullPolicy", Text),
+        one(16, "stdin", Bool),
+        one(17, "stdinOnce", Bool),
+        one(18, "tty", Bool),
+        one(20, "terminationMessagePolicy", Text),
+        one(24, "restartPolicy", Text),
+    ],
+};
+
+static POD_SPEC: Message = Message {
+    name: "PodSpec",
+    fields: &[
+        many(2, "containers", Kind::Message(&CONTAINER)),
+        one(3, "restartPolicy", Text),
+        opt(4, "terminationGracePeriodSeconds", Int),
+        opt(5, "activeDeadlineSeconds", Int),
+        one(6, "dnsPolicy", Text),
+        one(7, "nodeSelector", TextMap),
+        one(8, "serviceAccountName", Text),
+        one(9, "serviceAccount", Text),
+        one(10, "nodeName", Text),
+        one(11, "hostNetwork", Bool),
+        one(12, "hostPID", Bool),
+        one(13, "hostIPC", Bool),
+        many(
+            15,
+            "imagePullSecrets",
+            Kind::Message(&LOCAL_OBJECT_REFERENCE),
+        ),
+        one(16, "hostname", Text),
+        one(17, "subdomain", Text),
+        one(19, "schedulerName", Text),
+        many(20, "initContainers", Kind::Message(&CONTAINER)),
+        opt(21, "automountServiceAccountToken", Bool),
+        one(24, "priorityClassName", Text),
+        opt(25, "priority", Int),
+        opt(27, "shareProcessNamespace", Bool),
+        one(29, "runtimeClassName", Text),
+        opt(30, "enableServiceLinks", Bool),
+        one(31, "preemptionPolicy", Text),
+        opt(35, "setHostnameAsFQDN", Bool),
+        opt(37, "hostUsers", Bool),
+    ],
+};
+
+static POD_TEMPLATE_SPEC: Message = Message {
+    name: "PodTemplateSpec",
+    fields: &[METADATA, one(2, "spec", Kind::Message(&POD_SPEC))],
+};
+
+static ROLLING_UPDATE_DEPLOYMENT: Message = Message {
+    name: "RollingUpdateDeployment",
+    fields: &[
+        one(1, "maxUnavailable", IntOrString),
+        one(2, "maxSurge", IntOrString),
+    ],
+};
+
+static DEPLOYMENT_STRATEGY: Message = Message {
+    name: "DeploymentStrategy",
+    fields: &[
+        one(1, "type", Text),
+        one(
+            2,
+            "rollingUpdate",
+            Kind::Message(&ROLLING_UPDATE_DEPLOYMENT),
+        ),
+    ],
+};
+
+/// The status a client's Go struct carries: kube-apiserver resets it on create and keeps the
+/// stored one on update of these kinds, so it is not read.
+const STATUS: Field = one(3, "status", Kind::Discarded);
+
+static DEPLOYMENT_SPEC: Message = Message {
+    name: "DeploymentSpec",
+    fields: &[
+        opt(1, "replicas", Int),
+        one(2, "selector", Kind::Message(&LABEL_SELECTOR)),
+        one(3, "template", Kind::Message(&POD_TEMPLATE_SPEC)),
+        one(4, "strategy", Kind::Message(&DEPLOYMENT_STRATEGY)),
+        one(5, "minReadySeconds", Int),
+        opt(6, "revisionHistoryLimit", Int),
+        one(7, "paused", Bool),
+        opt(9, "progressDeadlineSeconds", Int),
+    ],
+};
+
+static DEPLOYMENT: Message = Message {
+    name: "Deployment",
+    fields: &[
+        METADATA,
+        one(2, "spec", Kind::Message(&DEPLOYMENT_SPEC)),
+        STATUS,
+    ],
+};
+
+static JOB_SPEC: Message = Message {
+    name: "JobSpec",
+    fields: &[
+        opt(1, "parallelism", Int),
+        opt(2, "completions", Int),
+        opt(3, "activeDeadlineSeconds", Int),
+        one(4, "selector", Kind::Message(&LABEL_SELECTOR)),
+        opt(5, "manualSelector", Bool),
+        one(6, "template", Kind::Message(&POD_TEMPLATE_SPEC)),
+        opt(7, "backoffLimit", Int),
+        opt(8, "ttlSecondsAfterFinished", Int),
+        one(9, "completionMode", Text),
+        opt(10, "suspend", Bool),
+        opt(12, "backoffLimitPerIndex", Int),
+        opt(13, "maxFailedIndexes", Int),
+        one(14, "podReplacementPolicy", Text),
+        one(15, "managedBy", Text),
+    ],
+};
+
+static JOB: Message = Message {
+    name: "Job",
+    fields: &[METADATA, one(2, "spec", Kind::Message(&JOB_SPEC)), STATUS],
+};
+
+static JOB_TEMPLATE_SPEC: Message = Message {
+    name: "JobTemplateSpec",
+    fields: &[METADATA, one(2, "spec", Kind::Message(&JOB_SPEC))],
+};
+
+static CRON_JOB_SPEC: Message = Message {
+    name: "CronJobSpec",
+    fields: &[
+        one(1, "schedule", Text),
+        opt(2, "startingDeadlineSeconds", Int),
+        one(3, "concurrencyPolicy", Text),
+        opt(4, "suspend", Bool),
+        one(5, "jobTemplate", Kind::Message(&JOB_TEMPLATE_SPEC)),
+        opt(6, "successfulJobsHistoryLimit", Int),
+        opt(7, "failedJobsHistoryLimit", Int),
+        one(8, "timeZone", Text),
+    ],
+};
+
+static CRON_JOB: Message = Message {
+    name: "CronJob",
+    fields: &[
+        METADATA,
+        one(2, "spec", Kind::Message(&CRON_JOB_SPEC)),
+        STATUS,
+    ],
+};
+
+static SERVICE_PORT: Message = Message {
+    name: "ServicePort",
+    fields: &[
+        one(1, "name", Text),
+        one(2, "protocol", Text),
+        one(3, "port", Int),
+        one(4, "targetPort", IntOrString),
+        one(5, "nodePort", Int),
+        one(6, "appProtocol", Text),
+    ],
+};
+
+static SERVICE_SPEC: Message = Message {
+    name: "ServiceSpec",
+    fields: &[
+        many(1, "ports", Kind::Message(&SERVICE_PORT)),
+        one(2, "selector", TextMap),
+        one(3, "clusterIP", Text),
+        one(4, "type", Text),
+        many(5, "externalIPs", Text),
+        one(7, "sessionAffinity", Text),
+        one(8, "loadBalancerIP", Text),
+        many(9, "loadBalancerSourceRanges", Text),
+        one(10, "externalName", Text),
+        one(11, "externalTrafficPolicy", Text),
+        one(12, "healthCheckNodePort", Int),
+        one(13, "publishNotReadyAddresses", Bool),
+        one(17, "ipFamilyPolicy", Text),
+        many(18, "clusterIPs", Text),
+        many(19, "ipFamilies", Text),
+        opt(20, "allocateLoadBalancerNodePorts", Bool),
+        one(21, "loadBalancerClass", Text),
+        one(22, "internalTrafficPolicy", Text),
+        one(23, "trafficDistribution", Text),
+    ],
+};
+
+static SERVICE: Message = Message {
+    name: "Service",
+    fields: &[
+        METADATA,
+        one(2, "spec", Kind::Message(&SERVICE_SPEC)),
+        STATUS,
+    ],
+};
+
 /// The kinds whose protobuf the sim reads, by `apiVersion` and `kind`.
 fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
     Some(match (api_version, kind) {
@@ -420,6 +683,10 @@ fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
         ("v1", "ConfigMap") => &CONFIG_MAP,
         ("v1", "Secret") => &SECRET,
         ("v1", "ServiceAccount") => &SERVICE_ACCOUNT,
+        ("v1", "Service") => &SERVICE,
+        ("apps/v1", "Deployment") => &DEPLOYMENT,
+        ("batch/v1", "Job") => &JOB,
+        ("batch/v1", "CronJob") => &CRON_JOB,
         ("rbac.authorization.k8s.io/v1", "Role") => &ROLE,
         ("rbac.authorization.k8s.io/v1", "ClusterRole") => &CLUSTER_ROLE,
         ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => &ROLE_BINDING,
@@ -441,7 +708,7 @@ pub enum ProtobufError {
     Malformed(&'static str),
     /// A kind this sim does not read as protobuf.
     #[error(
-        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, RBAC roles and bindings, TokenRequests and self-reviews; send {kind} ({api_version}) as JSON"
+        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, Deployments, Jobs, CronJobs, RBAC roles and bindings, TokenRequests and self-reviews; send {kind} ({api_version}) as JSON"
     )]
     UnknownKind {
         /// The body's apiVersion.
@@ -510,6 +777,7 @@ fn read(message: &'static Message, bytes: &[u8]) -> Result<Value, ProtobufError>
             .find(|f| f.number == number)
             .ok_or_else(unknown)?;
         let value = match (field.kind, wire) {
+            (Kind::Discarded, _) => continue,
             (Text, Wire::Bytes(b)) => json!(text(b)?),
             (Int, Wire::Varint(v)) => json!(v as i64),
             (Bool, Wire::Varint(v)) => json!(v != 0),
@@ -519,8 +787,9 @@ fn read(message: &'static Message, bytes: &[u8]) -> Result<Value, ProtobufError>
                 // Go writes a zero time as an empty message: no time at all.
                 None => continue,
             },
-            (TextMap | BytesMap, Wire::Bytes(b)) => {
-                let (key, value) = map_entry(b, matches!(field.kind, BytesMap))?;
+            (IntOrString, Wire::Bytes(b)) => int_or_string(b)?,
+            (TextMap | BytesMap | QuantityMap, Wire::Bytes(b)) => {
+                let (key, value) = map_entry(b, field.kind)?;
                 let map = object
                     .entry(field.name)
                     .or_insert_with(|| json!({}))
@@ -533,6 +802,12 @@ fn read(message: &'static Message, bytes: &[u8]) -> Result<Value, ProtobufError>
             }
             _ => return Err(unknown()),
         };
+        let zero = matches!(&value, Value::String(t) if t.is_empty())
+            || value == json!(0)
+            || value == json!(false);
+        if zero && !field.pointer && !field.repeated {
+            continue;
+        }
         if field.repeated {
             object
                 .entry(field.name)
@@ -549,8 +824,27 @@ fn read(message: &'static Message, bytes: &[u8]) -> Result<Value, ProtobufError>
     Ok(Value::Object(object))
 }
 
-/// A map entry (`key` 1, `value` 2): the key, and the value as text or as base64.
-fn map_entry(bytes: &[u8], binary: bool) -> Result<(String, Value), ProtobufError> {
+/// `intstr.IntOrString` (`type` 1: 0 for `intVal` 2, 1 for `strVal` 3) as its JSON.
+fn int_or_string(bytes: &[u8]) -> Result<Value, ProtobufError> {
+    let (mut string, mut int, mut text_value) = (false, 0i64, String::new());
+    for entry in Reader(bytes) {
+        match entry? {
+            (1, Wire::Varint(v)) => string = v == 1,
+            (2, Wire::Varint(v)) => int = v as i64,
+            (3, Wire::Bytes(b)) => text_value = text(b)?,
+            _ => return Err(ProtobufError::Malformed("an IntOrString has another field")),
+        }
+    }
+    Ok(if string {
+        json!(text_value)
+    } else {
+        json!(int)
+    })
+}
+
+/// A map entry (`key` 1, `value` 2): the key, and the value as text, as base64, or as the
+/// string of a `resource.Quantity` (its field 1).
+fn map_entry(bytes: &[u8], kind: Kind) -> Result<(String, Value), ProtobufError> {
     let (mut key, mut value) = (String::new(), Vec::new());
     for entry in Reader(bytes) {
         match entry? {
@@ -563,8 +857,16 @@ fn map_entry(bytes: &[u8], binary: bool) -> Result<(String, Value), ProtobufErro
             }
         }
     }
-    let value = if binary {
+    let value = if matches!(kind, BytesMap) {
         json!(crate::tokens::base64(&value))
+    } else if matches!(kind, QuantityMap) {
+        let mut quantity = String::new();
+        for entry in Reader(&value) {
+            if let (1, Wire::Bytes(b)) = entry? {
+                quantity = text(b)?;
+            }
+        }
+        json!(quantity)
     } else {
         json!(
             String::from_utf8(value)
@@ -785,16 +1087,42 @@ mod tests {
         );
     }
 
+    /// Go writes zero non-pointer fields, which its JSON leaves out; a zero pointer field
+    /// (`replicas: 0`) is a value. A workload's status is not read (the API server resets it).
+    #[test]
+    fn zeros_are_read_as_go_reads_them() {
+        let field = |number: u64, v: u64| [varint(number << 3), varint(v)].concat();
+        let metadata = [bytes(1, b"web"), bytes(2, b""), field(7, 0)].concat();
+        let spec = [field(1, 0), field(5, 0), field(7, 0)].concat();
+        let status = field(1, 3);
+        let raw = [bytes(1, &metadata), bytes(2, &spec), bytes(3, &status)].concat();
+        assert_eq!(
+            decode(&envelope("apps/v1", "Deployment", &raw)).unwrap(),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web"}, "spec": {"replicas": 0}})
+        );
+    }
+
     /// What the sim cannot read is refused with what it is, never dropped.
     #[test]
     fn an_unknown_kind_or_field_is_refused_by_name() {
         assert_eq!(decode(b"{}"), Err(ProtobufError::NoMagic));
-        let refused = decode(&envelope("apps/v1", "Deployment", &[])).unwrap_err();
+        let refused = decode(&envelope("apps/v1", "StatefulSet", &[])).unwrap_err();
         assert!(
             refused
                 .to_string()
-                .contains("send Deployment (apps/v1) as JSON"),
+                .contains("send StatefulSet (apps/v1) as JSON"),
             "{refused}"
+        );
+        // A pod template with a volume: refused by the message and field it is in.
+        let raw = bytes(2, &bytes(3, &bytes(2, &bytes(1, b""))));
+        assert_eq!(
+            decode(&envelope("apps/v1", "Deployment", &raw)),
+            Err(ProtobufError::UnknownField {
+                message: "PodSpec",
+                number: 1,
+                wire: 2
+            })
         );
         let raw = bytes(9, b"x");
         assert_eq!(

@@ -744,10 +744,126 @@ fn kubectls_generators_send_protobuf_and_create_what_they_name() {
     assert_eq!(can.trim(), "yes");
     let whoami = ok(&sim, &["auth", "whoami"]);
     assert!(whoami.contains("Username"), "{whoami}");
+    // The workload generators.
+    ok(
+        &sim,
+        &[
+            "create",
+            "deployment",
+            "web",
+            "-n",
+            "tenant",
+            "--image=busybox:1",
+            "--replicas=2",
+            "--port=8080",
+        ],
+    );
+    ok(
+        &sim,
+        &[
+            "create",
+            "job",
+            "once",
+            "-n",
+            "tenant",
+            "--image=busybox",
+            "--",
+            "true",
+        ],
+    );
+    ok(
+        &sim,
+        &[
+            "create",
+            "cronjob",
+            "nightly",
+            "-n",
+            "tenant",
+            "--image=busybox",
+            "--schedule=0 1 * * *",
+            "--",
+            "true",
+        ],
+    );
+    ok(
+        &sim,
+        &[
+            "create",
+            "service",
+            "clusterip",
+            "web",
+            "-n",
+            "tenant",
+            "--tcp=80:8080",
+        ],
+    );
+    let get = |args: &[&str]| ok(&sim, args).trim().to_string();
+    assert_eq!(
+        get(&[
+            "get",
+            "deploy",
+            "web",
+            "-n",
+            "tenant",
+            "-o",
+            "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].ports[0].containerPort}"
+        ]),
+        "2 busybox:1 8080"
+    );
+    assert_eq!(
+        get(&[
+            "get",
+            "job",
+            "once",
+            "-n",
+            "tenant",
+            "-o",
+            "jsonpath={.spec.template.spec.restartPolicy} {.spec.template.spec.containers[0].command}"
+        ]),
+        r#"Never ["true"]"#
+    );
+    assert_eq!(
+        get(&[
+            "get",
+            "cronjob",
+            "nightly",
+            "-n",
+            "tenant",
+            "-o",
+            "jsonpath={.spec.schedule}"
+        ]),
+        "0 1 * * *"
+    );
+    assert_eq!(
+        get(&[
+            "get",
+            "svc",
+            "web",
+            "-n",
+            "tenant",
+            "-o",
+            "jsonpath={.spec.ports[0].port} {.spec.ports[0].targetPort} {.spec.selector.app}"
+        ]),
+        "80 8080 web"
+    );
     // A kind whose protobuf the sim does not read is refused by name.
-    let (created, text) = kubectl(&sim, &["create", "deployment", "web", "--image=busybox"]);
+    let (created, text) = kubectl(
+        &sim,
+        &[
+            "create",
+            "poddisruptionbudget",
+            "p",
+            "-n",
+            "tenant",
+            "--selector=app=web",
+            "--min-available=1",
+        ],
+    );
     assert!(!created);
-    assert!(text.contains("send Deployment (apps/v1) as JSON"), "{text}");
+    assert!(
+        text.contains("send PodDisruptionBudget (policy/v1) as JSON"),
+        "{text}"
+    );
 }
 
 #[test]
