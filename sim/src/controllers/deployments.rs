@@ -169,10 +169,14 @@ fn without_nulls(value: &mut Value) {
 
 /// The name of the ReplicaSet for the current pod template, as the controller derives it.
 fn replica_set(deployment: &Value) -> String {
+    replica_set_of(deployment, &template_hash(&deployment["spec"]["template"]))
+}
+
+/// The name of `deployment`'s ReplicaSet for the template hashing to `hash`.
+fn replica_set_of(deployment: &Value, hash: &str) -> String {
     format!(
-        "{}-{}",
-        deployment["metadata"]["name"].as_str().unwrap_or(""),
-        template_hash(&deployment["spec"]["template"])
+        "{}-{hash}",
+        deployment["metadata"]["name"].as_str().unwrap_or("")
     )
 }
 
@@ -210,7 +214,8 @@ fn owned_replica_sets(store: &Store, kinds: &Kinds, deployment: &Value) -> Vec<V
 /// stored afterwards; `None` if it is gone.
 fn roll_replica_sets(store: &mut Store, kinds: &Kinds, deployment: &Value) -> Option<Value> {
     let owned = owned_replica_sets(store, kinds, deployment);
-    let name = replica_set(deployment);
+    let hash = template_hash(&deployment["spec"]["template"]);
+    let name = replica_set_of(deployment, &hash);
     let namespace = deployment["metadata"]["namespace"]
         .as_str()
         .unwrap_or("")
@@ -232,13 +237,11 @@ fn roll_replica_sets(store: &mut Store, kinds: &Kinds, deployment: &Value) -> Op
             let _ = store.replace(&kinds.replicasets, &namespace, &name, next, false, false);
         }
         None => {
-            let hash = template_hash(&deployment["spec"]["template"]);
             let mut template = deployment["spec"]["template"].clone();
             template["metadata"]["labels"][TEMPLATE_HASH] = json!(hash);
             let mut selector = deployment["spec"]["selector"].clone();
             selector["matchLabels"][TEMPLATE_HASH] = json!(hash);
-            let mut labels = template["metadata"]["labels"].clone();
-            labels[TEMPLATE_HASH] = json!(hash);
+            let labels = template["metadata"]["labels"].clone();
             let rs = json!({
                 "apiVersion": "apps/v1",
                 "kind": "ReplicaSet",
