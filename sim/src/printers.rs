@@ -59,19 +59,32 @@ const SPEC_SELECTOR: Column = column("Selector", "string", 1, |o, _| {
     json!(label_selector(&o["spec"]["selector"]))
 });
 
+/// READY as `ready/desired` (Deployments, StatefulSets).
+const READY_OF_DESIRED: Column = column("Ready", "string", 0, |o, _| {
+    json!(format!(
+        "{}/{}",
+        int(&o["status"]["readyReplicas"]),
+        o["spec"]["replicas"].as_i64().unwrap_or(1)
+    ))
+});
+/// DESIRED, CURRENT and READY of a ReplicaSet or ReplicationController.
+const DESIRED_REPLICAS: Column = column("Desired", "integer", 0, |o, _| {
+    json!(o["spec"]["replicas"].as_i64().unwrap_or(1))
+});
+const CURRENT_REPLICAS: Column = column("Current", "integer", 0, |o, _| {
+    json!(int(&o["status"]["replicas"]))
+});
+const READY_REPLICAS: Column = column("Ready", "integer", 0, |o, _| {
+    json!(int(&o["status"]["readyReplicas"]))
+});
+
 /// The columns of a built-in kind kube-apiserver has a printer for; `None` for the others
 /// (they print name and age).
 pub fn columns(t: &ResourceType) -> Option<Vec<Column>> {
     let columns = match (t.group.as_str(), t.plural.as_str()) {
         ("apps", "deployments") => vec![
             NAME,
-            column("Ready", "string", 0, |o, _| {
-                json!(format!(
-                    "{}/{}",
-                    int(&o["status"]["readyReplicas"]),
-                    o["spec"]["replicas"].as_i64().unwrap_or(1)
-                ))
-            }),
+            READY_OF_DESIRED,
             column("Up-to-date", "integer", 0, |o, _| {
                 json!(int(&o["status"]["updatedReplicas"]))
             }),
@@ -85,19 +98,78 @@ pub fn columns(t: &ResourceType) -> Option<Vec<Column>> {
         ],
         ("apps", "replicasets") => vec![
             NAME,
+            DESIRED_REPLICAS,
+            CURRENT_REPLICAS,
+            READY_REPLICAS,
+            AGE,
+            TEMPLATE_CONTAINERS,
+            TEMPLATE_IMAGES,
+            SPEC_SELECTOR,
+        ],
+        // kube-apiserver's printReplicationController: DESIRED, CURRENT, READY.
+        ("", "replicationcontrollers") => vec![
+            NAME,
+            DESIRED_REPLICAS,
+            CURRENT_REPLICAS,
+            READY_REPLICAS,
+            AGE,
+            TEMPLATE_CONTAINERS,
+            TEMPLATE_IMAGES,
+            column("Selector", "string", 1, |o, _| {
+                json!(map_selector(&o["spec"]["selector"]))
+            }),
+        ],
+        // printStatefulSet: READY as ready/desired.
+        ("apps", "statefulsets") => vec![
+            NAME,
+            READY_OF_DESIRED,
+            AGE,
+            TEMPLATE_CONTAINERS,
+            TEMPLATE_IMAGES,
+        ],
+        // printDaemonSet: the status counts and the pod template's node selector.
+        ("apps", "daemonsets") => vec![
+            NAME,
             column("Desired", "integer", 0, |o, _| {
-                json!(o["spec"]["replicas"].as_i64().unwrap_or(1))
+                json!(int(&o["status"]["desiredNumberScheduled"]))
             }),
             column("Current", "integer", 0, |o, _| {
-                json!(int(&o["status"]["replicas"]))
+                json!(int(&o["status"]["currentNumberScheduled"]))
             }),
             column("Ready", "integer", 0, |o, _| {
-                json!(int(&o["status"]["readyReplicas"]))
+                json!(int(&o["status"]["numberReady"]))
+            }),
+            column("Up-to-date", "integer", 0, |o, _| {
+                json!(int(&o["status"]["updatedNumberScheduled"]))
+            }),
+            column("Available", "integer", 0, |o, _| {
+                json!(int(&o["status"]["numberAvailable"]))
+            }),
+            column("Node Selector", "string", 0, |o, _| {
+                json!(map_selector(&o["spec"]["template"]["spec"]["nodeSelector"]))
             }),
             AGE,
             TEMPLATE_CONTAINERS,
             TEMPLATE_IMAGES,
             SPEC_SELECTOR,
+        ],
+        // printCertificateSigningRequest: the signer, the requestor, the condition.
+        ("certificates.k8s.io", "certificatesigningrequests") => vec![
+            NAME,
+            AGE,
+            column("SignerName", "string", 0, |o, _| {
+                json!(text_or_none(&o["spec"]["signerName"]))
+            }),
+            column("Requestor", "string", 0, |o, _| {
+                json!(o["spec"]["username"].as_str().unwrap_or_default())
+            }),
+            column("RequestedDuration", "string", 0, |o, _| {
+                json!(match o["spec"]["expirationSeconds"].as_i64() {
+                    Some(seconds) => human_duration(seconds),
+                    None => "<none>".to_string(),
+                })
+            }),
+            column("Condition", "string", 0, |o, _| json!(csr_condition(o))),
         ],
         ("", "pods") => vec![
             NAME,
@@ -583,6 +655,35 @@ fn condition_true(object: &Value, kind: &str) -> bool {
         .into_iter()
         .flatten()
         .any(|c| c["type"] == kind && c["status"] == "True")
+}
+
+/// printCertificateSigningRequest's CONDITION: Denied over Approved over Pending, then
+/// `,Failed` and `,Issued` when they hold.
+fn csr_condition(csr: &Value) -> String {
+    let has = |kind: &str| {
+        csr["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == kind)
+    };
+    let mut status = if has("Denied") {
+        "Denied".to_string()
+    } else if has("Approved") {
+        "Approved".to_string()
+    } else {
+        "Pending".to_string()
+    };
+    if has("Failed") {
+        status.push_str(",Failed");
+    }
+    if csr["status"]["certificate"]
+        .as_str()
+        .is_some_and(|c| !c.is_empty())
+    {
+        status.push_str(",Issued");
+    }
+    status
 }
 
 /// printJob's STATUS (kube 1.31+): the terminal condition, else suspended or running.

@@ -233,18 +233,26 @@ const SELECTABLE: &[(&str, &str, &[&str])] = &[
 ];
 
 /// The built-in kinds of kube-apiserver's `all` category that this sim serves.
-const ALL_CATEGORY: [(&str, &str); 7] = [
+const ALL_CATEGORY: [(&str, &str); 10] = [
     ("", "pods"),
     ("", "services"),
+    ("", "replicationcontrollers"),
     ("apps", "deployments"),
     ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
     ("autoscaling", "horizontalpodautoscalers"),
     ("batch", "jobs"),
     ("batch", "cronjobs"),
 ];
 
 /// The built-in kinds with a `scale` subresource that this sim serves.
-const SCALABLE: [(&str, &str); 2] = [("apps", "deployments"), ("apps", "replicasets")];
+const SCALABLE: [(&str, &str); 4] = [
+    ("", "replicationcontrollers"),
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+];
 
 /// The built-in kind served as `plural` (the first version, should there be several); for tests.
 #[cfg(test)]
@@ -318,6 +326,34 @@ pub fn builtins() -> Vec<ResourceType> {
             true,
             true,
             &["rs"],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "StatefulSet",
+            "statefulsets",
+            true,
+            true,
+            &["sts"],
+        ),
+        builtin("apps", "v1", "DaemonSet", "daemonsets", true, true, &["ds"]),
+        builtin(
+            "",
+            "v1",
+            "ReplicationController",
+            "replicationcontrollers",
+            true,
+            true,
+            &["rc"],
+        ),
+        builtin(
+            "certificates.k8s.io",
+            "v1",
+            "CertificateSigningRequest",
+            "certificatesigningrequests",
+            false,
+            true,
+            &["csr"],
         ),
         builtin("batch", "v1", "Job", "jobs", true, true, &[]),
         builtin("batch", "v1", "CronJob", "cronjobs", true, true, &["cj"]),

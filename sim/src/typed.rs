@@ -23,9 +23,9 @@ pub trait WithType {
 pub fn with_type<F: WithType>(t: &ResourceType, f: F) -> Option<F::Out> {
     use k8s_openapi::api::{
         admissionregistration::v1 as admission, apps::v1 as apps, autoscaling::v2 as autoscaling,
-        batch::v1 as batch, coordination::v1 as coordination, core::v1 as core,
-        discovery::v1 as discovery, networking::v1 as networking, policy::v1 as policy,
-        rbac::v1 as rbac, scheduling::v1 as scheduling,
+        batch::v1 as batch, certificates::v1 as certificates, coordination::v1 as coordination,
+        core::v1 as core, discovery::v1 as discovery, networking::v1 as networking,
+        policy::v1 as policy, rbac::v1 as rbac, scheduling::v1 as scheduling,
     };
     if t.schema.is_some() {
         return None;
@@ -44,7 +44,14 @@ pub fn with_type<F: WithType>(t: &ResourceType, f: F) -> Option<F::Out> {
             f.with::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>()
         }
         ("discovery.k8s.io", "EndpointSlice") => f.with::<discovery::EndpointSlice>(),
+        ("", "ReplicationController") => f.with::<core::ReplicationController>(),
         ("apps", "Deployment") => f.with::<apps::Deployment>(),
+        ("apps", "ReplicaSet") => f.with::<apps::ReplicaSet>(),
+        ("apps", "StatefulSet") => f.with::<apps::StatefulSet>(),
+        ("apps", "DaemonSet") => f.with::<apps::DaemonSet>(),
+        ("certificates.k8s.io", "CertificateSigningRequest") => {
+            f.with::<certificates::CertificateSigningRequest>()
+        }
         ("batch", "Job") => f.with::<batch::Job>(),
         ("batch", "CronJob") => f.with::<batch::CronJob>(),
         ("policy", "PodDisruptionBudget") => f.with::<policy::PodDisruptionBudget>(),
