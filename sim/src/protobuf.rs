@@ -28,6 +28,10 @@ enum Kind {
     TextMap,
     /// `map<string, bytes>`, base64 in JSON.
     BytesMap,
+    /// `bytes`, base64 in JSON.
+    Bytes,
+    /// `meta.v1.FieldsV1`: a message whose field 1 holds JSON, which is its JSON form.
+    RawJson,
     /// `meta.v1.Time`: seconds and nanos, RFC 3339 in JSON.
     Time,
     /// `intstr.IntOrString`: a number or a string in JSON.
@@ -121,6 +125,22 @@ static OBJECT_META: Message = Message {
         one(12, "annotations", TextMap),
         many(13, "ownerReferences", Kind::Message(&OWNER_REFERENCE)),
         many(14, "finalizers", Text),
+        many(17, "managedFields", Kind::Message(&MANAGED_FIELDS_ENTRY)),
+    ],
+};
+
+/// What a client read (a GET answers managedFields) and sends back, as `kubectl certificate
+/// approve` does.
+static MANAGED_FIELDS_ENTRY: Message = Message {
+    name: "ManagedFieldsEntry",
+    fields: &[
+        one(1, "manager", Text),
+        one(2, "operation", Text),
+        one(3, "apiVersion", Text),
+        one(4, "time", Time),
+        one(6, "fieldsType", Text),
+        one(7, "fieldsV1", Kind::RawJson),
+        one(8, "subresource", Text),
     ],
 };
 
@@ -667,6 +687,58 @@ static SERVICE_SPEC: Message = Message {
     ],
 };
 
+static CERTIFICATE_SIGNING_REQUEST_SPEC: Message = Message {
+    name: "CertificateSigningRequestSpec",
+    fields: &[
+        one(1, "request", Kind::Bytes),
+        one(2, "username", Text),
+        one(3, "uid", Text),
+        many(4, "groups", Text),
+        many(5, "usages", Text),
+        one(7, "signerName", Text),
+        opt(8, "expirationSeconds", Int),
+    ],
+};
+
+static CERTIFICATE_SIGNING_REQUEST_CONDITION: Message = Message {
+    name: "CertificateSigningRequestCondition",
+    fields: &[
+        one(1, "type", Text),
+        one(2, "reason", Text),
+        one(3, "message", Text),
+        one(4, "lastUpdateTime", Time),
+        one(5, "lastTransitionTime", Time),
+        one(6, "status", Text),
+    ],
+};
+
+static CERTIFICATE_SIGNING_REQUEST_STATUS: Message = Message {
+    name: "CertificateSigningRequestStatus",
+    fields: &[
+        many(
+            1,
+            "conditions",
+            Kind::Message(&CERTIFICATE_SIGNING_REQUEST_CONDITION),
+        ),
+        one(2, "certificate", Kind::Bytes),
+    ],
+};
+
+/// What `kubectl certificate approve|deny` sends to the `approval` subresource: the whole
+/// request, its status conditions being what it changes.
+static CERTIFICATE_SIGNING_REQUEST: Message = Message {
+    name: "CertificateSigningRequest",
+    fields: &[
+        METADATA,
+        one(2, "spec", Kind::Message(&CERTIFICATE_SIGNING_REQUEST_SPEC)),
+        one(
+            3,
+            "status",
+            Kind::Message(&CERTIFICATE_SIGNING_REQUEST_STATUS),
+        ),
+    ],
+};
+
 static SERVICE: Message = Message {
     name: "Service",
     fields: &[
@@ -693,6 +765,7 @@ fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => &SELF_SUBJECT_ACCESS_REVIEW,
         ("authentication.k8s.io/v1", "SelfSubjectReview") => &SELF_SUBJECT_REVIEW,
         ("authentication.k8s.io/v1", "TokenRequest") => &TOKEN_REQUEST,
+        ("certificates.k8s.io/v1", "CertificateSigningRequest") => &CERTIFICATE_SIGNING_REQUEST,
         _ => return None,
     })
 }
@@ -708,7 +781,7 @@ pub enum ProtobufError {
     Malformed(&'static str),
     /// A kind this sim does not read as protobuf.
     #[error(
-        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, Deployments, Jobs, CronJobs, RBAC roles and bindings, TokenRequests and self-reviews; send {kind} ({api_version}) as JSON"
+        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, Deployments, Jobs, CronJobs, RBAC roles and bindings, CertificateSigningRequests, TokenRequests and self-reviews; send {kind} ({api_version}) as JSON"
     )]
     UnknownKind {
         /// The body's apiVersion.
@@ -788,6 +861,8 @@ fn read(message: &'static Message, bytes: &[u8]) -> Result<Value, ProtobufError>
                 None => continue,
             },
             (IntOrString, Wire::Bytes(b)) => int_or_string(b)?,
+            (Kind::Bytes, Wire::Bytes(b)) => json!(crate::tokens::base64(b)),
+            (Kind::RawJson, Wire::Bytes(b)) => raw_json(b)?,
             (TextMap | BytesMap | QuantityMap, Wire::Bytes(b)) => {
                 let (key, value) = map_entry(b, field.kind)?;
                 let map = object
@@ -822,6 +897,21 @@ fn read(message: &'static Message, bytes: &[u8]) -> Result<Value, ProtobufError>
         }
     }
     Ok(Value::Object(object))
+}
+
+/// `meta.v1.FieldsV1` (its `Raw` bytes, field 1, are JSON) as that JSON.
+fn raw_json(bytes: &[u8]) -> Result<Value, ProtobufError> {
+    let mut value = json!({});
+    for entry in Reader(bytes) {
+        match entry? {
+            (1, Wire::Bytes(b)) => {
+                value = serde_json::from_slice(b)
+                    .map_err(|_| ProtobufError::Malformed("a FieldsV1 does not hold JSON"))?;
+            }
+            _ => return Err(ProtobufError::Malformed("a FieldsV1 has another field")),
+        }
+    }
+    Ok(value)
 }
 
 /// `intstr.IntOrString` (`type` 1: 0 for `intVal` 2, 1 for `strVal` 3) as its JSON.

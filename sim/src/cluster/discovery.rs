@@ -193,6 +193,9 @@ impl Cluster {
             if t.status_subresource {
                 resources.push(json!({"name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced, "kind": t.kind, "verbs": ["get", "patch", "update"]}));
             }
+            for subresource in narrow::subresources_of(t) {
+                resources.push(json!({"name": format!("{}/{subresource}", t.plural), "singularName": "", "namespaced": t.namespaced, "kind": t.kind, "verbs": ["get", "patch", "update"]}));
+            }
             if t.scale.is_some() {
                 resources.push(json!({"name": format!("{}/scale", t.plural), "singularName": "", "namespaced": t.namespaced, "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
             }

@@ -38,6 +38,7 @@ mod auth;
 mod deletes;
 mod discovery;
 mod fault_injection;
+mod narrow;
 mod negotiation;
 mod routing;
 mod scale;

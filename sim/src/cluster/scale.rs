@@ -151,7 +151,7 @@ pub(super) async fn serve_scale(
 }
 
 /// Sets the value at a JSON pointer, creating the objects on the way.
-fn set_pointer(object: &mut Value, pointer: &str, value: Value) {
+pub(super) fn set_pointer(object: &mut Value, pointer: &str, value: Value) {
     let mut at = object;
     let parts: Vec<&str> = pointer.split('/').filter(|p| !p.is_empty()).collect();
     let Some((last, path)) = parts.split_last() else {

@@ -80,6 +80,22 @@ pub(super) async fn serve_resource(
     if let (Some("scale"), Some(name)) = (target.subresource.as_deref(), &target.name) {
         return serve_scale(cluster, &target, name, method, &q, headers, &body, dry_run).await;
     }
+    if let (Some(subresource), Some(name)) = (target.subresource.as_deref(), &target.name)
+        && narrow::is_narrow(t, subresource)
+    {
+        return narrow::serve_narrow(
+            cluster,
+            &target,
+            name,
+            subresource,
+            method,
+            &q,
+            headers,
+            &body,
+            dry_run,
+        )
+        .await;
+    }
     let status_write = match target.subresource.as_deref() {
         None => false,
         Some("status") if t.status_subresource => true,
