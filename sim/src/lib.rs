@@ -48,5 +48,6 @@ pub mod typed;
 pub mod validation;
 pub mod versions;
 pub mod webhooks;
+pub mod wire_order;
 
 pub use cluster::Cluster;

@@ -306,6 +306,100 @@ fn scale_get_all_and_the_health_checks_work() {
     assert_eq!(ready.trim(), "ok");
 }
 
+/// The workloads, CertificateSigningRequests and ephemeral containers the clients' own
+/// cluster tests use: DaemonSets, StatefulSets and ReplicationControllers are stored, printed
+/// with kube-apiserver's columns, listed by `get all` and scaled; `kubectl certificate
+/// approve` writes the CSR's conditions through `approval`; `kubectl debug` adds an ephemeral
+/// container through `ephemeralcontainers`; and a built-in object is written kind first.
+#[test]
+fn workloads_csr_approval_ephemeral_containers_and_key_order() {
+    let sim = start("workloads");
+    let template = "  selector: {matchLabels: {app: w}}\n  template:\n    metadata: {labels: {app: w}}\n    spec: {containers: [{name: c, image: busybox}]}\n";
+    apply_stdin(
+        &sim,
+        &format!(
+            "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {{name: ds, namespace: default}}\nspec:\n{template}---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: sts, namespace: default}}\nspec:\n  replicas: 1\n  serviceName: sts\n{template}---\napiVersion: v1\nkind: ReplicationController\nmetadata: {{name: rc, namespace: default}}\nspec:\n  replicas: 1\n  selector: {{app: w}}\n  template:\n    metadata: {{labels: {{app: w}}}}\n    spec: {{containers: [{{name: c, image: busybox}}]}}\n"
+        ),
+    );
+    let ds = ok(&sim, &["get", "ds", "ds"]);
+    assert!(
+        ds.contains("DESIRED") && ds.contains("NODE SELECTOR"),
+        "{ds}"
+    );
+    assert!(ok(&sim, &["scale", "sts", "sts", "--replicas=2"]).contains("scaled"));
+    assert!(ok(&sim, &["scale", "rc", "rc", "--replicas=3"]).contains("scaled"));
+    let rc = ok(&sim, &["get", "rc", "rc"]);
+    assert!(
+        rc.lines()
+            .any(|l| l.starts_with("rc ") && l.contains(" 3 ")),
+        "{rc}"
+    );
+    let sts = ok(
+        &sim,
+        &["get", "sts", "sts", "-o", "jsonpath={.spec.replicas}"],
+    );
+    assert_eq!(sts.trim(), "2");
+    let all = ok(&sim, &["get", "all", "-n", "default"]);
+    for name in [
+        "daemonset.apps/ds",
+        "statefulset.apps/sts",
+        "replicationcontroller/rc",
+    ] {
+        assert!(all.contains(name), "{name} missing from: {all}");
+    }
+
+    apply_stdin(
+        &sim,
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {name: csr}\nspec:\n  request: QUFB\n  signerName: example.com/signer\n  usages: [client auth]\n",
+    );
+    assert!(ok(&sim, &["get", "csr", "csr"]).contains("Pending"));
+    let approved = ok(&sim, &["certificate", "approve", "csr"]);
+    assert!(approved.contains("approved"), "{approved}");
+    let csr = ok(&sim, &["get", "csr", "csr"]);
+    assert!(
+        csr.contains("Approved") && csr.contains("example.com/signer"),
+        "{csr}"
+    );
+
+    apply_stdin(
+        &sim,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c, image: busybox}]}\n",
+    );
+    ok(
+        &sim,
+        &["debug", "p", "--image=busybox", "--container=debugger"],
+    );
+    let ephemeral = ok(
+        &sim,
+        &[
+            "get",
+            "pod",
+            "p",
+            "-o",
+            "jsonpath={.spec.ephemeralContainers[0].name}",
+        ],
+    );
+    assert_eq!(ephemeral.trim(), "debugger");
+    let image = ok(
+        &sim,
+        &[
+            "get",
+            "pod",
+            "p",
+            "-o",
+            "jsonpath={.spec.containers[0].image}",
+        ],
+    );
+    assert_eq!(image.trim(), "busybox");
+
+    // kube-apiserver writes a built-in kind from its Go struct: kind, apiVersion, metadata.
+    let raw = ok(&sim, &["get", "--raw", "/api/v1/namespaces/default/pods/p"]);
+    assert!(
+        raw.starts_with(r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","#),
+        "{raw}"
+    );
+}
+
 /// `kubectl rollout history` lists a Deployment's revisions from the ReplicaSets it controls,
 /// `kubectl rollout undo` brings the previous template back, and `kubectl get rs` prints
 /// kube-apiserver's ReplicaSet columns.

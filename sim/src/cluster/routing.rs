@@ -15,7 +15,7 @@ pub(super) fn json_response(code: u16, body: &Value) -> Response {
     (
         StatusCode::from_u16(code).unwrap_or(StatusCode::OK),
         [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
+        crate::wire_order::body(body),
     )
         .into_response()
 }

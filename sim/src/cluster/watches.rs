@@ -70,7 +70,7 @@ pub(super) fn watch(
             } else {
                 object.clone()
             };
-            Bytes::from(format!("{}\n", json!({"type": kind, "object": object})))
+            Bytes::from(format!("{}\n", crate::wire_order::event(kind, &object)))
         }
     };
     let line = |kind: &str, object: &Value| render(kind, object);
