@@ -169,7 +169,8 @@ mod tests {
 
     #[test]
     fn an_overrides_file_is_reread_when_it_changes_and_kept_when_it_breaks() {
-        let path = std::env::temp_dir().join(format!("overrides-{}", std::process::id()));
+        let scratch = tempfile::tempdir().unwrap();
+        let path = scratch.path().join("overrides");
         std::fs::write(&path, "a.svc:1 127.0.0.1:10\n").unwrap();
         let file = OverridesFile::open(&path).unwrap();
         assert_eq!(

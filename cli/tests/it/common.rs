@@ -16,6 +16,11 @@ impl Drop for Sim {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // The directory of its kubeconfig and kubectl's cache is the sim's own (see
+        // `launch`): a test run leaves nothing in the temporary directory.
+        if let Some(dir) = self.kubeconfig.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 

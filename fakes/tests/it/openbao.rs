@@ -88,9 +88,11 @@ async fn call(
 
 fn vault(fake: &FakeOpenBao, token: &str, namespace: Option<&str>) -> VaultClient {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = std::env::temp_dir().join(format!("fake-openbao-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ca = dir.join(format!("ca-{}.crt", fake.addr().port()));
+    let ca = std::env::temp_dir().join(format!(
+        "fake-openbao-{}-ca-{}.crt",
+        std::process::id(),
+        fake.addr().port()
+    ));
     std::fs::write(&ca, fake.ca_pem()).unwrap();
     let mut settings = VaultClientSettingsBuilder::default();
     settings
@@ -100,7 +102,10 @@ fn vault(fake: &FakeOpenBao, token: &str, namespace: Option<&str>) -> VaultClien
     if let Some(namespace) = namespace {
         settings.namespace(Some(namespace.to_string()));
     }
-    VaultClient::new(settings.build().unwrap()).unwrap()
+    let client = VaultClient::new(settings.build().unwrap()).unwrap();
+    // The client read the CA when it was built; a test run leaves nothing behind.
+    let _ = std::fs::remove_file(&ca);
+    client
 }
 
 /// Mints AppRole credentials for `barbican` with the root token; returns (role_id, secret_id).

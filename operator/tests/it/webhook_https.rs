@@ -1,7 +1,7 @@
 //! The webhook over real HTTPS: AdmissionReview JSON for both kinds and both endpoints, a
 //! malformed body, `/healthz`, and a certificate rotation picked up without a restart.
 
-use std::{path::PathBuf, sync::Arc};
+use std::sync::Arc;
 
 use barbican_operator::{
     admission::{
@@ -47,10 +47,12 @@ fn pki() -> Pki {
     }
 }
 
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("barbican-webhook-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A directory of the test's own, removed when dropped.
+fn scratch_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("barbican-webhook-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn write_pair(dir: &std::path::Path, pki: &Pki) {
@@ -64,15 +66,20 @@ fn write_pair(dir: &std::path::Path, pki: &Pki) {
 
 struct Webhook {
     addr: std::net::SocketAddr,
-    dir: PathBuf,
+    dir: tempfile::TempDir,
     _shutdown: tokio::sync::oneshot::Sender<()>,
 }
 
 async fn start(name: &str, pki: &Pki, known: KnownState) -> Webhook {
     let dir = scratch_dir(name);
-    write_pair(&dir, pki);
+    write_pair(dir.path(), pki);
     let certificate = Arc::new(
-        ReloadingCertificate::new(dir.join("tls.crt"), dir.join("tls.key"), provider()).unwrap(),
+        ReloadingCertificate::new(
+            dir.path().join("tls.crt"),
+            dir.path().join("tls.key"),
+            provider(),
+        )
+        .unwrap(),
     );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -287,7 +294,7 @@ async fn a_rotated_certificate_is_served_without_a_restart() {
             .is_err(),
         "the new CA is not trusted yet"
     );
-    write_pair(&webhook.dir, &second);
+    write_pair(webhook.dir.path(), &second);
     let (status, _) = call(&webhook, &second.ca, "GET", "/healthz", Vec::new())
         .await
         .unwrap();
@@ -300,7 +307,7 @@ async fn a_rotated_certificate_is_served_without_a_restart() {
     );
 
     // A half-written rotation keeps the working certificate in service.
-    std::fs::write(webhook.dir.join("tls.key"), "not a key").unwrap();
+    std::fs::write(webhook.dir.path().join("tls.key"), "not a key").unwrap();
     assert!(
         call(&webhook, &second.ca, "GET", "/healthz", Vec::new())
             .await
@@ -321,7 +328,8 @@ impl Drop for Child {
 #[tokio::test]
 async fn the_binary_serves_the_webhook_and_fails_closed_without_an_api_server() {
     let pki = pki();
-    let dir = scratch_dir("binary");
+    let scratch = scratch_dir("binary");
+    let dir = scratch.path().to_path_buf();
     write_pair(&dir, &pki);
     // A kubeconfig whose API server does not answer: the client builds, every lookup fails.
     let kubeconfig = dir.join("kubeconfig");
@@ -352,7 +360,7 @@ async fn the_binary_serves_the_webhook_and_fails_closed_without_an_api_server() 
     let (tx, _rx) = tokio::sync::oneshot::channel::<()>();
     let webhook = Webhook {
         addr: format!("127.0.0.1:{port}").parse().unwrap(),
-        dir,
+        dir: scratch,
         _shutdown: tx,
     };
     // Wait for the process to listen: bounded retries, no assertion on how long it takes.

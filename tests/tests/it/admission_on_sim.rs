@@ -37,12 +37,16 @@ struct Harness {
     cluster: Cluster,
     client: Client,
     _shutdown: tokio::sync::oneshot::Sender<()>,
+    /// The webhook's serving pair, removed with the harness.
+    _dir: tempfile::TempDir,
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("barbican-on-sim-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A directory of the test's own, removed when dropped.
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("barbican-on-sim-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// A CA, and a serving pair it signed for the webhook Service's in-cluster name; returns the
@@ -112,8 +116,9 @@ async fn harness(name: &str) -> Harness {
     )
     .await;
 
-    let dir = scratch(name);
-    let ca = pki(&dir);
+    let scratch_dir = scratch(name);
+    let dir = scratch_dir.path();
+    let ca = pki(dir);
     let certificate = Arc::new(
         ReloadingCertificate::new(dir.join("tls.crt"), dir.join("tls.key"), provider()).unwrap(),
     );
@@ -146,6 +151,7 @@ async fn harness(name: &str) -> Harness {
         cluster,
         client,
         _shutdown: shutdown,
+        _dir: scratch_dir,
     }
 }
 
@@ -454,7 +460,8 @@ fn kubectl_refusal(stderr: &str) -> (bool, String) {
 async fn the_corpus_replays_through_the_sims_admission_chain_with_kubectl() {
     let h = harness("kubectl").await;
     let addr = h.cluster.serve_on_loopback().await.unwrap();
-    let kubeconfig = scratch("kubectl").join("kubeconfig");
+    let scratch_dir = scratch("kubectl");
+    let kubeconfig = scratch_dir.path().join("kubeconfig");
     std::fs::write(
         &kubeconfig,
         format!(

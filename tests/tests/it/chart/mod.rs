@@ -487,9 +487,11 @@ async fn the_rendered_manifests_pass_a_server_side_dry_run() {
             .unwrap();
     }
     let addr = cluster.serve_on_loopback().await.unwrap();
-    let dir = std::env::temp_dir().join(format!("barbican-chart-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
+    let scratch = tempfile::Builder::new()
+        .prefix("barbican-chart-")
+        .tempdir()
+        .unwrap();
+    let kubeconfig = scratch.path().join("kubeconfig");
     std::fs::write(
         &kubeconfig,
         barbican_features::backend::kubeconfig(&format!("http://{addr}"), None),
@@ -578,7 +580,6 @@ async fn the_rendered_manifests_pass_a_server_side_dry_run() {
     .await
     .unwrap();
     assert!(stored.items.is_empty(), "a dry run stores nothing");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// One grant: API group, resource (with its subresource), verb.
