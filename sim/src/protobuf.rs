@@ -834,6 +834,126 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
     Ok(object)
 }
 
+/// `object` as kube-apiserver answers it in `application/vnd.kubernetes.protobuf`: the `k8s\0`
+/// envelope around a `runtime.Unknown`. `None` when the kind is not described here or the
+/// object holds a field its message does not describe (the answer is then JSON, which every
+/// client that asks for protobuf also accepts): a field written wrongly would be read wrongly.
+pub fn encode(object: &Value) -> Option<Vec<u8>> {
+    let api_version = object.get("apiVersion")?.as_str()?;
+    let kind = object.get("kind")?.as_str()?;
+    let message = message_of(api_version, kind)?;
+    let mut fields = object.as_object()?.clone();
+    fields.remove("apiVersion");
+    fields.remove("kind");
+    let raw = write(message, &Value::Object(fields))?;
+    let mut type_meta = Vec::new();
+    put_bytes(&mut type_meta, 1, api_version.as_bytes());
+    put_bytes(&mut type_meta, 2, kind.as_bytes());
+    let mut out = MAGIC.to_vec();
+    put_bytes(&mut out, 1, &type_meta);
+    put_bytes(&mut out, 2, &raw);
+    Some(out)
+}
+
+/// One JSON object as `message`'s bytes; `None` for a field the message does not describe.
+fn write(message: &'static Message, object: &Value) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    for (name, value) in object.as_object()? {
+        if value.is_null() {
+            continue;
+        }
+        let field = message.fields.iter().find(|f| f.name == name)?;
+        let values: Vec<&Value> = if field.repeated {
+            value.as_array()?.iter().collect()
+        } else {
+            vec![value]
+        };
+        for value in values {
+            write_value(&mut out, field, value)?;
+        }
+    }
+    Some(out)
+}
+
+/// One value of `field`, appended to `out`.
+fn write_value(out: &mut Vec<u8>, field: &Field, value: &Value) -> Option<()> {
+    let n = field.number;
+    match field.kind {
+        Text => put_bytes(out, n, value.as_str()?.as_bytes()),
+        Int => put_varint_field(out, n, value.as_i64()? as u64),
+        Bool => put_varint_field(out, n, u64::from(value.as_bool()?)),
+        Kind::Message(inner) => put_bytes(out, n, &write(inner, value)?),
+        Kind::Bytes => put_bytes(out, n, &crate::tokens::base64_decode(value.as_str()?)?),
+        Kind::RawJson => {
+            let mut raw = Vec::new();
+            put_bytes(&mut raw, 1, value.to_string().as_bytes());
+            put_bytes(out, n, &raw);
+        }
+        Time => {
+            let at: jiff::Timestamp = value.as_str()?.parse().ok()?;
+            let mut time = Vec::new();
+            put_varint_field(&mut time, 1, at.as_second() as u64);
+            if at.subsec_nanosecond() != 0 {
+                put_varint_field(&mut time, 2, at.subsec_nanosecond() as u64);
+            }
+            put_bytes(out, n, &time);
+        }
+        IntOrString => {
+            let mut int_or_string = Vec::new();
+            match value {
+                Value::String(text) => {
+                    put_varint_field(&mut int_or_string, 1, 1);
+                    put_bytes(&mut int_or_string, 3, text.as_bytes());
+                }
+                other => put_varint_field(&mut int_or_string, 2, other.as_i64()? as u64),
+            }
+            put_bytes(out, n, &int_or_string);
+        }
+        TextMap | BytesMap | QuantityMap => {
+            for (key, entry) in value.as_object()? {
+                let text = entry.as_str()?;
+                let bytes = match field.kind {
+                    BytesMap => crate::tokens::base64_decode(text)?,
+                    QuantityMap => {
+                        let mut quantity = Vec::new();
+                        put_bytes(&mut quantity, 1, text.as_bytes());
+                        quantity
+                    }
+                    _ => text.as_bytes().to_vec(),
+                };
+                let mut pair = Vec::new();
+                put_bytes(&mut pair, 1, key.as_bytes());
+                put_bytes(&mut pair, 2, &bytes);
+                put_bytes(out, n, &pair);
+            }
+        }
+        // A status this sim does not describe cannot be answered in protobuf.
+        Kind::Discarded => return None,
+    }
+    Some(())
+}
+
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8 & 0x7f) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// A varint field: its key (wire type 0), then the value.
+fn put_varint_field(out: &mut Vec<u8>, number: u64, value: u64) {
+    put_varint(out, number << 3);
+    put_varint(out, value);
+}
+
+/// A length-delimited field: its key (wire type 2), the length, the bytes.
+fn put_bytes(out: &mut Vec<u8>, number: u64, bytes: &[u8]) {
+    put_varint(out, (number << 3) | 2);
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
 /// One message's bytes as a JSON object.
 fn read(message: &'static Message, bytes: &[u8]) -> Result<Value, ProtobufError> {
     let mut object = Map::new();
@@ -1085,25 +1205,17 @@ impl<'a> Iterator for Reader<'a> {
 mod tests {
     use super::*;
 
-    /// A length-delimited field.
+    /// A length-delimited field, as the encoder writes one.
     fn bytes(number: u64, value: &[u8]) -> Vec<u8> {
-        let mut out = varint(number << 3 | 2);
-        out.extend(varint(value.len() as u64));
-        out.extend_from_slice(value);
+        let mut out = Vec::new();
+        put_bytes(&mut out, number, value);
         out
     }
 
-    fn varint(mut v: u64) -> Vec<u8> {
+    fn varint(v: u64) -> Vec<u8> {
         let mut out = Vec::new();
-        loop {
-            let byte = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(byte);
-                return out;
-            }
-            out.push(byte | 0x80);
-        }
+        put_varint(&mut out, v);
+        out
     }
 
     fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
@@ -1194,6 +1306,50 @@ mod tests {
     }
 
     /// What the sim cannot read is refused with what it is, never dropped.
+    /// An answer in protobuf reads back as the object it was encoded from: what kube-apiserver
+    /// writes for a Namespace (metadata with managedFields, spec, status) and a Secret.
+    #[test]
+    fn an_encoded_answer_reads_back_as_its_json() {
+        let namespace = json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "openstack", "uid": "u-1", "resourceVersion": "7",
+                "creationTimestamp": "2026-12-02T10:00:00Z",
+                "labels": {"kubernetes.io/metadata.name": "openstack"},
+                "managedFields": [{"manager": "kubectl-create", "operation": "Update",
+                    "apiVersion": "v1", "time": "2026-12-02T10:00:00Z", "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}}}]},
+            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
+        let bytes = encode(&namespace).expect("a Namespace is described");
+        assert_eq!(decode(&bytes).unwrap(), namespace);
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": "s", "namespace": "n"}, "data": {"password": "c2VjcmV0"}});
+        assert_eq!(decode(&encode(&secret).unwrap()).unwrap(), secret);
+        let replicas = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d"}, "spec": {"replicas": 0,
+                "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}}}});
+        assert_eq!(decode(&encode(&replicas).unwrap()).unwrap(), replicas);
+    }
+
+    /// What the sim does not describe is answered as JSON, never half-written: an unknown
+    /// field, a kind without a message, a workload's status.
+    #[test]
+    fn an_object_with_an_undescribed_field_is_not_encoded() {
+        assert!(
+            encode(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c"}, "datum": {}}))
+            .is_none()
+        );
+        assert!(
+            encode(&json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "d"}}))
+            .is_none()
+        );
+        assert!(
+            encode(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d"}, "status": {"replicas": 1}}))
+            .is_none()
+        );
+    }
+
     #[test]
     fn an_unknown_kind_or_field_is_refused_by_name() {
         assert_eq!(decode(b"{}"), Err(ProtobufError::NoMagic));

@@ -707,7 +707,18 @@ fn get_watch_streams_changes() {
 #[test]
 fn kubectls_generators_send_protobuf_and_create_what_they_name() {
     let sim = start("protobuf");
-    ok(&sim, &["create", "namespace", "tenant"]);
+    // kubectl asks for protobuf first; the sim answers a Namespace in it, and kubectl reads
+    // the answer (a malformed one fails the command).
+    let created = ok(&sim, &["create", "namespace", "tenant", "-v=8"]);
+    let answer = created
+        .split("Response Status: 201")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        answer.contains("Content-Type: application/vnd.kubernetes.protobuf"),
+        "{created}"
+    );
+    assert!(created.contains("namespace/tenant created"), "{created}");
     ok(
         &sim,
         &[

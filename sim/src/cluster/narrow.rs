@@ -163,7 +163,7 @@ pub(super) async fn serve_narrow(
         dry_run,
     )
     .await;
-    Ok(answer(cluster, t, 200, written, &[], presentation(headers)))
+    Ok(answer(cluster, t, 200, written, &[], headers))
 }
 
 #[cfg(test)]

@@ -59,6 +59,45 @@ pub(super) fn presentation(headers: &HeaderMap) -> Presentation {
         .unwrap_or(Presentation::Object)
 }
 
+/// kube-apiserver's protobuf media type.
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// Whether the first media type of `Accept` the sim serves is protobuf (kubectl's generators
+/// and client-go's typed clients ask `application/vnd.kubernetes.protobuf, application/json`).
+fn wants_protobuf(headers: &HeaderMap) -> bool {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    accept
+        .split(',')
+        .map(|media| media.split(';').next().unwrap_or_default().trim())
+        .find(|media| {
+            matches!(
+                *media,
+                PROTOBUF | "application/json" | "application/*" | "*/*"
+            )
+        })
+        .is_some_and(|media| media == PROTOBUF)
+}
+
+/// One object as an answer in the negotiated type: protobuf when the client asks for it first
+/// and the sim describes every field of the object (`crate::protobuf::encode`), JSON
+/// otherwise (every client that asks for protobuf accepts JSON after it).
+pub(super) fn object_response(code: u16, object: &Value, headers: &HeaderMap) -> Response {
+    if wants_protobuf(headers)
+        && let Some(bytes) = crate::protobuf::encode(object)
+    {
+        return (
+            StatusCode::from_u16(code).unwrap_or(StatusCode::OK),
+            [(header::CONTENT_TYPE, PROTOBUF)],
+            bytes,
+        )
+            .into_response();
+    }
+    json_response(code, object)
+}
+
 /// Whether the client asks for aggregated discovery in `apidiscovery.k8s.io/v2` before any
 /// plain JSON (a v2beta1-only client gets the plain lists, as from a server without v2beta1).
 pub(super) fn wants_aggregated_discovery(headers: &HeaderMap) -> bool {

@@ -126,9 +126,10 @@ pub(super) async fn serve_resource(
         }
         ("GET", Some(name)) => {
             let object = cluster.lock().store.get(t, &target.namespace, name)?;
-            json_response(
+            object_response(
                 200,
                 &present_one(t, presentation(headers), object, cluster.clock.now()),
+                headers,
             )
         }
         ("POST", None) => {
@@ -157,14 +158,7 @@ pub(super) async fn serve_resource(
                 dry_run,
             )
             .await;
-            return Ok(answer(
-                cluster,
-                t,
-                201,
-                written,
-                &field_warnings,
-                presentation(headers),
-            ));
+            return Ok(answer(cluster, t, 201, written, &field_warnings, headers));
         }
         ("PUT", Some(name)) => {
             let mut object = parse(&body)?;
@@ -188,14 +182,7 @@ pub(super) async fn serve_resource(
                 dry_run,
             )
             .await;
-            return Ok(answer(
-                cluster,
-                t,
-                200,
-                written,
-                &field_warnings,
-                presentation(headers),
-            ));
+            return Ok(answer(cluster, t, 200, written, &field_warnings, headers));
         }
         ("PATCH", Some(name)) => {
             let content_type = headers
@@ -248,14 +235,7 @@ pub(super) async fn serve_resource(
                     attempts += 1;
                     continue;
                 }
-                return Ok(answer(
-                    cluster,
-                    t,
-                    code,
-                    written,
-                    &field_warnings,
-                    presentation(headers),
-                ));
+                return Ok(answer(cluster, t, code, written, &field_warnings, headers));
             }
         }
         ("DELETE", name) => {
@@ -643,15 +623,15 @@ pub(super) fn answer(
     code: u16,
     written: Result<(Value, Vec<String>), Refused>,
     decoding: &[String],
-    presentation: Presentation,
+    headers: &HeaderMap,
 ) -> Response {
     let response = match written {
         Ok((object, warnings)) => {
             cluster.after_write(t, &object);
             // Writes answer in the asked form too (kube-rs's `patch_metadata` asks for
-            // PartialObjectMetadata).
-            let object = present_one(t, presentation, object, cluster.clock.now());
-            with_warnings(json_response(code, &object), &warnings)
+            // PartialObjectMetadata; kubectl's generators, protobuf).
+            let object = present_one(t, presentation(headers), object, cluster.clock.now());
+            with_warnings(object_response(code, &object, headers), &warnings)
         }
         Err(refused) => refusal(&refused),
     };
