@@ -111,6 +111,7 @@ pub(super) async fn serve_narrow(
         "PUT" => {
             let mut sent: Value = serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))?;
+            decodable(&sent)?;
             conform(t, &mut sent);
             let current = cluster.lock().store.get(t, &target.namespace, name)?;
             (current, sent)

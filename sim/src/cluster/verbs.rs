@@ -50,6 +50,7 @@ pub(super) async fn serve_resource(
     };
     let parse = |body: &Bytes| -> Result<Value, ApiError> {
         let mut object = json(body)?;
+        decodable(&object)?;
         conform(t, &mut object);
         Ok(object)
     };
@@ -285,6 +286,57 @@ pub(super) async fn serve_resource(
 /// What the API server does to an object on every write: a custom resource loses the fields
 /// its schema does not declare and gets its defaults; a built-in kind loses the fields its
 /// type does not declare and gets kube-apiserver's defaults for what it left out.
+/// Whether `object` decodes as a Kubernetes object, as kube-apiserver's decoder decides
+/// before anything else: a JSON object whose `metadata`, if any, is an object with `labels`
+/// and `annotations` maps of strings, `finalizers` a list of strings and `ownerReferences` a
+/// list of objects. Anything else is a 400 naming the field, never a write (nor a panic of the
+/// handler that indexes into it).
+pub(super) fn decodable(object: &Value) -> Result<(), ApiError> {
+    let refused = |what: &str| {
+        Err(ApiError::bad_request(format!(
+            "the request body does not decode as an object: {what}"
+        )))
+    };
+    let Some(map) = object.as_object() else {
+        return refused("it is not a JSON object");
+    };
+    let metadata = match map.get("metadata") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Object(metadata)) => metadata,
+        Some(_) => return refused("metadata must be an object"),
+    };
+    for key in ["labels", "annotations"] {
+        match metadata.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(pairs)) if pairs.values().all(|v| v.is_string() || v.is_null()) => {}
+            Some(_) => return refused(&format!("metadata.{key} must be a map of strings")),
+        }
+    }
+    match metadata.get("finalizers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {}
+        Some(_) => return refused("metadata.finalizers must be a list of strings"),
+    }
+    match metadata.get("ownerReferences") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) if items.iter().all(Value::is_object) => {}
+        Some(_) => return refused("metadata.ownerReferences must be a list of objects"),
+    }
+    for key in [
+        "name",
+        "namespace",
+        "generateName",
+        "resourceVersion",
+        "uid",
+    ] {
+        match metadata.get(key) {
+            None | Some(Value::Null | Value::String(_)) => {}
+            Some(_) => return refused(&format!("metadata.{key} must be a string")),
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn conform(t: &ResourceType, object: &mut Value) {
     // kube-apiserver decodes a body into the type its URL names: a body that leaves out
     // `apiVersion` or `kind` is read as that type, and managedFields record its version.
@@ -494,6 +546,7 @@ pub(super) fn server_side_apply(
                 "the applied configuration is neither JSON nor YAML: {e}"
             ))
         })?;
+    decodable(&applied)?;
     if applied["metadata"]["name"]
         .as_str()
         .is_some_and(|n| n != name)
@@ -599,6 +652,7 @@ pub(super) fn patch(
             )));
         }
     }
+    decodable(&next)?;
     conform(&target.t, &mut next);
     track(
         &target.t,

@@ -518,7 +518,9 @@ impl Store {
             match crate::defaults::initial_status(t, &object) {
                 Some(status) => object["status"] = status,
                 None => {
-                    object.as_object_mut().unwrap().remove("status");
+                    if let Some(map) = object.as_object_mut() {
+                        map.remove("status");
+                    }
                 }
             }
         }
@@ -533,7 +535,9 @@ impl Store {
         if t.kind == "Secret" && t.group.is_empty() {
             merge_string_data(&mut object);
         }
-        let m = object["metadata"].as_object_mut().unwrap();
+        let Some(m) = object["metadata"].as_object_mut() else {
+            return Err(ApiError::bad_request("metadata must be an object"));
+        };
         m.insert("name".into(), json!(name));
         if t.namespaced {
             m.insert("namespace".into(), json!(namespace));
@@ -616,8 +620,10 @@ impl Store {
             if let Some(fields) = object["metadata"].get("managedFields") {
                 next["metadata"]["managedFields"] = fields.clone();
             }
-            if next["status"].is_null() {
-                next.as_object_mut().unwrap().remove("status");
+            if next["status"].is_null()
+                && let Some(map) = next.as_object_mut()
+            {
+                map.remove("status");
             }
             next
         } else {
@@ -628,7 +634,9 @@ impl Store {
                 match current.get("status") {
                     Some(status) => object["status"] = status.clone(),
                     None => {
-                        object.as_object_mut().unwrap().remove("status");
+                        if let Some(map) = object.as_object_mut() {
+                            map.remove("status");
+                        }
                     }
                 }
             }
@@ -645,7 +653,9 @@ impl Store {
                 match current["metadata"].get(key) {
                     Some(v) => object["metadata"][key] = v.clone(),
                     None => {
-                        object["metadata"].as_object_mut().unwrap().remove(key);
+                        if let Some(map) = object["metadata"].as_object_mut() {
+                            map.remove(key);
+                        }
                     }
                 }
             }

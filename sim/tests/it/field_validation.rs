@@ -117,3 +117,70 @@ async fn a_repeated_key_is_refused_under_strict_and_warned_about_under_warn() {
         .unwrap();
     assert_eq!(stored.data.unwrap()["a"], "2");
 }
+
+/// A body that does not decode as an object (an array, a string, `metadata` or its labels of
+/// the wrong JSON type) is a 400 naming what is wrong, through every verb that takes a body,
+/// as kube-apiserver's decoder refuses it; the stored object is untouched and the server
+/// keeps answering (the handlers used to index into such bodies and panic).
+#[tokio::test]
+async fn a_body_that_is_not_an_object_is_refused_by_every_writing_verb() {
+    let cluster = Cluster::new();
+    let client = cluster.client();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    maps.create(
+        &Default::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "c", "labels": {"a": "b"}}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    let base = "/api/v1/namespaces/default/configmaps";
+    for (body, names) in [
+        ("[]", "not a JSON object"),
+        ("\"x\"", "not a JSON object"),
+        (r#"{"metadata": "x"}"#, "metadata must be an object"),
+        (
+            r#"{"metadata": {"name": "c", "labels": "x"}}"#,
+            "metadata.labels",
+        ),
+        (r#"{"metadata": {"name": 7}}"#, "metadata.name"),
+    ] {
+        for (method, uri, content_type) in [
+            ("POST", base.to_string(), "application/json"),
+            ("PUT", format!("{base}/c"), "application/json"),
+            ("PATCH", format!("{base}/c"), "application/merge-patch+json"),
+            (
+                "PATCH",
+                format!("{base}/c?fieldManager=t"),
+                "application/apply-patch+yaml",
+            ),
+        ] {
+            let request = axum::http::Request::builder()
+                .method(method)
+                .uri(&uri)
+                .header("content-type", content_type)
+                .body(body.as_bytes().to_vec())
+                .unwrap();
+            match client.request::<ConfigMap>(request).await {
+                Err(kube::Error::Api(status)) => {
+                    assert_eq!(status.code, 400, "{method} {uri} {body}: {status:?}");
+                    assert!(
+                        status.message.contains(names),
+                        "{method} {uri} {body}: {}",
+                        status.message
+                    );
+                }
+                other => panic!("{method} {uri} {body}: {other:?}"),
+            }
+        }
+    }
+    let stored = maps.get("c").await.unwrap();
+    assert_eq!(
+        stored
+            .metadata
+            .labels
+            .unwrap_or_default()
+            .get("a")
+            .map(String::as_str),
+        Some("b")
+    );
+}
