@@ -263,10 +263,15 @@ pub(crate) fn builtin_type(plural: &str) -> ResourceType {
         .unwrap_or_else(|| panic!("no built-in {plural}"))
 }
 
+/// The Namespace type (what the store checks a namespaced create against).
+pub fn namespace_type() -> ResourceType {
+    builtin("", "v1", "Namespace", "namespaces", false, true, &["ns"])
+}
+
 /// The built-in resource types.
 pub fn builtins() -> Vec<ResourceType> {
     vec![
-        builtin("", "v1", "Namespace", "namespaces", false, true, &["ns"]),
+        namespace_type(),
         builtin("", "v1", "Secret", "secrets", true, false, &[]),
         builtin("", "v1", "ConfigMap", "configmaps", true, false, &["cm"]),
         builtin("", "v1", "Service", "services", true, true, &["svc"]),

@@ -729,10 +729,7 @@ fn allocated_index(ip: &str) -> Option<u32> {
 }
 
 fn namespaces() -> ResourceType {
-    crate::resources::builtins()
-        .into_iter()
-        .find(|t| t.plural == "namespaces")
-        .unwrap()
+    crate::resources::namespace_type()
 }
 
 /// The object with `apiVersion` and `kind` of the version it is served at.
