@@ -303,6 +303,17 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
             ));
             return Ok(Outcome::Requeue(DEPLOYMENT_REQUEUE));
         }
+        // An HPA left from a removed `spec.autoscaling` keeps scaling the Deployment back to its
+        // minimum while this step waits for the replica count the spec now gives, and the HPA
+        // step that removes it runs only once this one is through: it goes first. (Found as a
+        // flaky removal scenario: the two controllers took turns for a minute.)
+        if super::hpa::hpa_spec(&state.barbican.spec, &name).is_none() {
+            state
+                .children
+                .delete::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>(&name)
+                .await
+                .map_err(|e| api_error("deleting the HorizontalPodAutoscaler", e))?;
+        }
         let live = state
             .children
             .ensure(&desired)
