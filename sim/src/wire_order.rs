@@ -101,24 +101,15 @@ pub fn event(kind: &str, object: &Value) -> String {
     )
 }
 
-/// Where in an answer a value sits, which says how its keys are ordered.
-#[derive(Clone, Copy, PartialEq)]
-enum Level {
-    /// An object (or a list) at the top of an answer or in a list's items.
-    Object,
-    /// A built-in object's metadata or a Status's details: their struct order, no deeper.
-    Leaf,
-    /// Anything deeper: sorted, as serde_json's map is.
-    Sorted,
-}
-
 /// A value serialised with `order`'s keys first (in that order), the other keys sorted, then
-/// `last`'s keys.
+/// `last`'s keys; without an `order`, as serde_json writes it (sorted).
 struct Ordered<'a> {
     value: &'a Value,
     order: Option<&'static [&'static str]>,
     last: &'static [&'static str],
-    level: Level,
+    /// An object at the top of an answer or in a list's items (its metadata, a Status's
+    /// details and a list's items take their own order; nothing deeper does).
+    top: bool,
 }
 
 impl<'a> Ordered<'a> {
@@ -138,50 +129,29 @@ impl<'a> Ordered<'a> {
             value,
             order,
             last,
-            level: Level::Object,
+            top: true,
         }
     }
 
     /// How the value at `key` of this one is ordered.
     fn child(&self, key: &str, value: &'a Value) -> Ordered<'a> {
-        let sorted = Ordered {
-            value,
-            order: None,
-            last: &[],
-            level: Level::Sorted,
+        let order = match (self.top, self.order, key) {
+            (true, Some(_), "metadata") => Some(META),
+            (true, Some(STATUS), "details") => Some(DETAILS),
+            _ => None,
         };
-        match (self.level, self.order, key) {
-            (Level::Object, Some(_), "metadata") => Ordered {
-                order: Some(META),
-                level: Level::Leaf,
-                ..sorted
-            },
-            (Level::Object, Some(STATUS), "details") => Ordered {
-                order: Some(DETAILS),
-                level: Level::Leaf,
-                ..sorted
-            },
-            _ => sorted,
-        }
-    }
-
-    /// An item of a list held at `items`.
-    fn item(&self, value: &'a Value) -> Ordered<'a> {
-        match self.level {
-            Level::Object if self.order.is_some() => Ordered::object(value),
-            _ => Ordered {
-                value,
-                order: None,
-                last: &[],
-                level: Level::Sorted,
-            },
+        Ordered {
+            value,
+            order,
+            last: &[],
+            top: false,
         }
     }
 }
 
 impl Serialize for Ordered<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let items_of_list = self.level == Level::Object && self.order.is_some();
+        let items_of_list = self.top && self.order.is_some();
         match self.value {
             Value::Object(map) if self.order.is_some() => {
                 let order = self.order.unwrap_or(&[]);
@@ -197,7 +167,7 @@ impl Serialize for Ordered<'_> {
                             .as_array()
                             .into_iter()
                             .flatten()
-                            .map(|item| self.item(item))
+                            .map(Ordered::object)
                             .collect();
                         out.serialize_entry(key, &items)?;
                     } else {

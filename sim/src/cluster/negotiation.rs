@@ -22,8 +22,9 @@ pub(super) enum Presentation {
     Metadata,
 }
 
-/// The media types an `Accept` header lists, each as its parameters (`as`, `g`, `v`, …).
-fn accepted(headers: &HeaderMap) -> Vec<BTreeMap<String, String>> {
+/// The media types an `Accept` header lists, each as its type (`application/json`) and its
+/// parameters (`as`, `g`, `v`, …).
+fn accepted(headers: &HeaderMap) -> Vec<(String, BTreeMap<String, String>)> {
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -31,12 +32,13 @@ fn accepted(headers: &HeaderMap) -> Vec<BTreeMap<String, String>> {
     accept
         .split(',')
         .map(|media| {
-            media
-                .split(';')
-                .skip(1)
+            let mut parts = media.split(';');
+            let media_type = parts.next().unwrap_or_default().trim().to_string();
+            let params = parts
                 .filter_map(|p| p.split_once('='))
                 .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .collect()
+                .collect();
+            (media_type, params)
         })
         .collect()
 }
@@ -46,7 +48,7 @@ fn accepted(headers: &HeaderMap) -> Vec<BTreeMap<String, String>> {
 pub(super) fn presentation(headers: &HeaderMap) -> Presentation {
     accepted(headers)
         .iter()
-        .find_map(|params| match params.get("as").map(String::as_str) {
+        .find_map(|(_, params)| match params.get("as").map(String::as_str) {
             None => Some(Presentation::Object),
             Some("Table") => Some(Presentation::Table),
             Some("PartialObjectMetadata" | "PartialObjectMetadataList")
@@ -65,20 +67,16 @@ const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 /// Whether the first media type of `Accept` the sim serves is protobuf (kubectl's generators
 /// and client-go's typed clients ask `application/vnd.kubernetes.protobuf, application/json`).
 fn wants_protobuf(headers: &HeaderMap) -> bool {
-    let accept = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    accept
-        .split(',')
-        .map(|media| media.split(';').next().unwrap_or_default().trim())
-        .find(|media| {
+    accepted(headers)
+        .iter()
+        .map(|(media_type, _)| media_type.as_str())
+        .find(|media_type| {
             matches!(
-                *media,
+                *media_type,
                 PROTOBUF | "application/json" | "application/*" | "*/*"
             )
         })
-        .is_some_and(|media| media == PROTOBUF)
+        .is_some_and(|media_type| media_type == PROTOBUF)
 }
 
 /// One object as an answer in the negotiated type: protobuf when the client asks for it first
@@ -103,7 +101,7 @@ pub(super) fn object_response(code: u16, object: &Value, headers: &HeaderMap) ->
 pub(super) fn wants_aggregated_discovery(headers: &HeaderMap) -> bool {
     accepted(headers)
         .iter()
-        .find_map(|params| match params.get("as").map(String::as_str) {
+        .find_map(|(_, params)| match params.get("as").map(String::as_str) {
             None => Some(false),
             Some("APIGroupDiscoveryList")
                 if params.get("g").map(String::as_str) == Some("apidiscovery.k8s.io")
