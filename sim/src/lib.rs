@@ -29,6 +29,7 @@ pub mod durations;
 pub mod errors;
 pub mod faults;
 pub mod field_validation;
+pub mod kubelet;
 pub mod listener;
 pub mod memo;
 pub mod portforward;

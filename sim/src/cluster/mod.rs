@@ -74,6 +74,8 @@ struct State_ {
     watch_drops: watch::Sender<u64>,
     /// In-cluster Service names to loopback listeners.
     services: ServiceRegistry,
+    /// Where a kubelet's containers write (`pods/<name>/log`).
+    pod_logs: crate::kubelet::logs::PodLogs,
     /// Who sent which request.
     audit: crate::audit::Audit,
     /// How watch streams ended, by resource and reason (see [`Cluster::watch_endings`]).
@@ -155,6 +157,7 @@ impl Cluster {
                 outage: watch::Sender::new(false),
                 watch_drops: watch::Sender::new(0),
                 services: ServiceRegistry::default(),
+                pod_logs: Default::default(),
                 audit: crate::audit::Audit::default(),
                 watch_endings: WatchEndings::new(),
             })),
@@ -232,6 +235,51 @@ impl Cluster {
         self.settle(&mut state, timers);
     }
 
+    /// The simulated controllers running now.
+    pub fn controllers(&self) -> Controllers {
+        self.lock().control.settings.clone()
+    }
+
+    /// Reads the store (the kubelet's view of what it runs).
+    pub(crate) fn kubelet_view<R>(&self, read: impl FnOnce(&Store, &Registry) -> R) -> R {
+        let state = self.lock();
+        read(&state.store, &state.registry)
+    }
+
+    /// Writes the store as a kubelet or controller would, then lets the controllers react.
+    pub(crate) fn kubelet_write<R>(&self, write: impl FnOnce(&mut Store, &Registry) -> R) -> R {
+        let mut state = self.lock();
+        let result = {
+            let State_ {
+                store, registry, ..
+            } = &mut *state;
+            write(store, registry)
+        };
+        self.settle(&mut state, Timers::new());
+        result
+    }
+
+    /// Hands a kubelet's report on its pods to the controllers.
+    pub(crate) fn report_pods(&self, report: crate::controllers::PodsReport) {
+        let mut state = self.lock();
+        let mut timers = Timers::new();
+        {
+            let State_ {
+                store,
+                registry,
+                control,
+                ..
+            } = &mut *state;
+            control.pods_report(store, registry, report, &mut timers);
+        }
+        self.settle(&mut state, timers);
+    }
+
+    /// Where the containers a kubelet runs write their output (`pods/<name>/log`).
+    pub fn pod_logs(&self) -> crate::kubelet::logs::PodLogs {
+        self.lock().pod_logs.clone()
+    }
+
     /// Lets the controllers react to every change since they last looked, until nothing more
     /// changes, then sets the timers they asked for.
     fn settle(&self, state: &mut State_, mut timers: Timers) {
@@ -293,6 +341,10 @@ impl Cluster {
             .route(
                 "/api/v1/namespaces/{namespace}/pods/{name}/portforward",
                 axum::routing::any(portforward),
+            )
+            .route(
+                "/api/v1/namespaces/{namespace}/pods/{name}/log",
+                axum::routing::get(pod_log),
             )
             .fallback(handle)
             .with_state(self.clone())

@@ -144,6 +144,55 @@ pub(super) async fn portforward(
     response
 }
 
+/// `pods/<name>/log`: a container's output, kept by the kubelet that runs it (`container`,
+/// `tailLines` and `limitBytes` as kube-apiserver reads them; a follow returns what there is).
+pub(super) async fn pod_log(
+    State(cluster): State<Cluster>,
+    axum::extract::Path((namespace, name)): axum::extract::Path<(String, String)>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    if !cluster.authenticated(&headers) {
+        return error_response(&ApiError::unauthorized());
+    }
+    let answer = (|| {
+        cluster.authorize(&method, &uri, &headers)?;
+        let q = query(&uri);
+        let pod = cluster.lock().core_object("pods", &namespace, &name)?;
+        let containers: Vec<String> = pod["spec"]["containers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["name"].as_str().map(str::to_string))
+            .collect();
+        let number = |key: &str| -> Result<Option<usize>, ApiError> {
+            q.get(key)
+                .map(|v| {
+                    v.parse::<usize>().map_err(|_| {
+                        ApiError::bad_request(format!("{key}: {v:?} is not a non-negative integer"))
+                    })
+                })
+                .transpose()
+        };
+        let text = cluster.pod_logs().read(
+            &namespace,
+            &name,
+            &containers,
+            q.get("container").map(String::as_str),
+            number("tailLines")?,
+            number("limitBytes")?,
+        )?;
+        Ok::<_, ApiError>(text)
+    })();
+    let response = match answer {
+        Ok(text) => (StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], text).into_response(),
+        Err(error) => error_response(&error),
+    };
+    audit(&cluster, &method, &uri, &headers, &response, String::new());
+    response
+}
+
 /// Records a request in the audit log.
 pub(super) fn audit(
     cluster: &Cluster,

@@ -20,9 +20,12 @@ const HISTORY: usize = 10;
 
 const TIMES: &[&str] = &["lastUpdateTime", "lastTransitionTime"];
 
-/// Starts rolling out a generation the status has not seen yet.
+/// Starts rolling out a generation the status has not seen yet. The rollout of a Deployment
+/// whose pods a kubelet runs (`on_kubelet`) progresses until the kubelet reports its pods
+/// ready ([`pods_ready`]), within the progress deadline.
 pub(crate) fn react(
     rollouts: &Rollouts,
+    on_kubelet: bool,
     store: &mut Store,
     kinds: &Kinds,
     deployment: &Value,
@@ -58,7 +61,7 @@ pub(crate) fn react(
     let Some(deployment) = &roll_replica_sets(store, kinds, deployment) else {
         return;
     };
-    if rollouts.stuck.iter().any(|m| m.matches(deployment)) {
+    if on_kubelet || rollouts.stuck.iter().any(|m| m.matches(deployment)) {
         write_status(store, t, deployment, progressing(deployment, store));
         let deadline = seconds(deployment, "/spec/progressDeadlineSeconds", 600);
         timers.push((
@@ -91,6 +94,26 @@ pub(crate) fn finish(store: &mut Store, kinds: &Kinds, pin: &Pin, generation: i6
         write_status(store, t, &deployment, status);
         replica_sets_rolled_out(store, kinds, &deployment);
     }
+}
+
+/// Takes in how many of the pods of `generation` a kubelet finds ready: all of them finish the
+/// rollout; fewer leave it progressing (or, once rolled out, unavailable).
+pub(crate) fn pods_ready(store: &mut Store, kinds: &Kinds, pin: &Pin, generation: i64, ready: i64) {
+    let t = &kinds.deployments;
+    let Some(deployment) = current(store, t, pin, generation) else {
+        return;
+    };
+    if ready >= replicas(&deployment) {
+        let status = complete(&deployment, store);
+        write_status(store, t, &deployment, status);
+        replica_sets_rolled_out(store, kinds, &deployment);
+        return;
+    }
+    let mut seen = deployment.clone();
+    seen["status"]["readyReplicas"] = json!(ready);
+    seen["status"]["availableReplicas"] = json!(ready);
+    let status = progressing(&seen, store);
+    write_status(store, t, &deployment, status);
 }
 
 /// Gives up on the rollout of `generation`: Progressing turns False.

@@ -27,9 +27,10 @@ pub fn finished(job: &Value) -> Option<Outcome> {
 }
 
 /// Starts a Job that has not started; one whose rule gives no duration finishes in the same
-/// status write.
+/// status write. A Job whose pod a kubelet runs only starts: its pod ends it.
 pub(crate) fn react(
     rules: &JobRules,
+    on_kubelet: bool,
     store: &mut Store,
     t: &ResourceType,
     job: &Value,
@@ -41,7 +42,7 @@ pub(crate) fn react(
     let now = store.clock().now();
     let (outcome, duration) = rules.rule_for(job);
     let pin = Pin::of(job);
-    if duration.is_zero() {
+    if duration.is_zero() && !on_kubelet {
         write_status(
             store,
             t,
@@ -58,7 +59,33 @@ pub(crate) fn react(
         json!({"startTime": crate::clock::rfc3339(now), "active": 1, "ready": 0,
             "terminating": 0, "uncountedTerminatedPods": {}}),
     );
-    timers.push((now + signed(duration), Task::JobDone { job: pin }));
+    if !on_kubelet {
+        timers.push((now + signed(duration), Task::JobDone { job: pin }));
+    }
+}
+
+/// Ends a Job as its pods did (a kubelet's report).
+pub(crate) fn end(
+    store: &mut Store,
+    t: &ResourceType,
+    pin: &Pin,
+    outcome: Outcome,
+    timers: &mut Timers,
+) {
+    let Some(job) = pin.get(store, t) else {
+        return;
+    };
+    if finished(&job).is_some() {
+        return;
+    }
+    let now = store.clock().now();
+    write_status(
+        store,
+        t,
+        &job,
+        ended(&job, outcome, &crate::clock::rfc3339(now)),
+    );
+    expire_later(&job, pin, now, timers);
 }
 
 /// Ends a running Job as its rule says.

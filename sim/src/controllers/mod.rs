@@ -36,6 +36,10 @@ pub struct Controllers {
     pub cronjobs: bool,
     /// The HorizontalPodAutoscaler controller: status, and replicas kept within bounds.
     pub hpa: bool,
+    /// Image globs whose pods a [`crate::kubelet`] runs as real processes: a Deployment or
+    /// Job with a container image matching one is not ended by rule; its rollout completes
+    /// when its pods are ready, and the Job ends when its pod exits.
+    pub kubelet_images: Vec<String>,
 }
 
 impl Controllers {
@@ -46,13 +50,35 @@ impl Controllers {
             jobs: Some(JobRules::default()),
             cronjobs: true,
             hpa: true,
+            kubelet_images: Vec::new(),
         }
     }
 
     /// Whether any controller runs.
     pub fn any(&self) -> bool {
-        self.deployments.is_some() || self.jobs.is_some() || self.cronjobs || self.hpa
+        self.deployments.is_some()
+            || self.jobs.is_some()
+            || self.cronjobs
+            || self.hpa
+            || !self.kubelet_images.is_empty()
     }
+
+    /// Whether a kubelet runs the pods of `object` (a Deployment, Job, CronJob or Pod).
+    pub fn on_kubelet(&self, object: &Value) -> bool {
+        runs_on(&self.kubelet_images, object)
+    }
+}
+
+/// Whether a container of `object` has an image matching one of `images` (globs).
+pub fn runs_on(images: &[String], object: &Value) -> bool {
+    !images.is_empty()
+        && containers(object).iter().any(|c| {
+            c["image"].as_str().is_some_and(|image| {
+                images
+                    .iter()
+                    .any(|glob| crate::selectors::glob_matches(glob, image))
+            })
+        })
 }
 
 /// Which objects a rule applies to.
@@ -219,7 +245,8 @@ pub(crate) struct Pin {
 }
 
 impl Pin {
-    fn of(object: &Value) -> Self {
+    /// The object's namespace, name and uid.
+    pub(crate) fn of(object: &Value) -> Self {
         let text = |p: &str| {
             object
                 .pointer(p)
@@ -251,6 +278,19 @@ pub(crate) enum Task {
     JobDone { job: Pin },
     JobExpired { job: Pin },
     CronJobDue { cronjob: Pin, at: Timestamp },
+}
+
+/// What a kubelet tells the controllers about the pods it runs.
+#[derive(Clone, Debug)]
+pub(crate) enum PodsReport {
+    /// `ready` of the pods of the Deployment's `generation` are ready.
+    Deployment {
+        deployment: Pin,
+        generation: i64,
+        ready: i64,
+    },
+    /// The Job's pods ended it.
+    JobEnded { job: Pin, outcome: Outcome },
 }
 
 /// Timers the controllers ask for: when, and what.
@@ -318,14 +358,16 @@ impl ControlPlane {
         let key = event.storage_key.as_str();
         if kinds.deployments.stores(key) {
             if live && let Some(rollouts) = &self.settings.deployments {
-                deployments::react(rollouts, store, kinds, object, timers);
+                let on_kubelet = self.settings.on_kubelet(object);
+                deployments::react(rollouts, on_kubelet, store, kinds, object, timers);
             }
             if self.settings.hpa {
                 hpa::react_to_target(store, kinds, object);
             }
         } else if kinds.jobs.stores(key) {
             if live && let Some(rules) = &self.settings.jobs {
-                jobs::react(rules, store, &kinds.jobs, object, timers);
+                let on_kubelet = self.settings.on_kubelet(object);
+                jobs::react(rules, on_kubelet, store, &kinds.jobs, object, timers);
             }
             if self.settings.cronjobs {
                 cronjobs::react_to_job(store, kinds, object, event.kind == EventType::Deleted);
@@ -345,6 +387,30 @@ impl ControlPlane {
             }
         } else if kinds.hpas.stores(key) && live && self.settings.hpa {
             hpa::react(store, kinds, object);
+        }
+    }
+
+    /// Takes in what a kubelet says about the pods it runs.
+    pub fn pods_report(
+        &mut self,
+        store: &mut Store,
+        registry: &Registry,
+        report: PodsReport,
+        timers: &mut Timers,
+    ) {
+        if !self.know_kinds(registry) {
+            return;
+        }
+        let Some(kinds) = &self.kinds else { return };
+        match report {
+            PodsReport::Deployment {
+                deployment,
+                generation,
+                ready,
+            } => deployments::pods_ready(store, kinds, &deployment, generation, ready),
+            PodsReport::JobEnded { job, outcome } => {
+                jobs::end(store, &kinds.jobs, &job, outcome, timers)
+            }
         }
     }
 

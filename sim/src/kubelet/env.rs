@@ -1,0 +1,164 @@
+//! A container's environment as the kubelet builds it: `envFrom` first, then `env` in order
+//! (a later entry wins), each `value` as written or read from a Secret key, a ConfigMap key
+//! or a field of the pod. Pure: the objects come through the caller's lookup.
+
+use serde_json::Value;
+
+use super::volumes::Lookup;
+
+/// The variables of `container` in `pod`, or why the container cannot start yet (a missing
+/// Secret or key, as kubelet's `CreateContainerConfigError` says).
+pub fn container_env(
+    container: &Value,
+    pod: &Value,
+    lookup: &Lookup<'_>,
+) -> Result<Vec<(String, String)>, String> {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let mut set = |name: String, value: String| {
+        vars.retain(|(n, _)| *n != name);
+        vars.push((name, value));
+    };
+    for source in container["envFrom"].as_array().into_iter().flatten() {
+        let prefix = source["prefix"].as_str().unwrap_or("");
+        let (kind, reference) = match (source.get("secretRef"), source.get("configMapRef")) {
+            (Some(r), _) => ("Secret", r),
+            (None, Some(r)) => ("ConfigMap", r),
+            _ => continue,
+        };
+        let name = reference["name"].as_str().unwrap_or("");
+        match lookup(kind, name) {
+            Some(object) => {
+                for (key, value) in values_of(kind, &object) {
+                    set(format!("{prefix}{key}"), value);
+                }
+            }
+            None if reference["optional"] == true => {}
+            None => return Err(format!("{kind} {name:?} not found")),
+        }
+    }
+    for entry in container["env"].as_array().into_iter().flatten() {
+        let Some(name) = entry["name"].as_str() else {
+            continue;
+        };
+        if let Some(value) = entry["value"].as_str() {
+            set(name.to_string(), value.to_string());
+            continue;
+        }
+        let from = &entry["valueFrom"];
+        let keyed = [
+            ("Secret", &from["secretKeyRef"]),
+            ("ConfigMap", &from["configMapKeyRef"]),
+        ];
+        if let Some((kind, reference)) = keyed.into_iter().find(|(_, r)| r.is_object()) {
+            let object = reference["name"].as_str().unwrap_or("");
+            let key = reference["key"].as_str().unwrap_or("");
+            let optional = reference["optional"] == true;
+            let value = lookup(kind, object).and_then(|o| {
+                values_of(kind, &o)
+                    .into_iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v)
+            });
+            match value {
+                Some(value) => set(name.to_string(), value),
+                None if optional => {}
+                None => {
+                    return Err(format!(
+                        "env {name:?}: {kind} {object:?} has no key {key:?} (or does not exist)"
+                    ));
+                }
+            }
+        } else if let Some(path) = from["fieldRef"]["fieldPath"].as_str() {
+            let pointer = match path {
+                "metadata.name" => "/metadata/name",
+                "metadata.namespace" => "/metadata/namespace",
+                "metadata.uid" => "/metadata/uid",
+                "spec.nodeName" => "/spec/nodeName",
+                "spec.serviceAccountName" => "/spec/serviceAccountName",
+                "status.podIP" => "/status/podIP",
+                "status.hostIP" => "/status/hostIP",
+                other => {
+                    return Err(format!(
+                        "env {name:?}: fieldPath {other:?} is not supported"
+                    ));
+                }
+            };
+            let value = pod.pointer(pointer).and_then(Value::as_str).unwrap_or("");
+            set(name.to_string(), value.to_string());
+        }
+    }
+    Ok(vars)
+}
+
+/// The values of a Secret or ConfigMap as text (a value that is not UTF-8 cannot be an
+/// environment variable's and is left out).
+fn values_of(kind: &str, object: &Value) -> Vec<(String, String)> {
+    let data = object["data"].as_object().into_iter().flatten();
+    if kind == "Secret" {
+        return data
+            .filter_map(|(k, v)| {
+                let bytes: k8s_openapi::ByteString = serde_json::from_value(v.clone()).ok()?;
+                Some((k.clone(), String::from_utf8(bytes.0).ok()?))
+            })
+            .collect();
+    }
+    data.filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn lookup(kind: &str, name: &str) -> Option<Value> {
+        match (kind, name) {
+            // "mysql+pymysql://u:p@db/b" and "s3cret"
+            ("Secret", "db") => {
+                Some(json!({"data": {"connection": "bXlzcWwrcHlteXNxbDovL3U6cEBkYi9i"}}))
+            }
+            ("Secret", "approle") => Some(json!({"data": {"secret-id": "czNjcmV0"}})),
+            ("ConfigMap", "settings") => Some(json!({"data": {"A": "1", "B": "2"}})),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn values_come_from_secrets_configmaps_and_the_pod_with_later_entries_winning() {
+        let container = json!({
+        "envFrom": [{"configMapRef": {"name": "settings"}, "prefix": "X_"}],
+        "env": [
+            {"name": "OS_DATABASE__CONNECTION", "valueFrom": {"secretKeyRef": {"name": "db", "key": "connection"}}},
+            {"name": "OS_VAULT_PLUGIN__APPROLE_SECRET_ID", "valueFrom": {"secretKeyRef": {"name": "approle", "key": "secret-id"}}},
+            {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "X_A", "value": "override"},
+        ]});
+        let pod = json!({"metadata": {"name": "barbican-abc12"}});
+        assert_eq!(
+            container_env(&container, &pod, &lookup).unwrap(),
+            [
+                ("X_B".to_string(), "2".to_string()),
+                (
+                    "OS_DATABASE__CONNECTION".into(),
+                    "mysql+pymysql://u:p@db/b".into()
+                ),
+                ("OS_VAULT_PLUGIN__APPROLE_SECRET_ID".into(), "s3cret".into()),
+                ("POD".into(), "barbican-abc12".into()),
+                ("X_A".into(), "override".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_key_holds_the_container_unless_optional() {
+        let missing = json!({"env": [{"name": "P", "valueFrom": {"secretKeyRef": {"name": "db", "key": "password"}}}]});
+        let error = container_env(&missing, &json!({}), &lookup).unwrap_err();
+        assert!(
+            error.contains("\"P\"") && error.contains("password"),
+            "{error}"
+        );
+        let optional = json!({"env": [{"name": "P", "valueFrom": {"secretKeyRef": {"name": "x", "key": "y", "optional": true}}}]});
+        assert_eq!(container_env(&optional, &json!({}), &lookup).unwrap(), []);
+    }
+}

@@ -1,0 +1,877 @@
+//! A kubelet for the sim (opt-in): the pods of Deployments and Jobs whose image a [`Runtime`]
+//! maps to a local root run as real processes on this machine.
+//!
+//! The kubelet does what the ReplicaSet and Job controllers and a node would: it creates the
+//! Pods a ReplicaSet or Job wants (owned by it, as kube-controller-manager names them), starts
+//! each pod's containers with their command and args as written, their environment from
+//! values, Secrets, ConfigMaps and the pod's fields, and their `secret`, `configMap`,
+//! `projected` and `emptyDir` volumes at their `mountPath`s, each pod in a network namespace of
+//! its own; it probes them, restarts them as their restart policy says, and writes the Pods'
+//! status. A rollout of such a Deployment completes when its new pods are ready (old pods go
+//! once they are), a Job ends when its pod exits (a new pod after a failure, with the Job
+//! controller's backoff, up to `backoffLimit`), Services reach ready pods through the
+//! [`ServiceRegistry`](crate::services::ServiceRegistry), pods reach every registered name
+//! through [`proxy`], and `pods/<name>/log` serves each container's output.
+//!
+//! Pods whose image has no mapping keep the simulated controllers' behaviour. Nothing here
+//! knows what the images are: the mapping is configuration. The kubelet reads the wall clock
+//! (its processes do), needs root, `ip` (iproute2) and `unshare`/`setpriv` (util-linux).
+//! Containers run as their `runAsUser`; `readOnlyRootFilesystem`, resources and capabilities
+//! are not enforced.
+
+pub mod env;
+pub mod logs;
+mod pod;
+pub mod probes;
+pub mod proxy;
+pub mod sandbox;
+pub mod volumes;
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    net::SocketAddr,
+    path::PathBuf,
+    str::FromStr,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use tokio::{sync::watch, task::JoinHandle};
+
+use self::{
+    pod::{PodContext, PodHandle, PodStatus},
+    proxy::ServiceProxies,
+    sandbox::PodNetwork,
+};
+use crate::{
+    cluster::Cluster,
+    controllers::{Outcome, Pin, PodsReport, runs_on},
+};
+
+/// An image (a glob: `ghcr.io/c5c3/barbican:2025.2*`) and the local root its containers run
+/// from (`<root>/bin` first on `PATH`; a Python virtualenv also sets `VIRTUAL_ENV`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Runtime {
+    /// The image glob.
+    pub image: String,
+    /// The root.
+    pub root: PathBuf,
+}
+
+impl FromStr for Runtime {
+    type Err = String;
+
+    /// `<image glob>=<root directory>`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.split_once('=') {
+            Some((image, root)) if !image.is_empty() && !root.is_empty() => Ok(Self {
+                image: image.to_string(),
+                root: PathBuf::from(root),
+            }),
+            _ => Err(format!(
+                "{text:?}: a runtime is <image glob>=<root directory>, for example ghcr.io/c5c3/barbican:2025.2*=target/venvs/2025.2"
+            )),
+        }
+    }
+}
+
+/// How the kubelet runs.
+#[derive(Clone, Debug)]
+pub struct KubeletConfig {
+    /// The images it runs, first match wins.
+    pub runtimes: Vec<Runtime>,
+    /// Where pods keep their volumes, logs and overlay layers.
+    pub state_dir: PathBuf,
+    /// Pods get addresses in `10.<pod_octet>.0.0/16`.
+    pub pod_octet: u8,
+    /// Services get addresses in `10.<service_octet>.0.0/16` on the loopback.
+    pub service_octet: u8,
+}
+
+impl KubeletConfig {
+    /// `runtimes`, with state under `state_dir` and the default address ranges.
+    pub fn new(runtimes: Vec<Runtime>, state_dir: PathBuf) -> Self {
+        Self {
+            runtimes,
+            state_dir,
+            pod_octet: 244,
+            service_octet: 245,
+        }
+    }
+
+    fn root_for(&self, object: &Value) -> Option<PathBuf> {
+        self.runtimes
+            .iter()
+            .find(|r| runs_on(std::slice::from_ref(&r.image), object))
+            .map(|r| r.root.clone())
+    }
+}
+
+/// Why the kubelet could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum KubeletError {
+    /// A runtime's root is not a directory.
+    #[error("runtime {image}: {root} is not a directory")]
+    Root {
+        /// The image glob.
+        image: String,
+        /// The root.
+        root: PathBuf,
+    },
+    /// The machine cannot make sandboxes.
+    #[error(
+        "the sim's kubelet needs root, iproute2's `ip` and util-linux's `unshare` and `setpriv`: {0}"
+    )]
+    Host(String),
+    /// The state directory could not be made.
+    #[error("state directory {path}: {detail}")]
+    State {
+        /// The directory.
+        path: PathBuf,
+        /// What failed.
+        detail: String,
+    },
+}
+
+/// A running kubelet. [`Kubelet::stop`] stops its pods; dropping it stops them less politely.
+pub struct Kubelet {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Kubelet {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+impl Kubelet {
+    /// Checks the machine and the runtimes, tells the cluster's controllers which images it
+    /// runs, and starts.
+    pub async fn start(cluster: &Cluster, config: KubeletConfig) -> Result<Self, KubeletError> {
+        for runtime in &config.runtimes {
+            if !runtime.root.is_dir() {
+                return Err(KubeletError::Root {
+                    image: runtime.image.clone(),
+                    root: runtime.root.clone(),
+                });
+            }
+        }
+        for (program, arg) in [
+            ("ip", "-V"),
+            ("unshare", "--version"),
+            ("setpriv", "--version"),
+        ] {
+            let ran = tokio::process::Command::new(program)
+                .arg(arg)
+                .output()
+                .await;
+            if !ran.is_ok_and(|o| o.status.success()) {
+                return Err(KubeletError::Host(format!("{program} {arg} did not run")));
+            }
+        }
+        let probe = tokio::process::Command::new("ip")
+            .args(["netns", "add", "bsim-probe"])
+            .output()
+            .await
+            .map_err(|e| KubeletError::Host(e.to_string()))?;
+        if !probe.status.success() {
+            return Err(KubeletError::Host(
+                String::from_utf8_lossy(&probe.stderr).trim().to_string(),
+            ));
+        }
+        let _ = tokio::process::Command::new("ip")
+            .args(["netns", "del", "bsim-probe"])
+            .output()
+            .await;
+        std::fs::create_dir_all(&config.state_dir).map_err(|e| KubeletError::State {
+            path: config.state_dir.clone(),
+            detail: e.to_string(),
+        })?;
+        let mut controllers = cluster.controllers();
+        controllers.kubelet_images = config.runtimes.iter().map(|r| r.image.clone()).collect();
+        cluster.set_controllers(controllers);
+        let (stop, stopping) = watch::channel(false);
+        let node = Node::new(cluster.clone(), config);
+        let task = tokio::spawn(node.run(stopping));
+        Ok(Self { stop, task })
+    }
+
+    /// Stops every pod (gracefully) and removes the sandboxes and Service addresses.
+    pub async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        let task = std::mem::replace(&mut self.task, tokio::spawn(async {}));
+        let _ = task.await;
+    }
+}
+
+/// The kubelet's state.
+struct Node {
+    cluster: Cluster,
+    config: KubeletConfig,
+    /// Names this kubelet's network namespaces and interfaces apart from another's.
+    id: u32,
+    pods: BTreeMap<String, Running>,
+    free: Vec<u32>,
+    next: u32,
+    proxies: ServiceProxies,
+    /// The status last written to each pod, by uid.
+    written: BTreeMap<String, Value>,
+    /// What was last reported for each Deployment: uid → (generation, ready).
+    reported: BTreeMap<String, (i64, i64)>,
+    /// Service ports registered to a pod.
+    registered: BTreeSet<(String, String, u16)>,
+    /// Counts pod names made.
+    names: u64,
+}
+
+/// A pod the kubelet runs.
+struct Running {
+    handle: PodHandle,
+    index: u32,
+    name: String,
+}
+
+/// What the store holds that the kubelet acts on.
+#[derive(Default)]
+struct View {
+    replica_sets: Vec<Value>,
+    deployments: BTreeMap<String, Value>,
+    jobs: Vec<Value>,
+    /// Pods owned by those, by owner uid.
+    pods: BTreeMap<String, Vec<Value>>,
+    services: Vec<Value>,
+}
+
+fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn controller_uid(object: &Value) -> Option<&str> {
+    object["metadata"]["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find(|r| r["controller"] == true)?["uid"]
+        .as_str()
+}
+
+impl Node {
+    fn new(cluster: Cluster, config: KubeletConfig) -> Self {
+        let proxies = ServiceProxies::new(cluster.services(), config.service_octet);
+        Self {
+            id: std::process::id() % 100_000,
+            cluster,
+            config,
+            pods: BTreeMap::new(),
+            free: Vec::new(),
+            next: 1,
+            proxies,
+            written: BTreeMap::new(),
+            reported: BTreeMap::new(),
+            registered: BTreeSet::new(),
+            names: 0,
+        }
+    }
+
+    async fn run(mut self, mut stopping: watch::Receiver<bool>) {
+        loop {
+            if let Err(e) = self.sync().await {
+                eprintln!("barbican-sim kubelet: {e}");
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+                _ = stopping.changed() => break,
+            }
+        }
+        let pods = std::mem::take(&mut self.pods);
+        let stops = pods.into_values().map(|r| r.handle.stop());
+        futures::future::join_all(stops).await;
+        self.proxies.remove().await;
+    }
+
+    /// One pass: Service addresses, pods wanted and unwanted, statuses and reports.
+    async fn sync(&mut self) -> Result<(), String> {
+        if self.proxies.refresh().await? {
+            self.rewrite_hosts();
+        }
+        let images: Vec<String> = self
+            .config
+            .runtimes
+            .iter()
+            .map(|r| r.image.clone())
+            .collect();
+        let view = self.cluster.kubelet_view(|store, registry| {
+            let list = |group: &str, version: &str, plural: &str| {
+                registry
+                    .get(group, version, plural)
+                    .map(|t| store.list(t, None))
+                    .unwrap_or_default()
+            };
+            let mut view = View {
+                replica_sets: list("apps", "v1", "replicasets")
+                    .into_iter()
+                    .filter(|rs| runs_on(&images, rs))
+                    .collect(),
+                jobs: list("batch", "v1", "jobs")
+                    .into_iter()
+                    .filter(|job| runs_on(&images, job))
+                    .collect(),
+                ..View::default()
+            };
+            let owners: BTreeSet<String> = view
+                .replica_sets
+                .iter()
+                .chain(view.jobs.iter())
+                .map(|o| text(o, "/metadata/uid").to_string())
+                .collect();
+            let wanted: BTreeSet<String> = view
+                .replica_sets
+                .iter()
+                .filter_map(|rs| controller_uid(rs).map(str::to_string))
+                .collect();
+            for deployment in list("apps", "v1", "deployments") {
+                let uid = text(&deployment, "/metadata/uid").to_string();
+                if wanted.contains(&uid) {
+                    view.deployments.insert(uid, deployment);
+                }
+            }
+            for pod in list("", "v1", "pods") {
+                if let Some(owner) = controller_uid(&pod).filter(|o| owners.contains(*o)) {
+                    view.pods.entry(owner.to_string()).or_default().push(pod);
+                }
+            }
+            view.services = list("", "v1", "services");
+            view
+        });
+        self.scale_replica_sets(&view);
+        self.run_jobs(&view);
+        self.start_and_stop(&view).await;
+        self.write_statuses(&view);
+        self.report_deployments(&view);
+        self.route_services(&view);
+        Ok(())
+    }
+
+    /// A pod's readiness as this kubelet last saw it.
+    fn ready(&self, pod: &Value) -> bool {
+        self.pods
+            .get(text(pod, "/metadata/uid"))
+            .is_some_and(|r| lock(&r.handle.status).ready())
+    }
+
+    /// Each ReplicaSet gets its replicas; an old revision keeps its pods until the newest one
+    /// has all of its own ready (a rolling update's surge).
+    fn scale_replica_sets(&mut self, view: &View) {
+        for rs in &view.replica_sets {
+            let uid = text(rs, "/metadata/uid");
+            let wanted =
+                usize::try_from(rs["spec"]["replicas"].as_i64().unwrap_or(1).max(0)).unwrap_or(0);
+            let pods = view.pods.get(uid).map(Vec::as_slice).unwrap_or_default();
+            if pods.len() < wanted {
+                for _ in pods.len()..wanted {
+                    self.create_pod(rs, "ReplicaSet", "apps/v1");
+                }
+            } else if pods.len() > wanted {
+                if wanted == 0 && !self.newest_revision_ready(view, rs) {
+                    continue;
+                }
+                let mut extra: Vec<&Value> = pods.iter().collect();
+                extra.sort_by_key(|p| {
+                    std::cmp::Reverse(text(p, "/metadata/creationTimestamp").to_string())
+                });
+                for pod in extra.into_iter().take(pods.len() - wanted) {
+                    self.delete_pod(pod);
+                }
+            }
+        }
+    }
+
+    /// Whether the newest ReplicaSet of `rs`'s Deployment has all its pods ready.
+    fn newest_revision_ready(&self, view: &View, rs: &Value) -> bool {
+        let owner = controller_uid(rs);
+        let newest = view
+            .replica_sets
+            .iter()
+            .filter(|other| controller_uid(other) == owner)
+            .max_by_key(|other| revision(other));
+        let Some(newest) = newest else { return true };
+        let wanted = newest["spec"]["replicas"].as_i64().unwrap_or(1);
+        let ready = view
+            .pods
+            .get(text(newest, "/metadata/uid"))
+            .into_iter()
+            .flatten()
+            .filter(|p| self.ready(p))
+            .count();
+        i64::try_from(ready).unwrap_or(i64::MAX) >= wanted
+    }
+
+    /// Jobs: one pod at a time; success completes the Job, failures past `backoffLimit` fail
+    /// it, and each failure delays the next pod (10 s doubling, at most 6 minutes).
+    fn run_jobs(&mut self, view: &View) {
+        for job in &view.jobs {
+            if crate::controllers::jobs::finished(job).is_some() || job["spec"]["suspend"] == true {
+                continue;
+            }
+            let pods = view
+                .pods
+                .get(text(job, "/metadata/uid"))
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let phase = |pod: &Value| -> String {
+                self.pods
+                    .get(text(pod, "/metadata/uid"))
+                    .map(|r| lock(&r.handle.status).phase.clone())
+                    .unwrap_or_else(|| text(pod, "/status/phase").to_string())
+            };
+            let pin = Pin::of(job);
+            if pods.iter().any(|p| phase(p) == "Succeeded") {
+                self.cluster.report_pods(PodsReport::JobEnded {
+                    job: pin,
+                    outcome: Outcome::Complete,
+                });
+                continue;
+            }
+            let failed = pods.iter().filter(|p| phase(p) == "Failed").count();
+            let limit = usize::try_from(job["spec"]["backoffLimit"].as_i64().unwrap_or(6).max(0))
+                .unwrap_or(6);
+            if failed > limit {
+                self.cluster.report_pods(PodsReport::JobEnded {
+                    job: pin,
+                    outcome: Outcome::Fail,
+                });
+                continue;
+            }
+            if pods.len() > failed {
+                continue;
+            }
+            if failed > 0 {
+                let delay = 10u64.saturating_mul(1u64 << (failed - 1).min(6)).min(360);
+                let last = pods
+                    .iter()
+                    .filter_map(|p| self.pods.get(text(p, "/metadata/uid")))
+                    .filter_map(|r| {
+                        lock(&r.handle.status)
+                            .containers
+                            .iter()
+                            .filter_map(|c| c.state["terminated"]["finishedAt"].as_str())
+                            .filter_map(|t| t.parse::<Timestamp>().ok())
+                            .max()
+                    })
+                    .max();
+                let due = last.map(|t| t + jiff::SignedDuration::from_secs(delay as i64));
+                if due.is_some_and(|due| Timestamp::now() < due) {
+                    continue;
+                }
+            }
+            self.create_pod(job, "Job", "batch/v1");
+        }
+    }
+
+    /// Creates a pod of `owner`'s template, named as kube-controller-manager names them.
+    fn create_pod(&mut self, owner: &Value, kind: &str, api_version: &str) {
+        self.names = self.names.wrapping_add(1);
+        let namespace = text(owner, "/metadata/namespace").to_string();
+        let owner_name = text(owner, "/metadata/name");
+        let name = format!(
+            "{owner_name}-{}",
+            suffix(text(owner, "/metadata/uid"), self.names)
+        );
+        let template = &owner["spec"]["template"];
+        let mut labels = template["metadata"]["labels"].clone();
+        if kind == "Job" {
+            labels["batch.kubernetes.io/job-name"] = json!(owner_name);
+            labels["job-name"] = json!(owner_name);
+            labels["batch.kubernetes.io/controller-uid"] = owner["metadata"]["uid"].clone();
+        }
+        let mut spec = template["spec"].clone();
+        spec["nodeName"] = json!("barbican-sim");
+        let pod = json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "labels": labels,
+                "annotations": template["metadata"]["annotations"],
+                "ownerReferences": [{"apiVersion": api_version, "kind": kind, "name": owner_name,
+                    "uid": owner["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}],
+            },
+            "spec": spec,
+            "status": {"phase": "Pending", "qosClass": "Burstable"},
+        });
+        self.cluster.kubelet_write(|store, registry| {
+            if let Some(t) = registry.get("", "v1", "pods") {
+                let _ = store.create(t, &namespace, pod, false);
+            }
+        });
+    }
+
+    fn delete_pod(&mut self, pod: &Value) {
+        let (namespace, name) = (
+            text(pod, "/metadata/namespace"),
+            text(pod, "/metadata/name"),
+        );
+        self.cluster.kubelet_write(|store, registry| {
+            if let Some(t) = registry.get("", "v1", "pods") {
+                let _ = store.delete(
+                    t,
+                    namespace,
+                    name,
+                    crate::store::Propagation::Background,
+                    false,
+                );
+            }
+        });
+    }
+
+    /// Starts the pods that exist and are not running; stops those whose Pod is gone.
+    async fn start_and_stop(&mut self, view: &View) {
+        let live: BTreeMap<&str, &Value> = view
+            .pods
+            .values()
+            .flatten()
+            .map(|p| (text(p, "/metadata/uid"), p))
+            .collect();
+        let gone: Vec<String> = self
+            .pods
+            .keys()
+            .filter(|uid| !live.contains_key(uid.as_str()))
+            .cloned()
+            .collect();
+        for uid in gone {
+            if let Some(running) = self.pods.remove(&uid) {
+                self.written.remove(&uid);
+                self.free.push(running.index);
+                // Stopping takes the grace period; the next pass does not wait for it.
+                tokio::spawn(running.handle.stop());
+            }
+        }
+        for (uid, pod) in live {
+            if self.pods.contains_key(uid) {
+                continue;
+            }
+            let Some(root) = self.config.root_for(pod) else {
+                continue;
+            };
+            let index = self.free.pop().unwrap_or_else(|| {
+                self.next = self.next.saturating_add(1);
+                self.next - 1
+            });
+            let Some(network) = PodNetwork::plan(self.id, index, self.config.pod_octet) else {
+                eprintln!(
+                    "barbican-sim kubelet: no pod address left for {}",
+                    text(pod, "/metadata/name")
+                );
+                continue;
+            };
+            let (namespace, name) = (
+                text(pod, "/metadata/namespace"),
+                text(pod, "/metadata/name"),
+            );
+            let dir = self
+                .config
+                .state_dir
+                .join(format!("{namespace}_{name}_{uid}"));
+            if std::fs::create_dir_all(&dir).is_err() {
+                continue;
+            }
+            let hosts = dir.join("etc-hosts");
+            let _ = std::fs::write(&hosts, hosts_file(&network, name, &self.proxies.hosts()));
+            let cluster = self.cluster.clone();
+            let ns = namespace.to_string();
+            let lookup = Box::new(move |kind: &str, object: &str| {
+                let plural = if kind == "Secret" {
+                    "secrets"
+                } else {
+                    "configmaps"
+                };
+                cluster.kubelet_view(|store, registry| {
+                    registry
+                        .get("", "v1", plural)
+                        .and_then(|t| store.get(t, &ns, object).ok())
+                })
+            });
+            let handle = PodHandle::start(PodContext {
+                pod: pod.clone(),
+                root,
+                dir,
+                network,
+                lookup,
+                hosts,
+                logs: self.cluster.pod_logs(),
+                status: Arc::new(Mutex::new(PodStatus {
+                    phase: "Pending".into(),
+                    start_time: crate::clock::rfc3339(Timestamp::now()),
+                    ..PodStatus::default()
+                })),
+            });
+            self.pods.insert(
+                uid.to_string(),
+                Running {
+                    handle,
+                    index,
+                    name: name.to_string(),
+                },
+            );
+        }
+    }
+
+    /// Writes each pod's status when it changed.
+    fn write_statuses(&mut self, view: &View) {
+        for pod in view.pods.values().flatten() {
+            let uid = text(pod, "/metadata/uid");
+            let Some(running) = self.pods.get(uid) else {
+                continue;
+            };
+            let status = lock(&running.handle.status).to_json();
+            if self.written.get(uid) == Some(&status) {
+                continue;
+            }
+            let (namespace, name) = (
+                text(pod, "/metadata/namespace"),
+                text(pod, "/metadata/name"),
+            );
+            let body = json!({"metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]}, "status": status});
+            let written = self.cluster.kubelet_write(|store, registry| {
+                registry
+                    .get("", "v1", "pods")
+                    .is_some_and(|t| store.replace(t, namespace, name, body, true, false).is_ok())
+            });
+            if written {
+                self.written.insert(uid.to_string(), status);
+            }
+        }
+    }
+
+    /// Tells the Deployment controller how many pods of each Deployment's newest revision
+    /// are ready.
+    fn report_deployments(&mut self, view: &View) {
+        for (uid, deployment) in &view.deployments {
+            let newest = view
+                .replica_sets
+                .iter()
+                .filter(|rs| controller_uid(rs) == Some(uid.as_str()))
+                .max_by_key(|rs| revision(rs));
+            let Some(newest) = newest else { continue };
+            let ready = view
+                .pods
+                .get(text(newest, "/metadata/uid"))
+                .into_iter()
+                .flatten()
+                .filter(|p| self.ready(p))
+                .count();
+            let ready = i64::try_from(ready).unwrap_or(i64::MAX);
+            let generation = deployment["metadata"]["generation"].as_i64().unwrap_or(1);
+            let seen = (generation, ready);
+            let settled = deployment["status"]["observedGeneration"].as_i64() == Some(generation)
+                && deployment["status"]["readyReplicas"].as_i64().unwrap_or(0) == ready;
+            if self.reported.get(uid) == Some(&seen) && settled {
+                continue;
+            }
+            self.reported.insert(uid.clone(), seen);
+            self.cluster.report_pods(PodsReport::Deployment {
+                deployment: Pin::of(deployment),
+                generation,
+                ready,
+            });
+        }
+    }
+
+    /// Points each Service that selects pods of this kubelet at a ready one.
+    fn route_services(&mut self, view: &View) {
+        let registry = self.cluster.services();
+        let pods: Vec<&Value> = view.pods.values().flatten().collect();
+        let mut routed = BTreeSet::new();
+        for service in &view.services {
+            let Some(selector) = service["spec"]["selector"]
+                .as_object()
+                .filter(|s| !s.is_empty())
+            else {
+                continue;
+            };
+            let namespace = text(service, "/metadata/namespace");
+            let selected: Vec<&&Value> = pods
+                .iter()
+                .filter(|p| text(p, "/metadata/namespace") == namespace)
+                .filter(|p| {
+                    selector
+                        .iter()
+                        .all(|(k, v)| &p["metadata"]["labels"][k] == v)
+                })
+                .collect();
+            if selected.is_empty() {
+                continue;
+            }
+            let name = text(service, "/metadata/name");
+            let ready = selected
+                .iter()
+                .filter(|p| self.ready(p))
+                .filter_map(|p| Some((*p, self.pods.get(text(p, "/metadata/uid"))?)))
+                .min_by_key(|(p, _)| text(p, "/metadata/name").to_string());
+            for port in service["spec"]["ports"].as_array().into_iter().flatten() {
+                let Some(number) = port["port"].as_u64().and_then(|p| u16::try_from(p).ok()) else {
+                    continue;
+                };
+                let key = (namespace.to_string(), name.to_string(), number);
+                let target = ready.and_then(|(pod, running)| {
+                    let ip = lock(&running.handle.status).ip.clone()?;
+                    let port = target_port(pod, port)?;
+                    format!("{ip}:{port}").parse::<SocketAddr>().ok()
+                });
+                match target {
+                    Some(addr) => {
+                        registry.register(namespace, name, number, addr);
+                        routed.insert(key);
+                    }
+                    None => registry.unregister(namespace, name, number),
+                }
+            }
+        }
+        for key in self.registered.difference(&routed) {
+            registry.unregister(&key.0, &key.1, key.2);
+        }
+        self.registered = routed;
+    }
+
+    /// Rewrites every running pod's hosts file in place (the pods' mounts see the change).
+    fn rewrite_hosts(&self) {
+        let services = self.proxies.hosts();
+        for running in self.pods.values() {
+            let status = lock(&running.handle.status);
+            let Some(ip) = &status.ip else { continue };
+            let text = format!(
+                "127.0.0.1 localhost\n::1 localhost\n{ip} {}\n{services}",
+                running.name
+            );
+            drop(status);
+            let _ = std::fs::write(&running.handle.hosts, text);
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A pod's `/etc/hosts`: itself, then every Service name.
+fn hosts_file(network: &PodNetwork, pod: &str, services: &str) -> String {
+    format!(
+        "127.0.0.1 localhost\n::1 localhost\n{} {pod}\n{services}",
+        network.ip
+    )
+}
+
+/// A ReplicaSet's revision number.
+fn revision(rs: &Value) -> u64 {
+    rs["metadata"]["annotations"][crate::controllers::deployments::REVISION]
+        .as_str()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The container port a Service port reaches on `pod`: `targetPort` as a number, or the
+/// container port of that name, or the Service port itself.
+fn target_port(pod: &Value, port: &Value) -> Option<u16> {
+    match &port["targetPort"] {
+        Value::Number(n) => n.as_u64().and_then(|p| u16::try_from(p).ok()),
+        Value::String(name) => pod["spec"]["containers"]
+            .as_array()?
+            .iter()
+            .flat_map(|c| c["ports"].as_array().cloned().unwrap_or_default())
+            .find(|p| p["name"] == name.as_str())?["containerPort"]
+            .as_u64()
+            .and_then(|p| u16::try_from(p).ok()),
+        _ => port["port"].as_u64().and_then(|p| u16::try_from(p).ok()),
+    }
+}
+
+/// Five characters from the alphabet kube-controller-manager names pods with.
+fn suffix(seed: &str, n: u64) -> String {
+    use sha2::{Digest, Sha256};
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let digest = Sha256::digest(format!("{seed}/{n}").as_bytes());
+    digest
+        .iter()
+        .take(5)
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtimes_parse_from_flags_and_say_what_is_wanted() {
+        let runtime: Runtime = "ghcr.io/c5c3/barbican:2025.2*=target/venvs/2025.2"
+            .parse()
+            .unwrap();
+        assert_eq!(runtime.image, "ghcr.io/c5c3/barbican:2025.2*");
+        assert_eq!(runtime.root, PathBuf::from("target/venvs/2025.2"));
+        for bad in ["", "=root", "image=", "no-equals"] {
+            assert!(
+                bad.parse::<Runtime>()
+                    .unwrap_err()
+                    .contains("<image glob>=<root directory>")
+            );
+        }
+    }
+
+    #[test]
+    fn the_first_matching_runtime_gives_the_root() {
+        let config = KubeletConfig::new(
+            vec![
+                "*:2025.1=/a".parse().unwrap(),
+                "ghcr.io/c5c3/barbican:*=/b".parse().unwrap(),
+            ],
+            "/state".into(),
+        );
+        let pod = |image: &str| json!({"spec": {"containers": [{"image": image}]}});
+        assert_eq!(
+            config.root_for(&pod("ghcr.io/c5c3/barbican:2025.1")),
+            Some("/a".into())
+        );
+        assert_eq!(
+            config.root_for(&pod("ghcr.io/c5c3/barbican:2025.2")),
+            Some("/b".into())
+        );
+        assert_eq!(config.root_for(&pod("quay.io/other:1")), None);
+    }
+
+    #[test]
+    fn service_ports_reach_numbered_named_or_same_ports() {
+        let pod =
+            json!({"spec": {"containers": [{"ports": [{"name": "api", "containerPort": 9311}]}]}});
+        assert_eq!(
+            target_port(&pod, &json!({"port": 80, "targetPort": 8080})),
+            Some(8080)
+        );
+        assert_eq!(
+            target_port(&pod, &json!({"port": 80, "targetPort": "api"})),
+            Some(9311)
+        );
+        assert_eq!(target_port(&pod, &json!({"port": 9311})), Some(9311));
+        assert_eq!(
+            target_port(&pod, &json!({"port": 80, "targetPort": "nope"})),
+            None
+        );
+    }
+
+    #[test]
+    fn pod_names_take_five_characters_of_the_controllers_alphabet() {
+        let a = suffix("uid-1", 1);
+        assert_eq!(a.len(), 5);
+        assert!(
+            a.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)),
+            "{a}"
+        );
+        assert_ne!(a, suffix("uid-1", 2));
+        assert_eq!(a, suffix("uid-1", 1));
+    }
+}

@@ -1,0 +1,680 @@
+//! One pod's life on the sim's kubelet: its volumes written, its sandbox made, each container
+//! started as a process, probed, restarted or left ended as the restart policy says, and, when
+//! the pod goes, stopped the way a kubelet stops it (`preStop`, SIGTERM, the grace period,
+//! SIGKILL).
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use serde_json::{Value, json};
+use tokio::{process::Child, sync::watch};
+
+use super::{
+    env::container_env,
+    logs::PodLogs,
+    probes::Probe,
+    sandbox::{self, Mount, PodNetwork, RunAs},
+    volumes::{self, Contents, Lookup, SharedLookup},
+};
+
+/// How long a failed start waits before the next attempt, at first; it doubles up to
+/// [`MAX_BACKOFF`] (the kubelet's CrashLoopBackOff).
+const FIRST_BACKOFF: Duration = Duration::from_secs(10);
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+/// What the kubelet knows of one container.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContainerStatus {
+    /// The container's name.
+    pub name: String,
+    /// Its image.
+    pub image: String,
+    /// Whether it passes its readiness probe (or runs, without one).
+    pub ready: bool,
+    /// Whether it passed its startup probe (or runs, without one).
+    pub started: bool,
+    /// Restarts so far.
+    pub restarts: u32,
+    /// Its `state` as the API shows it (`waiting`, `running` or `terminated`).
+    pub state: Value,
+}
+
+/// What the kubelet knows of one pod.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodStatus {
+    /// `Pending`, `Running`, `Succeeded` or `Failed`.
+    pub phase: String,
+    /// The pod's address, once its sandbox exists.
+    pub ip: Option<String>,
+    /// The sim's address on the pod's network.
+    pub host_ip: Option<String>,
+    /// Each container.
+    pub containers: Vec<ContainerStatus>,
+    /// When the kubelet took the pod.
+    pub start_time: String,
+}
+
+impl PodStatus {
+    /// Whether every container is ready.
+    pub fn ready(&self) -> bool {
+        self.phase == "Running" && self.containers.iter().all(|c| c.ready)
+    }
+
+    /// The pod's `status` as the API shows it.
+    pub fn to_json(&self) -> Value {
+        let ready = if self.ready() { "True" } else { "False" };
+        let mut status = json!({
+            "phase": self.phase,
+            "conditions": [
+                {"type": "PodScheduled", "status": "True"},
+                {"type": "Initialized", "status": "True"},
+                {"type": "ContainersReady", "status": ready},
+                {"type": "Ready", "status": ready},
+            ],
+            "startTime": self.start_time,
+            "qosClass": "Burstable",
+            "containerStatuses": self.containers.iter().map(|c| json!({
+                "name": c.name, "image": c.image, "imageID": "", "ready": c.ready,
+                "started": c.started, "restartCount": c.restarts, "state": c.state,
+            })).collect::<Vec<_>>(),
+        });
+        if let Some(ip) = &self.ip {
+            status["podIP"] = json!(ip);
+            status["podIPs"] = json!([{"ip": ip}]);
+        }
+        if let Some(ip) = &self.host_ip {
+            status["hostIP"] = json!(ip);
+            status["hostIPs"] = json!([{"ip": ip}]);
+        }
+        status
+    }
+}
+
+/// Everything a pod's task needs.
+pub struct PodContext {
+    /// The Pod as created.
+    pub pod: Value,
+    /// The root its image maps to (its `bin` goes first on `PATH`).
+    pub root: PathBuf,
+    /// The pod's own directory (volumes, hosts file, logs, overlay layers).
+    pub dir: PathBuf,
+    /// Its network.
+    pub network: PodNetwork,
+    /// Reads the Secrets and ConfigMaps of the pod's namespace.
+    pub lookup: SharedLookup,
+    /// The `/etc/hosts` the pod sees (rewritten in place as Services appear).
+    pub hosts: PathBuf,
+    /// Where container output is registered.
+    pub logs: PodLogs,
+    /// The shared status.
+    pub status: Arc<Mutex<PodStatus>>,
+}
+
+/// A running pod: its status and how to stop it.
+pub struct PodHandle {
+    /// What the kubelet knows of it.
+    pub status: Arc<Mutex<PodStatus>>,
+    /// Its hosts file.
+    pub hosts: PathBuf,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl PodHandle {
+    /// Starts the pod's task.
+    pub fn start(context: PodContext) -> Self {
+        let (stop, stopping) = watch::channel(false);
+        let status = context.status.clone();
+        let hosts = context.hosts.clone();
+        let task = tokio::spawn(run(context, stopping));
+        Self {
+            status,
+            hosts,
+            stop,
+            task,
+        }
+    }
+
+    /// Stops the pod's containers gracefully; returns once they are gone and the sandbox is
+    /// removed.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+fn set(status: &Arc<Mutex<PodStatus>>, change: impl FnOnce(&mut PodStatus)) {
+    change(&mut status.lock().unwrap_or_else(|p| p.into_inner()));
+}
+
+fn set_container(
+    status: &Arc<Mutex<PodStatus>>,
+    i: usize,
+    change: impl FnOnce(&mut ContainerStatus),
+) {
+    set(status, |s| {
+        if let Some(c) = s.containers.get_mut(i) {
+            change(c);
+        }
+    });
+}
+
+fn waiting(reason: &str, message: &str) -> Value {
+    json!({"waiting": {"reason": reason, "message": message}})
+}
+
+/// Waits `delay` unless the pod is stopped first; true when stopped.
+async fn stopped_during(stopping: &mut watch::Receiver<bool>, delay: Duration) -> bool {
+    if *stopping.borrow() {
+        return true;
+    }
+    tokio::select! {
+        _ = tokio::time::sleep(delay) => *stopping.borrow(),
+        _ = stopping.changed() => true,
+    }
+}
+
+/// The pod's whole life.
+async fn run(context: PodContext, mut stopping: watch::Receiver<bool>) {
+    let spec = &context.pod["spec"];
+    let containers: Vec<Value> = spec["containers"].as_array().cloned().unwrap_or_default();
+    set(&context.status, |s| {
+        s.phase = "Pending".into();
+        s.containers = containers
+            .iter()
+            .map(|c| ContainerStatus {
+                name: c["name"].as_str().unwrap_or("").into(),
+                image: c["image"].as_str().unwrap_or("").into(),
+                state: waiting("ContainerCreating", ""),
+                ..Default::default()
+            })
+            .collect();
+    });
+    // Volumes first: a Secret that is not there yet holds the pod, as FailedMount does.
+    let mounts = loop {
+        match write_volumes(&context) {
+            Ok(mounts) => break mounts,
+            Err(message) => {
+                for i in 0..containers.len() {
+                    set_container(&context.status, i, |c| {
+                        c.state = waiting("ContainerCreating", &message)
+                    });
+                }
+                if stopped_during(&mut stopping, Duration::from_secs(2)).await {
+                    return;
+                }
+            }
+        }
+    };
+    if let Err(e) = context.network.create().await {
+        for i in 0..containers.len() {
+            set_container(&context.status, i, |c| {
+                c.state = waiting(
+                    "ContainerCreating",
+                    &format!("creating the pod sandbox: {e}"),
+                )
+            });
+        }
+        let _ = stopping.changed().await;
+        context.network.remove().await;
+        return;
+    }
+    set(&context.status, |s| {
+        s.phase = "Running".into();
+        s.ip = Some(context.network.ip.to_string());
+        s.host_ip = Some(context.network.gateway.to_string());
+    });
+    let context = Arc::new(context);
+    let mut tasks = Vec::new();
+    for (i, container) in containers.into_iter().enumerate() {
+        let context = context.clone();
+        let mounts = mounts.clone();
+        let stopping = stopping.clone();
+        tasks.push(tokio::spawn(async move {
+            supervise(&context, i, &container, &mounts, stopping).await
+        }));
+    }
+    let mut codes = Vec::new();
+    for task in tasks {
+        codes.push(task.await.ok().flatten());
+    }
+    // Containers that ended on their own (restartPolicy Never or OnFailure) end the pod; its
+    // sandbox goes at once, its status and logs stay until the Pod does.
+    context.network.remove().await;
+    if !*stopping.borrow() {
+        let phase = if codes.iter().all(|c| *c == Some(0)) {
+            "Succeeded"
+        } else {
+            "Failed"
+        };
+        set(&context.status, |s| s.phase = phase.into());
+        let _ = stopping.changed().await;
+    }
+    context.logs.forget(
+        text(&context.pod, "/metadata/namespace"),
+        text(&context.pod, "/metadata/name"),
+    );
+    let _ = std::fs::remove_dir_all(&context.dir);
+}
+
+fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// Writes every volume under the pod's directory and returns the mounts of each container
+/// (by container index), plus the hosts file.
+fn write_volumes(context: &PodContext) -> Result<Vec<Vec<Mount>>, String> {
+    let spec = &context.pod["spec"];
+    let fs_group = spec["securityContext"]["fsGroup"]
+        .as_u64()
+        .and_then(|g| u32::try_from(g).ok());
+    let lookup: &Lookup<'_> = &*context.lookup;
+    let root = context.dir.join("volumes");
+    let mut written = Vec::new();
+    for volume in spec["volumes"].as_array().into_iter().flatten() {
+        let name = volume["name"].as_str().unwrap_or("");
+        if name.is_empty() || name.contains('/') || name.starts_with('.') {
+            return Err(format!("volume {name:?} has no usable name"));
+        }
+        let dir = root.join(name);
+        let contents = volumes::contents(volume, lookup)?;
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("volume {name:?}: {e}"))?;
+        match contents {
+            Contents::Empty => chmod(&dir, 0o777)?,
+            Contents::Files(files) => {
+                for file in files {
+                    let path = dir.join(&file.path);
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent)
+                            .map_err(|e| format!("volume {name:?}: {e}"))?;
+                    }
+                    std::fs::write(&path, &file.data)
+                        .map_err(|e| format!("volume {name:?}: {e}"))?;
+                    // With an fsGroup the kubelet gives the group read access to what it
+                    // writes, so a container running as that group reads mode 0400 files.
+                    let mode = if fs_group.is_some() {
+                        file.mode | 0o040
+                    } else {
+                        file.mode
+                    };
+                    if let Some(group) = fs_group {
+                        std::os::unix::fs::chown(&path, None, Some(group))
+                            .map_err(|e| format!("volume {name:?}: {e}"))?;
+                    }
+                    chmod(&path, mode)?;
+                }
+            }
+        }
+        written.push(name.to_string());
+    }
+    let mut per_container = Vec::new();
+    for container in spec["containers"].as_array().into_iter().flatten() {
+        let mut mounts = vec![Mount {
+            source: context.hosts.clone(),
+            target: "/etc/hosts".into(),
+            read_only: false,
+            file: true,
+        }];
+        for mount in container["volumeMounts"].as_array().into_iter().flatten() {
+            let name = mount["name"].as_str().unwrap_or("");
+            if !written.iter().any(|w| w == name) {
+                return Err(format!("volumeMount {name:?} names no volume of the pod"));
+            }
+            let mut source = root.join(name);
+            if let Some(sub) = mount["subPath"].as_str().filter(|s| !s.is_empty()) {
+                if Path::new(sub)
+                    .components()
+                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
+                {
+                    return Err(format!(
+                        "volumeMount {name:?}: subPath {sub:?} must be relative without '..'"
+                    ));
+                }
+                source = source.join(sub);
+            }
+            let file = source.is_file();
+            mounts.push(Mount {
+                source,
+                target: mount["mountPath"].as_str().unwrap_or("").into(),
+                read_only: mount["readOnly"] == true,
+                file,
+            });
+        }
+        per_container.push(mounts);
+    }
+    Ok(per_container)
+}
+
+fn chmod(path: &Path, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Who a container runs as: its `runAsUser` (or the pod's), with its group and the pod's
+/// `fsGroup`; `None` runs it as the sim's own user.
+fn run_as(pod: &Value, container: &Value) -> Option<RunAs> {
+    let field = |name: &str| {
+        container["securityContext"][name]
+            .as_u64()
+            .or_else(|| pod["spec"]["securityContext"][name].as_u64())
+            .and_then(|v| u32::try_from(v).ok())
+    };
+    let uid = field("runAsUser")?;
+    Some(RunAs {
+        uid,
+        gid: field("runAsGroup").unwrap_or(0),
+        fs_group: pod["spec"]["securityContext"]["fsGroup"]
+            .as_u64()
+            .and_then(|v| u32::try_from(v).ok()),
+    })
+}
+
+/// The environment every container starts with before its own: the image's `PATH` (the
+/// mapped root's `bin` first) and, for a Python virtualenv root, `VIRTUAL_ENV`.
+fn base_env(root: &Path, pod: &Value) -> Vec<(String, String)> {
+    let mut env = vec![
+        (
+            "PATH".to_string(),
+            format!(
+                "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                root.join("bin").display()
+            ),
+        ),
+        (
+            "HOSTNAME".to_string(),
+            text(pod, "/metadata/name").to_string(),
+        ),
+        ("HOME".to_string(), "/tmp".to_string()),
+    ];
+    if root.join("pyvenv.cfg").is_file() {
+        env.push(("VIRTUAL_ENV".to_string(), root.display().to_string()));
+    }
+    env
+}
+
+/// How a started container ended.
+enum Ended {
+    /// It exited with this code.
+    Exited(i32),
+    /// Its liveness (or startup) probe failed past its threshold.
+    Unhealthy,
+    /// The pod is being stopped.
+    Stopping,
+}
+
+/// Runs container `i` until the pod stops or, unless it restarts always, it exits; returns
+/// its last exit code.
+async fn supervise(
+    context: &PodContext,
+    i: usize,
+    container: &Value,
+    mounts: &[Vec<Mount>],
+    mut stopping: watch::Receiver<bool>,
+) -> Option<i32> {
+    let name = container["name"].as_str().unwrap_or("").to_string();
+    let always = context.pod["spec"]["restartPolicy"]
+        .as_str()
+        .is_none_or(|p| p == "Always");
+    let words: Vec<String> = ["command", "args"]
+        .iter()
+        .flat_map(|f| container[*f].as_array().cloned().unwrap_or_default())
+        .filter_map(|w| w.as_str().map(str::to_string))
+        .collect();
+    let fail = |reason: &str, message: String| {
+        set_container(&context.status, i, |c| c.state = waiting(reason, &message));
+    };
+    if container["command"].as_array().is_none_or(Vec::is_empty) {
+        fail(
+            "CreateContainerError",
+            "the sim's kubelet runs a container's command; an image's entrypoint is not known"
+                .into(),
+        );
+        let _ = stopping.changed().await;
+        return None;
+    }
+    let probes = match (
+        Probe::of(container, "startupProbe"),
+        Probe::of(container, "livenessProbe"),
+        Probe::of(container, "readinessProbe"),
+    ) {
+        (Ok(s), Ok(l), Ok(r)) => (s, l, r),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+            fail("CreateContainerError", e);
+            let _ = stopping.changed().await;
+            return None;
+        }
+    };
+    let scratch = context.dir.join(format!("scratch-{i}"));
+    let log = context.dir.join(format!("{name}.log"));
+    context.logs.register(
+        text(&context.pod, "/metadata/namespace"),
+        text(&context.pod, "/metadata/name"),
+        &name,
+        log.clone(),
+    );
+    let mounts = mounts.get(i).cloned().unwrap_or_default();
+    let exists = |p: &Path| p.exists();
+    let working_dir = container["workingDir"].as_str();
+    let script = match sandbox::script(
+        &mounts,
+        &exists,
+        &scratch,
+        working_dir,
+        run_as(&context.pod, container),
+    ) {
+        Ok(script) => script,
+        Err(e) => {
+            fail("CreateContainerError", e.to_string());
+            let _ = stopping.changed().await;
+            return None;
+        }
+    };
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        // The environment is read at each start, as a restarted container sees a changed
+        // Secret.
+        let env = match container_env(container, &context.pod, &*context.lookup) {
+            Ok(own) => {
+                let mut env = base_env(&context.root, &context.pod);
+                for (k, v) in own {
+                    env.retain(|(n, _)| *n != k);
+                    env.push((k, v));
+                }
+                env
+            }
+            Err(message) => {
+                fail("CreateContainerConfigError", message);
+                if stopped_during(&mut stopping, Duration::from_secs(2)).await {
+                    return None;
+                }
+                continue;
+            }
+        };
+        let _ = std::fs::create_dir_all(&scratch);
+        let child = match sandbox::spawn(&context.network.netns, &script, &words, &env, &log) {
+            Ok(child) => child,
+            Err(e) => {
+                fail("RunContainerError", e.to_string());
+                if stopped_during(&mut stopping, backoff).await {
+                    return None;
+                }
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                continue;
+            }
+        };
+        let started_at = crate::clock::rfc3339(jiff::Timestamp::now());
+        set_container(&context.status, i, |c| {
+            c.state = json!({"running": {"startedAt": started_at}});
+            c.started = probes.0.is_none();
+            c.ready = probes.0.is_none() && probes.2.is_none();
+        });
+        let (ended, mut child) = watch_container(context, i, child, &probes, &mut stopping).await;
+        let code = match ended {
+            Ended::Stopping => {
+                terminate(context, container, &mut child, &env).await;
+                set_container(&context.status, i, |c| {
+                    c.ready = false;
+                    c.state = json!({"terminated": {"exitCode": 143, "reason": "Error"}});
+                });
+                return None;
+            }
+            Ended::Unhealthy => {
+                terminate(context, container, &mut child, &env).await;
+                137
+            }
+            Ended::Exited(code) => code,
+        };
+        let reason = if code == 0 { "Completed" } else { "Error" };
+        set_container(&context.status, i, |c| {
+            c.ready = false;
+            c.state = json!({"terminated": {"exitCode": code, "reason": reason,
+                "finishedAt": crate::clock::rfc3339(jiff::Timestamp::now())}});
+        });
+        // `OnFailure` is run as `Never`: the Job's next pod stands for the restart, and the
+        // Job counts it against its backoff limit either way.
+        if !always {
+            return Some(code);
+        }
+        set_container(&context.status, i, |c| {
+            c.restarts = c.restarts.saturating_add(1);
+            c.state = waiting(
+                "CrashLoopBackOff",
+                &format!(
+                    "back-off {}s restarting failed container={name}",
+                    backoff.as_secs()
+                ),
+            );
+        });
+        if stopped_during(&mut stopping, backoff).await {
+            return None;
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// Probes a started container until it exits, fails its liveness (or startup) probe, or the
+/// pod stops.
+async fn watch_container(
+    context: &PodContext,
+    i: usize,
+    mut child: Child,
+    probes: &(Option<Probe>, Option<Probe>, Option<Probe>),
+    stopping: &mut watch::Receiver<bool>,
+) -> (Ended, Child) {
+    let ip = context.network.ip;
+    let probing = async {
+        let (startup, liveness, readiness) = probes;
+        if let Some(probe) = startup {
+            tokio::time::sleep(probe.initial_delay).await;
+            let mut failures = 0;
+            loop {
+                if probe.passes(ip).await {
+                    break;
+                }
+                failures += 1;
+                if failures >= probe.failure_threshold {
+                    return;
+                }
+                tokio::time::sleep(probe.period).await;
+            }
+            set_container(&context.status, i, |c| {
+                c.started = true;
+                c.ready = readiness.is_none();
+            });
+        }
+        let begun = tokio::time::Instant::now();
+        let due = |p: &Option<Probe>| p.as_ref().map(|p| begun + p.initial_delay);
+        let (mut live_due, mut ready_due) = (due(liveness), due(readiness));
+        let (mut live_failures, mut ready_failures) = (0u32, 0u32);
+        loop {
+            let next = [live_due, ready_due].into_iter().flatten().min();
+            let Some(next) = next else {
+                std::future::pending::<()>().await;
+                return;
+            };
+            tokio::time::sleep_until(next).await;
+            let now = tokio::time::Instant::now();
+            if let (Some(probe), Some(at)) = (liveness, live_due)
+                && at <= now
+            {
+                if probe.passes(ip).await {
+                    live_failures = 0;
+                } else {
+                    live_failures += 1;
+                    if live_failures >= probe.failure_threshold {
+                        return;
+                    }
+                }
+                live_due = Some(now + probe.period);
+            }
+            if let (Some(probe), Some(at)) = (readiness, ready_due)
+                && at <= now
+            {
+                if probe.passes(ip).await {
+                    ready_failures = 0;
+                    set_container(&context.status, i, |c| c.ready = true);
+                } else {
+                    ready_failures += 1;
+                    if ready_failures >= probe.failure_threshold {
+                        set_container(&context.status, i, |c| c.ready = false);
+                    }
+                }
+                ready_due = Some(now + probe.period);
+            }
+        }
+    };
+    let ended = tokio::select! {
+        status = child.wait() => Ended::Exited(status.ok().and_then(|s| s.code()).unwrap_or(137)),
+        _ = probing => Ended::Unhealthy,
+        _ = stopping.changed() => Ended::Stopping,
+    };
+    (ended, child)
+}
+
+/// Stops a container as the kubelet does: its `preStop` exec hook, then SIGTERM, then
+/// SIGKILL once the pod's grace period is over.
+async fn terminate(
+    context: &PodContext,
+    container: &Value,
+    child: &mut Child,
+    env: &[(String, String)],
+) {
+    let grace = Duration::from_secs(
+        context.pod["spec"]["terminationGracePeriodSeconds"]
+            .as_u64()
+            .unwrap_or(30),
+    );
+    let deadline = tokio::time::Instant::now() + grace;
+    let hook: Vec<String> = container["lifecycle"]["preStop"]["exec"]["command"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w.as_str().map(str::to_string))
+        .collect();
+    if !hook.is_empty() {
+        let _ = tokio::time::timeout_at(
+            deadline,
+            sandbox::exec_hook(&context.network.netns, &hook, env),
+        )
+        .await;
+    }
+    let Some(pid) = child.id() else {
+        return;
+    };
+    sandbox::signal_group(pid, "TERM").await;
+    if tokio::time::timeout_at(deadline, child.wait())
+        .await
+        .is_err()
+    {
+        sandbox::signal_group(pid, "KILL").await;
+        let _ = child.wait().await;
+    }
+}

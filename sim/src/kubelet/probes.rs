@@ -1,0 +1,225 @@
+//! Probes as the kubelet runs them: `httpGet` (any status from 200 to 399 passes) and
+//! `tcpSocket` against the pod's address, with kube-apiserver's defaults for the timings.
+
+use std::{net::SocketAddr, time::Duration};
+
+use serde_json::Value;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpStream,
+};
+
+/// What a probe checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// `GET path` on the port.
+    Http {
+        /// The port.
+        port: u16,
+        /// The path (with its query).
+        path: String,
+    },
+    /// A connection to the port.
+    Tcp {
+        /// The port.
+        port: u16,
+    },
+}
+
+/// A probe of a container.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Probe {
+    /// What it checks.
+    pub check: Check,
+    /// Before the first check.
+    pub initial_delay: Duration,
+    /// Between checks.
+    pub period: Duration,
+    /// How long a check may take.
+    pub timeout: Duration,
+    /// Failures in a row that fail the probe.
+    pub failure_threshold: u32,
+}
+
+impl Probe {
+    /// The probe `field` (`readinessProbe`, `livenessProbe`, `startupProbe`) of `container`,
+    /// if it has one the sim can run; an `exec` or `grpc` probe is an error naming it.
+    pub fn of(container: &Value, field: &str) -> Result<Option<Self>, String> {
+        let probe = &container[field];
+        if probe.is_null() {
+            return Ok(None);
+        }
+        let port = |handler: &Value| -> Result<u16, String> {
+            match &handler["port"] {
+                Value::Number(n) => n
+                    .as_u64()
+                    .and_then(|p| u16::try_from(p).ok())
+                    .ok_or_else(|| format!("{field}: port {n} is not a port")),
+                Value::String(name) => named_port(container, name)
+                    .ok_or_else(|| format!("{field}: the container has no port named {name:?}")),
+                _ => Err(format!("{field}: the probe has no port")),
+            }
+        };
+        let check = if probe["httpGet"].is_object() {
+            Check::Http {
+                port: port(&probe["httpGet"])?,
+                path: probe["httpGet"]["path"].as_str().unwrap_or("/").to_string(),
+            }
+        } else if probe["tcpSocket"].is_object() {
+            Check::Tcp {
+                port: port(&probe["tcpSocket"])?,
+            }
+        } else {
+            return Err(format!(
+                "{field}: the sim's kubelet runs httpGet and tcpSocket probes only"
+            ));
+        };
+        let seconds =
+            |key: &str, default: u64| Duration::from_secs(probe[key].as_u64().unwrap_or(default));
+        Ok(Some(Self {
+            check,
+            initial_delay: seconds("initialDelaySeconds", 0),
+            period: seconds("periodSeconds", 10).max(Duration::from_secs(1)),
+            timeout: seconds("timeoutSeconds", 1).max(Duration::from_secs(1)),
+            failure_threshold: probe["failureThreshold"]
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(3)
+                .max(1),
+        }))
+    }
+
+    /// Runs the check once against the pod at `ip`.
+    pub async fn passes(&self, ip: std::net::Ipv4Addr) -> bool {
+        let run = async {
+            match &self.check {
+                Check::Tcp { port } => TcpStream::connect(SocketAddr::from((ip, *port)))
+                    .await
+                    .is_ok(),
+                Check::Http { port, path } => http_ok(SocketAddr::from((ip, *port)), path).await,
+            }
+        };
+        tokio::time::timeout(self.timeout, run)
+            .await
+            .unwrap_or(false)
+    }
+}
+
+/// The number of the container port called `name`.
+fn named_port(container: &Value, name: &str) -> Option<u16> {
+    container["ports"]
+        .as_array()?
+        .iter()
+        .find(|p| p["name"] == name)?["containerPort"]
+        .as_u64()
+        .and_then(|p| u16::try_from(p).ok())
+}
+
+/// Whether `GET path` answers a status from 200 to 399 (the kubelet's rule).
+async fn http_ok(addr: SocketAddr, path: &str) -> bool {
+    let Ok(mut stream) = TcpStream::connect(addr).await else {
+        return false;
+    };
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nUser-Agent: kube-probe/1.37\r\nConnection: close\r\n\r\n"
+    );
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return false;
+    }
+    // The status line is all that is read.
+    let mut head = [0u8; 64];
+    let mut read = 0;
+    while read < 12 {
+        match stream.read(&mut head[read..]).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => read += n,
+        }
+    }
+    status_passes(&head[..read])
+}
+
+/// Whether an HTTP status line says 200–399.
+fn status_passes(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse::<u16>().ok())
+        .is_some_and(|code| (200..400).contains(&code))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn probes_read_their_handler_and_timings_with_kubernetes_defaults() {
+        let container = json!({"ports": [{"name": "barbican-api", "containerPort": 9311}],
+            "readinessProbe": {"httpGet": {"path": "/healthcheck", "port": "barbican-api"},
+                "initialDelaySeconds": 10, "periodSeconds": 15, "timeoutSeconds": 10},
+            "livenessProbe": {"tcpSocket": {"port": 9311}},
+            "startupProbe": {"exec": {"command": ["true"]}}});
+        let readiness = Probe::of(&container, "readinessProbe").unwrap().unwrap();
+        assert_eq!(
+            readiness,
+            Probe {
+                check: Check::Http {
+                    port: 9311,
+                    path: "/healthcheck".into()
+                },
+                initial_delay: Duration::from_secs(10),
+                period: Duration::from_secs(15),
+                timeout: Duration::from_secs(10),
+                failure_threshold: 3,
+            }
+        );
+        let liveness = Probe::of(&container, "livenessProbe").unwrap().unwrap();
+        assert_eq!(liveness.check, Check::Tcp { port: 9311 });
+        assert_eq!(liveness.period, Duration::from_secs(10));
+        assert!(
+            Probe::of(&container, "startupProbe")
+                .unwrap_err()
+                .contains("httpGet")
+        );
+        assert_eq!(Probe::of(&container, "absentProbe").unwrap(), None);
+    }
+
+    #[test]
+    fn statuses_from_200_to_399_pass() {
+        assert!(status_passes(b"HTTP/1.1 200 OK\r\n"));
+        assert!(status_passes(b"HTTP/1.0 302 Found"));
+        assert!(!status_passes(b"HTTP/1.1 503 Service Unavailable"));
+        assert!(!status_passes(b"garbage"));
+        assert!(!status_passes(b""));
+    }
+
+    #[tokio::test]
+    async fn an_http_probe_reads_the_status_of_a_live_endpoint() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            for answer in ["200 OK", "503 Service Unavailable"] {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let mut buf = [0u8; 512];
+                let _ = socket.read(&mut buf).await;
+                let _ = socket
+                    .write_all(format!("HTTP/1.1 {answer}\r\nContent-Length: 0\r\n\r\n").as_bytes())
+                    .await;
+            }
+        });
+        let probe = Probe {
+            check: Check::Http {
+                port,
+                path: "/healthcheck".into(),
+            },
+            initial_delay: Duration::ZERO,
+            period: Duration::from_secs(1),
+            timeout: Duration::from_secs(5),
+            failure_threshold: 1,
+        };
+        let ip = std::net::Ipv4Addr::LOCALHOST;
+        assert!(probe.passes(ip).await);
+        assert!(!probe.passes(ip).await);
+    }
+}

@@ -1,0 +1,151 @@
+//! The cluster's Services as pods reach them: every name in the [`ServiceRegistry`] gets an
+//! address of its own on the sim's loopback (`10.<octet>.x.y`), written into each pod's
+//! `/etc/hosts`, and a listener on that address for each of its ports that forwards every
+//! connection to whatever the registry then names (a fake, a real MariaDB, another pod).
+//! This is kube-proxy's old userspace mode; TLS passes through untouched, so a client still
+//! verifies the in-cluster name.
+
+use std::{
+    collections::BTreeMap,
+    net::{Ipv4Addr, SocketAddr},
+};
+
+use tokio::{net::TcpListener, task::JoinHandle};
+
+use crate::services::ServiceRegistry;
+
+/// The addresses and listeners standing in for the registry's names.
+pub struct ServiceProxies {
+    registry: ServiceRegistry,
+    octet: u8,
+    addresses: BTreeMap<String, Ipv4Addr>,
+    listeners: BTreeMap<(Ipv4Addr, u16), JoinHandle<()>>,
+}
+
+impl Drop for ServiceProxies {
+    fn drop(&mut self) {
+        for task in self.listeners.values() {
+            task.abort();
+        }
+    }
+}
+
+/// The `host:port address` lines of [`ServiceRegistry::overrides`] as (host, port).
+fn names(overrides: &str) -> Vec<(String, u16)> {
+    overrides
+        .lines()
+        .filter_map(|line| {
+            let (authority, _) = line.split_once(' ')?;
+            let (host, port) = authority.rsplit_once(':')?;
+            Some((host.to_string(), port.parse().ok()?))
+        })
+        .collect()
+}
+
+impl ServiceProxies {
+    /// No names yet; addresses come from `10.<octet>.0.0/16`.
+    pub fn new(registry: ServiceRegistry, octet: u8) -> Self {
+        Self {
+            registry,
+            octet,
+            addresses: BTreeMap::new(),
+            listeners: BTreeMap::new(),
+        }
+    }
+
+    /// Gives every name the registry holds now an address and a listener per port; true when
+    /// a name was added (pods' hosts files are then out of date).
+    pub async fn refresh(&mut self) -> Result<bool, String> {
+        let mut added = false;
+        for (host, port) in names(&self.registry.overrides()) {
+            let ip = match self.addresses.get(&host) {
+                Some(ip) => *ip,
+                None => {
+                    let n = u32::try_from(self.addresses.len())
+                        .ok()
+                        .and_then(|n| n.checked_add(10))
+                        .filter(|n| *n < 65_000)
+                        .ok_or("the sim's kubelet ran out of Service addresses")?;
+                    let [_, _, hi, lo] = n.to_be_bytes();
+                    let ip = Ipv4Addr::new(10, self.octet, hi, lo);
+                    let output = tokio::process::Command::new("ip")
+                        .args(["addr", "replace", &format!("{ip}/32"), "dev", "lo"])
+                        .output()
+                        .await
+                        .map_err(|e| format!("ip addr replace {ip}/32 dev lo: {e}"))?;
+                    if !output.status.success() {
+                        return Err(format!(
+                            "ip addr replace {ip}/32 dev lo: {}",
+                            String::from_utf8_lossy(&output.stderr).trim()
+                        ));
+                    }
+                    self.addresses.insert(host.clone(), ip);
+                    added = true;
+                    ip
+                }
+            };
+            if self.listeners.contains_key(&(ip, port)) {
+                continue;
+            }
+            let listener = TcpListener::bind(SocketAddr::from((ip, port)))
+                .await
+                .map_err(|e| format!("listening on {ip}:{port} for {host}: {e}"))?;
+            let registry = self.registry.clone();
+            let task = tokio::spawn(forward(listener, registry, host, port));
+            self.listeners.insert((ip, port), task);
+        }
+        Ok(added)
+    }
+
+    /// `/etc/hosts` lines for every name.
+    pub fn hosts(&self) -> String {
+        self.addresses
+            .iter()
+            .map(|(host, ip)| format!("{ip} {host}\n"))
+            .collect()
+    }
+
+    /// Removes the addresses from the loopback.
+    pub async fn remove(&mut self) {
+        for ip in self.addresses.values() {
+            let _ = tokio::process::Command::new("ip")
+                .args(["addr", "del", &format!("{ip}/32"), "dev", "lo"])
+                .output()
+                .await;
+        }
+        self.addresses.clear();
+    }
+}
+
+/// Forwards each connection to what the registry names `host:port` at that moment.
+async fn forward(listener: TcpListener, registry: ServiceRegistry, host: String, port: u16) {
+    while let Ok((mut inbound, _)) = listener.accept().await {
+        let Some(target) = registry.resolve(&host, port) else {
+            continue;
+        };
+        tokio::spawn(async move {
+            if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_lines_give_each_name_and_port() {
+        let lines =
+            "db.openstack.svc:3306 127.0.0.1:41000\nvault.example.com:8200 127.0.0.1:41001\n";
+        assert_eq!(
+            names(lines),
+            [
+                ("db.openstack.svc".to_string(), 3306),
+                ("vault.example.com".to_string(), 8200)
+            ]
+        );
+        assert!(names("garbage\n").is_empty());
+    }
+}

@@ -1,0 +1,279 @@
+//! A pod's volumes as files, the way the kubelet's volume plugins lay them out: a `secret`,
+//! `configMap` or `projected` volume is a directory holding one file per key (or per listed
+//! item, at its `path`, with its `mode`), an `emptyDir` an empty directory. Pure: what a
+//! volume holds is computed from the objects it names; writing them is the caller's.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+/// One file of a volume.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct File {
+    /// Where, relative to the volume's directory.
+    pub path: PathBuf,
+    /// What it holds.
+    pub data: Vec<u8>,
+    /// Its permission bits.
+    pub mode: u32,
+}
+
+/// What a volume holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Contents {
+    /// Files (a secret, configMap or projected volume).
+    Files(Vec<File>),
+    /// Nothing yet (an emptyDir).
+    Empty,
+}
+
+/// The kinds a volume reads, looked up by the caller: `("Secret" | "ConfigMap", name)`.
+pub type Lookup<'a> = dyn Fn(&str, &str) -> Option<Value> + 'a;
+
+/// A [`Lookup`] a task can own.
+pub type SharedLookup = Box<dyn Fn(&str, &str) -> Option<Value> + Send + Sync>;
+
+/// kube-apiserver's default for `defaultMode`.
+const DEFAULT_MODE: u32 = 0o644;
+
+/// The files of `volume` (a pod's `spec.volumes[]` entry). An error names the volume and what
+/// is missing: the pod waits, as a kubelet's `FailedMount` does.
+pub fn contents(volume: &Value, lookup: &Lookup<'_>) -> Result<Contents, String> {
+    let name = volume["name"].as_str().unwrap_or("");
+    if volume.get("emptyDir").is_some() {
+        return Ok(Contents::Empty);
+    }
+    if let Some(source) = volume.get("secret") {
+        let object = source["secretName"].as_str().unwrap_or("");
+        let default_mode = mode(source, "defaultMode").unwrap_or(DEFAULT_MODE);
+        return source_files("Secret", object, source, default_mode, lookup)
+            .map(Contents::Files)
+            .map_err(|e| format!("volume {name:?}: {e}"));
+    }
+    if let Some(source) = volume.get("configMap") {
+        let object = source["name"].as_str().unwrap_or("");
+        let default_mode = mode(source, "defaultMode").unwrap_or(DEFAULT_MODE);
+        return source_files("ConfigMap", object, source, default_mode, lookup)
+            .map(Contents::Files)
+            .map_err(|e| format!("volume {name:?}: {e}"));
+    }
+    if let Some(projected) = volume.get("projected") {
+        let default_mode = mode(projected, "defaultMode").unwrap_or(DEFAULT_MODE);
+        let mut files = Vec::new();
+        for source in projected["sources"].as_array().into_iter().flatten() {
+            let (kind, inner) = if let Some(inner) = source.get("secret") {
+                ("Secret", inner)
+            } else if let Some(inner) = source.get("configMap") {
+                ("ConfigMap", inner)
+            } else {
+                return Err(format!(
+                    "volume {name:?}: the sim's kubelet projects secrets and configMaps only"
+                ));
+            };
+            let object = inner["name"].as_str().unwrap_or("");
+            files.extend(
+                source_files(kind, object, inner, default_mode, lookup)
+                    .map_err(|e| format!("volume {name:?}: {e}"))?,
+            );
+        }
+        return Ok(Contents::Files(files));
+    }
+    Err(format!(
+        "volume {name:?}: the sim's kubelet mounts secret, configMap, projected and emptyDir volumes"
+    ))
+}
+
+/// The files of one Secret or ConfigMap source: every key, or the listed `items`.
+fn source_files(
+    kind: &str,
+    object: &str,
+    source: &Value,
+    default_mode: u32,
+    lookup: &Lookup<'_>,
+) -> Result<Vec<File>, String> {
+    let optional = source["optional"] == true;
+    let Some(found) = lookup(kind, object) else {
+        return if optional {
+            Ok(Vec::new())
+        } else {
+            Err(format!("{kind} {object:?} not found"))
+        };
+    };
+    let data = data_of(kind, &found);
+    let items = source["items"].as_array();
+    let Some(items) = items else {
+        return data
+            .into_iter()
+            .map(|(key, bytes)| {
+                Ok(File {
+                    path: relative(&key)?,
+                    data: bytes,
+                    mode: default_mode,
+                })
+            })
+            .collect();
+    };
+    let mut files = Vec::new();
+    for item in items {
+        let key = item["key"].as_str().unwrap_or("");
+        let Some((_, bytes)) = data.iter().find(|(k, _)| k == key) else {
+            if optional {
+                continue;
+            }
+            return Err(format!("{kind} {object:?} has no key {key:?}"));
+        };
+        files.push(File {
+            path: relative(item["path"].as_str().unwrap_or(key))?,
+            data: bytes.clone(),
+            mode: mode(item, "mode").unwrap_or(default_mode),
+        });
+    }
+    Ok(files)
+}
+
+/// The keys and bytes of a Secret (`data` is base64, `stringData` never stored) or a
+/// ConfigMap (`data` text, `binaryData` base64).
+fn data_of(kind: &str, object: &Value) -> Vec<(String, Vec<u8>)> {
+    let decoded = |field: &str| -> Vec<(String, Vec<u8>)> {
+        object[field]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| {
+                let bytes: k8s_openapi::ByteString = serde_json::from_value(v.clone()).ok()?;
+                Some((k.clone(), bytes.0))
+            })
+            .collect()
+    };
+    if kind == "Secret" {
+        return decoded("data");
+    }
+    let mut out: Vec<(String, Vec<u8>)> = object["data"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.as_bytes().to_vec())))
+        .collect();
+    out.extend(decoded("binaryData"));
+    out
+}
+
+/// A mode field; kube-apiserver validates the range, so anything else is ignored.
+fn mode(object: &Value, field: &str) -> Option<u32> {
+    object[field]
+        .as_u64()
+        .and_then(|m| u32::try_from(m).ok())
+        .filter(|m| *m <= 0o777)
+}
+
+/// A path inside the volume: relative, without `..` (kube-apiserver refuses those too).
+fn relative(path: &str) -> Result<PathBuf, String> {
+    let p = Path::new(path);
+    if path.is_empty() || p.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return Err(format!(
+            "item path {path:?} must be relative and must not contain '..'"
+        ));
+    }
+    Ok(p.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn lookup(kind: &str, name: &str) -> Option<Value> {
+        match (kind, name) {
+            ("Secret", "config") => Some(json!({"data": {
+                "barbican.conf": "W0RFRkFVTFRd", "policy.yaml": "e30="}})),
+            ("ConfigMap", "ca") => Some(json!({"data": {"ca.crt": "PEM"}})),
+            _ => None,
+        }
+    }
+
+    fn files(volume: Value) -> Vec<(String, String, u32)> {
+        match contents(&volume, &lookup).unwrap() {
+            Contents::Files(files) => files
+                .into_iter()
+                .map(|f| {
+                    (
+                        f.path.display().to_string(),
+                        String::from_utf8(f.data).unwrap(),
+                        f.mode,
+                    )
+                })
+                .collect(),
+            Contents::Empty => panic!("files expected"),
+        }
+    }
+
+    #[test]
+    fn a_secret_volume_holds_every_key_with_the_default_mode() {
+        assert_eq!(
+            files(json!({"name": "config", "secret": {"secretName": "config"}})),
+            [
+                ("barbican.conf".into(), "[DEFAULT]".into(), 0o644),
+                ("policy.yaml".into(), "{}".into(), 0o644)
+            ]
+        );
+    }
+
+    #[test]
+    fn items_choose_keys_paths_and_modes() {
+        let volume = json!({"name": "tls", "projected": {"defaultMode": 0o400, "sources": [
+            {"secret": {"name": "config", "items": [{"key": "policy.yaml", "path": "p/policy.yaml"}]}},
+            {"configMap": {"name": "ca", "items": [{"key": "ca.crt", "path": "ca.crt", "mode": 0o444}]}},
+        ]}});
+        assert_eq!(
+            files(volume),
+            [
+                ("p/policy.yaml".into(), "{}".into(), 0o400),
+                ("ca.crt".into(), "PEM".into(), 0o444)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_object_or_key_names_the_volume_unless_optional() {
+        let missing = json!({"name": "db", "secret": {"secretName": "absent"}});
+        let error = contents(&missing, &lookup).unwrap_err();
+        assert!(
+            error.contains("volume \"db\"") && error.contains("absent"),
+            "{error}"
+        );
+        let optional = json!({"name": "db", "secret": {"secretName": "absent", "optional": true}});
+        assert_eq!(
+            contents(&optional, &lookup).unwrap(),
+            Contents::Files(vec![])
+        );
+        let no_key = json!({"name": "c", "secret": {"secretName": "config", "items": [{"key": "x", "path": "x"}]}});
+        assert!(
+            contents(&no_key, &lookup)
+                .unwrap_err()
+                .contains("no key \"x\"")
+        );
+    }
+
+    #[test]
+    fn an_item_path_cannot_leave_the_volume() {
+        let volume = json!({"name": "c", "secret": {"secretName": "config",
+            "items": [{"key": "policy.yaml", "path": "../../etc/passwd"}]}});
+        assert!(
+            contents(&volume, &lookup)
+                .unwrap_err()
+                .contains("must be relative")
+        );
+    }
+
+    #[test]
+    fn an_empty_dir_is_empty_and_other_sources_are_refused_by_name() {
+        assert_eq!(
+            contents(&json!({"name": "tmp", "emptyDir": {}}), &lookup).unwrap(),
+            Contents::Empty
+        );
+        let error =
+            contents(&json!({"name": "h", "hostPath": {"path": "/"}}), &lookup).unwrap_err();
+        assert!(error.contains("volume \"h\""), "{error}");
+    }
+}
