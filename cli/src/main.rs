@@ -8,11 +8,13 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
 use std::time::Duration;
 
+use barbican_fakes::mariadb_server::MariaDbServer;
 use barbican_sim::{
     Cluster,
     controllers::{Controllers, JobRule, JobRules, Match, Rollouts},
     durations::duration,
     faults::Fault,
+    kubelet::{Kubelet, KubeletConfig},
 };
 use clap::{Parser, Subcommand};
 use serde_json::Value;
@@ -94,6 +96,18 @@ enum Command {
         /// beside the cluster (implied by --with-fakes).
         #[arg(long)]
         admission: bool,
+        /// Run the sim's kubelet: the pods of Deployments and Jobs whose image matches the glob
+        /// run as real processes from the root directory (its `bin` first on PATH), each in
+        /// network and mount namespaces of its own: `<image glob>=<root directory>`
+        /// (repeatable; needs root, iproute2 and util-linux). Their Services reach them instead
+        /// of the fake barbican healthcheck.
+        #[arg(long, value_name = "IMAGE=ROOT")]
+        kubelet_runtime: Vec<barbican_sim::kubelet::Runtime>,
+        /// With --with-fakes: the fake mariadb-operator creates Databases, Users and Grants
+        /// on a real MariaDB server (the distribution's mariadbd, `ci/install-mariadb.sh`)
+        /// keeping its data under this directory, and each MariaDB's Service name reaches it.
+        #[arg(long, value_name = "DIR", requires = "with_fakes")]
+        real_mariadb: Option<PathBuf>,
     },
     /// The operator's main job on the embedded sim: apply the minimal example and its
     /// prerequisites, and print how the Barbican converges, on a virtual clock.
@@ -231,18 +245,35 @@ struct Fakes {
     _external_secrets: barbican_fakes::external_secrets::ExternalSecrets,
     _openbao: barbican_fakes::openbao_cluster::OpenBaoOperator,
     _gateway: Option<barbican_fakes::gateway_api::GatewayApi>,
-    _barbican: barbican_fakes::barbican_api::BarbicanApi,
+    _barbican: Option<barbican_fakes::barbican_api::BarbicanApi>,
+}
+
+/// What `--with-fakes` runs beyond the defaults.
+struct FakeOptions {
+    gateway_api: bool,
+    /// The real MariaDB server the fake mariadb-operator works on.
+    real_mariadb: Option<std::sync::Arc<tokio::sync::Mutex<MariaDbServer>>>,
+    /// Whether the stand-in answers barbican's healthcheck (not when a kubelet runs barbican).
+    barbican_stand_in: bool,
 }
 
 impl Fakes {
-    fn start(cluster: &Cluster, gateway_api: bool) -> Result<Self, String> {
+    fn start(cluster: &Cluster, options: FakeOptions) -> Result<Self, String> {
+        let (gateway_api, real) = (options.gateway_api, options.real_mariadb.is_some());
         barbican_fakes::crds::install(cluster, gateway_api)?;
         let (client, clock) = (cluster.client(), cluster.clock().clone());
         let fakes = Self {
-            _mariadb: barbican_fakes::mariadb::MariaDbOperator::start(
-                client.clone(),
-                clock.clone(),
-            ),
+            _mariadb: match options.real_mariadb {
+                Some(server) => barbican_fakes::mariadb::MariaDbOperator::start_real(
+                    client.clone(),
+                    clock.clone(),
+                    server,
+                    cluster.services(),
+                ),
+                None => {
+                    barbican_fakes::mariadb::MariaDbOperator::start(client.clone(), clock.clone())
+                }
+            },
             _external_secrets: barbican_fakes::external_secrets::ExternalSecrets::start(
                 client.clone(),
                 clock.clone(),
@@ -255,13 +286,32 @@ impl Fakes {
             _gateway: gateway_api.then(|| {
                 barbican_fakes::gateway_api::GatewayApi::start(client.clone(), clock.clone())
             }),
-            _barbican: barbican_fakes::barbican_api::BarbicanApi::start(client, cluster.services()),
+            _barbican: options.barbican_stand_in.then(|| {
+                barbican_fakes::barbican_api::BarbicanApi::start(client, cluster.services())
+            }),
         };
         eprintln!(
-            "barbican-sim: fakes running: mariadb-operator, external-secrets, openbao-operator{}, barbican healthcheck",
-            if gateway_api { ", gateway-api" } else { "" }
+            "barbican-sim: fakes running: mariadb-operator{}, external-secrets, openbao-operator{}{}",
+            if real { " (real MariaDB)" } else { "" },
+            if gateway_api { ", gateway-api" } else { "" },
+            if options.barbican_stand_in {
+                ", barbican healthcheck"
+            } else {
+                ""
+            },
         );
         Ok(fakes)
+    }
+}
+
+/// Resolves when the process gets SIGTERM (how CI and process supervisors stop it), so the
+/// kubelet's pods and the real MariaDB are stopped as on Ctrl-C.
+async fn terminated() {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut signal) => {
+            signal.recv().await;
+        }
+        Err(_) => std::future::pending().await,
     }
 }
 
@@ -371,6 +421,8 @@ fn main() -> ExitCode {
                 with_fakes,
                 without_gateway_api,
                 admission,
+                kubelet_runtime,
+                real_mariadb,
             } => {
                 // A real operator process reads the wall clock, so the served cluster does too.
                 let cluster = Cluster::new();
@@ -389,15 +441,50 @@ fn main() -> ExitCode {
                     }),
                     cronjobs: controllers.cronjobs,
                     hpa: controllers.hpa,
+                    kubelet_images: Vec::new(),
                 });
                 for rule in fault {
                     cluster.add_fault(rule);
                 }
+                let mariadb = match &real_mariadb {
+                    Some(dir) => {
+                        let server = MariaDbServer::start(dir).await.map_err(|e| e.to_string())?;
+                        eprintln!(
+                            "barbican-sim: MariaDB on 127.0.0.1:{} (data under {})",
+                            server.port(),
+                            dir.display()
+                        );
+                        Some(std::sync::Arc::new(tokio::sync::Mutex::new(server)))
+                    }
+                    None => None,
+                };
                 // Kept alive while serving: dropping a fake stops it.
                 let _fakes = if with_fakes {
-                    Some(Fakes::start(&cluster, !without_gateway_api)?)
+                    Some(Fakes::start(
+                        &cluster,
+                        FakeOptions {
+                            gateway_api: !without_gateway_api,
+                            real_mariadb: mariadb.clone(),
+                            barbican_stand_in: kubelet_runtime.is_empty(),
+                        },
+                    )?)
                 } else {
                     None
+                };
+                let kubelet_state = std::env::temp_dir()
+                    .join(format!("barbican-sim-kubelet-{}", std::process::id()));
+                let kubelet = if kubelet_runtime.is_empty() {
+                    None
+                } else {
+                    let config = KubeletConfig::new(kubelet_runtime, kubelet_state.clone());
+                    let kubelet = Kubelet::start(&cluster, config)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    eprintln!(
+                        "barbican-sim: kubelet running pods under {}",
+                        kubelet_state.display()
+                    );
+                    Some(kubelet)
                 };
                 // With the fakes (or --admission) the served cluster is a whole install: the
                 // chart's webhooks in front of the CRs, served beside it by the operator's
@@ -445,10 +532,19 @@ fn main() -> ExitCode {
                         |dir| dir.display().to_string()
                     )
                 );
-                tokio::select! {
+                let served = tokio::select! {
                     served = cluster.serve(listener) => served.map_err(|e| e.to_string()),
                     _ = tokio::signal::ctrl_c() => Ok(()),
+                    _ = terminated() => Ok(()),
+                };
+                if let Some(kubelet) = kubelet {
+                    kubelet.stop().await;
+                    let _ = std::fs::remove_dir_all(&kubelet_state);
                 }
+                if let Some(server) = mariadb {
+                    server.lock().await.stop().await;
+                }
+                served
             }
             Command::Demo { kubeconfig_out } => demo::run(kubeconfig_out.as_deref()).await,
             Command::Soak {

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use barbican_sim::clock::Clock;
+use barbican_sim::{clock::Clock, services::ServiceRegistry};
 use futures::{FutureExt, future::BoxFuture};
 use k8s_openapi::api::core::v1::Secret;
 use kube::{
@@ -51,17 +51,30 @@ impl MariaDbOperator {
     }
 
     /// Starts the controllers on a real server: Database, User and Grant exist in `server`
-    /// before they turn Ready.
-    pub fn start_real(client: Client, clock: Clock, server: Arc<Mutex<MariaDbServer>>) -> Self {
-        Self::start_with(client, clock, Some(server))
+    /// before they turn Ready, and each MariaDB's Service name (`<name>.<namespace>.svc` on its
+    /// `spec.port`, 3306 by default) reaches the server through `services`.
+    pub fn start_real(
+        client: Client,
+        clock: Clock,
+        server: Arc<Mutex<MariaDbServer>>,
+        services: ServiceRegistry,
+    ) -> Self {
+        Self::start_with(client, clock, Some((server, services)))
     }
 
-    fn start_with(client: Client, clock: Clock, server: Option<Arc<Mutex<MariaDbServer>>>) -> Self {
+    fn start_with(
+        client: Client,
+        clock: Clock,
+        real: Option<(Arc<Mutex<MariaDbServer>>, ServiceRegistry)>,
+    ) -> Self {
         let controller =
             |kind: &str, plural: &str, reason: &'static str, finalizer: Option<&str>| {
                 let mut behaviour = Behaviour::ready("Ready", reason);
                 behaviour.finalizer = finalizer.map(String::from);
-                let realizer = server.clone().filter(|_| kind != "MariaDB").map(|server| {
+                let realizer = real.clone().map(|(server, services)| {
+                    if kind == "MariaDB" {
+                        return Arc::new(RealService { server, services }) as Arc<dyn Realizer>;
+                    }
                     Arc::new(RealObject {
                         kind: kind.to_string(),
                         server,
@@ -98,6 +111,48 @@ impl MariaDbOperator {
                 Some("grant.k8s.mariadb.com/finalizer"),
             ),
         }
+    }
+}
+
+/// A MariaDB made reachable: its Service name routed to the real server's loopback port.
+struct RealService {
+    server: Arc<Mutex<MariaDbServer>>,
+    services: ServiceRegistry,
+}
+
+/// The namespace, name and port of a MariaDB's Service.
+fn service_of(object: &DynamicObject) -> (String, String, u16) {
+    let port = object.data["spec"]["port"]
+        .as_u64()
+        .and_then(|p| u16::try_from(p).ok())
+        .unwrap_or(3306);
+    (
+        object.namespace().unwrap_or_default(),
+        object.name_any(),
+        port,
+    )
+}
+
+impl Realizer for RealService {
+    fn realize(&self, object: DynamicObject) -> BoxFuture<'static, Result<(), String>> {
+        let (server, services) = (self.server.clone(), self.services.clone());
+        async move {
+            let (namespace, name, port) = service_of(&object);
+            let addr = std::net::SocketAddr::from(([127, 0, 0, 1], server.lock().await.port()));
+            services.register(&namespace, &name, port, addr);
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn remove(&self, object: DynamicObject) -> BoxFuture<'static, Result<(), String>> {
+        let services = self.services.clone();
+        async move {
+            let (namespace, name, port) = service_of(&object);
+            services.unregister(&namespace, &name, port);
+            Ok(())
+        }
+        .boxed()
     }
 }
 

@@ -107,7 +107,8 @@ fn names_and_values_are_quoted_for_sql() {
 async fn a_real_server_gets_the_database_user_and_grant_and_loses_them_on_deletion() {
     let server = server("lifecycle").await;
     let (_cluster, client, clock) = cluster();
-    let _operator = MariaDbOperator::start_real(client.clone(), clock, server.clone());
+    let _operator =
+        MariaDbOperator::start_real(client.clone(), clock, server.clone(), Default::default());
     let secret: Secret = serde_json::from_value(json!({"metadata": {"name": "kms-db"},
         "stringData": {"password": PASSWORD}}))
     .unwrap();
@@ -237,7 +238,12 @@ async fn a_real_server_gets_the_database_user_and_grant_and_loses_them_on_deleti
 async fn a_stopped_server_keeps_a_database_failed_until_it_is_back() {
     let server = server("outage").await;
     let (_cluster, client, clock) = cluster();
-    let _operator = MariaDbOperator::start_real(client.clone(), clock.clone(), server.clone());
+    let _operator = MariaDbOperator::start_real(
+        client.clone(),
+        clock.clone(),
+        server.clone(),
+        Default::default(),
+    );
     server.lock().await.stop().await;
     let databases = api(&client, "Database", "databases");
     create(
