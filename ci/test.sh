@@ -36,6 +36,10 @@ python_log=target/python-checks.log
   ci/check-catalogs.sh
   stage "rendered configs load in each release's barbican"
   python3 ci/conformance/run.py
+  # The @real-barbican scenarios (features/tests/real_barbican.rs, in the nextest run) run
+  # barbican's pods from these virtualenvs on the sim's kubelet.
+  stage "uwsgi and PyMySQL in each release's virtualenv, for the real-barbican scenarios"
+  ci/install-real-barbican.sh
 ) >"$python_log" 2>&1 &
 python_checks=$!
 stop_python() { kill "$python_checks" 2>/dev/null || true; }

@@ -18,6 +18,10 @@ use std::{path::PathBuf, sync::OnceLock};
 /// The tag of scenarios that need the sim.
 pub const SIM_ONLY: &str = "sim-only";
 
+/// The tag of scenarios that need real barbican processes: they run only on
+/// [`Backend::RealBarbican`] (`features/tests/real_barbican.rs`).
+pub const REAL_BARBICAN: &str = "real-barbican";
+
 /// Where the scenarios of this process run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -30,6 +34,15 @@ pub enum Backend {
         kubeconfig: PathBuf,
         /// What it is, for messages (`kwok (testcontainers)`, `$BARBICAN_E2E_KUBECONFIG`).
         description: String,
+    },
+    /// A fresh simulated cluster per scenario on the wall clock, whose kubelet runs the pods
+    /// of the mapped images as real processes, with a real MariaDB behind the fake
+    /// mariadb-operator and a fake Keystone: barbican itself in the loop.
+    RealBarbican {
+        /// Which images run from which roots.
+        runtimes: Vec<barbican_sim::kubelet::Runtime>,
+        /// Where each scenario keeps its pods and its MariaDB's data.
+        state_dir: PathBuf,
     },
 }
 

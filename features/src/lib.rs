@@ -13,6 +13,7 @@ pub mod control_steps;
 pub mod edits;
 pub mod examples;
 pub mod log_capture;
+pub mod pod_steps;
 pub mod report;
 pub mod rng;
 pub mod runner;
@@ -36,6 +37,7 @@ mod tests {
             include_str!("cluster_steps.rs"),
             include_str!("control_steps.rs"),
             include_str!("check_steps.rs"),
+            include_str!("pod_steps.rs"),
         ]
         .concat();
         let readme = include_str!("../README.md");

@@ -94,6 +94,21 @@ impl Selection {
         });
         self
     }
+
+    /// This selection narrowed to the scenarios tagged `tag`.
+    pub fn requiring(mut self, tag: &str) -> Self {
+        let tag = TagOperation::Tag(tag.to_string());
+        self.tags = Some(match self.tags.take() {
+            Some(tags) => TagOperation::And(Box::new(tags), Box::new(tag)),
+            None => TagOperation::And(
+                Box::new(TagOperation::Not(Box::new(TagOperation::Tag(
+                    EXPLAINED_FAILURE.to_string(),
+                )))),
+                Box::new(tag),
+            ),
+        });
+        self
+    }
 }
 
 impl Selection {

@@ -9,7 +9,10 @@
 
 use std::path::PathBuf;
 
-use barbican_features::runner::{self, Selection};
+use barbican_features::{
+    backend::REAL_BARBICAN,
+    runner::{self, Selection},
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,8 +26,9 @@ fn main() {
         }
         return;
     }
+    // Scenarios with real barbican processes have a binary of their own (real_barbican.rs).
     let selection = match Selection::from(&args, |v| std::env::var(v).ok()) {
-        Ok(selection) => selection,
+        Ok(selection) => selection.excluding(REAL_BARBICAN),
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(2);

@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 
 use barbican_features::{
-    backend::{self, Backend, KUBECONFIG_VAR, SIM_ONLY},
+    backend::{self, Backend, KUBECONFIG_VAR, REAL_BARBICAN, SIM_ONLY},
     runner::{self, Selection},
 };
 
@@ -68,7 +68,7 @@ fn main() {
         return;
     }
     let selection = match Selection::from(&args, |v| std::env::var(v).ok()) {
-        Ok(selection) => selection.excluding(SIM_ONLY),
+        Ok(selection) => selection.excluding(SIM_ONLY).excluding(REAL_BARBICAN),
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(2);

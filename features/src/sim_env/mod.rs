@@ -18,7 +18,9 @@ use barbican_fakes::{
     crds,
     external_secrets::ExternalSecrets,
     gateway_api::GatewayApi,
+    keystone::FakeKeystone,
     mariadb::MariaDbOperator,
+    mariadb_server::MariaDbServer,
     openbao::{
         FakeOpenBao,
         policy::Policy,
@@ -319,6 +321,18 @@ impl SimEnv {
                 );
                 (site, client, operator, Some(admission))
             }
+            Backend::RealBarbican {
+                runtimes,
+                state_dir,
+            } => {
+                let site = Site::start_real_barbican(runtimes, state_dir).await?;
+                let admission = crate::admission::install(&site.cluster).await?;
+                let (client, operator) = (
+                    site.cluster.client_as(SCENARIO_AGENT),
+                    site.cluster.client_as(OPERATOR_AGENT),
+                );
+                (site, client, operator, Some(admission))
+            }
             Backend::Cluster { .. } if !gateway_api => {
                 return Err(format!(
                     "a cluster without the Gateway API needs the sim: tag the scenario @{SIM_ONLY}"
@@ -376,7 +390,7 @@ impl SimEnv {
     /// its controllers, the virtual clock); on a real API server, an error naming `what`.
     pub fn needs_sim(&self, what: &str) -> Result<&Cluster, Error> {
         match &self.backend {
-            Backend::Sim => Ok(&self.cluster),
+            Backend::Sim | Backend::RealBarbican { .. } => Ok(&self.cluster),
             Backend::Cluster { description, .. } => Err(format!(
                 "{what} needs the simulated cluster, and this run is on {description}: tag the scenario @{SIM_ONLY}"
             )),
@@ -444,7 +458,7 @@ impl SimEnv {
 
     /// Whether the management cluster is a real API server.
     pub fn on_real_cluster(&self) -> bool {
-        self.backend != Backend::Sim
+        matches!(self.backend, Backend::Cluster { .. })
     }
 
     /// The site the scenario's children and inputs steps work on (see [`SimEnv::focus_on`]).

@@ -14,14 +14,37 @@ pub struct Site {
     pub cluster: Cluster,
     /// The fake External Secrets operator.
     pub external_secrets: ExternalSecrets,
-    /// The barbican API stand-ins.
-    pub barbican_api: BarbicanApi,
+    /// The barbican API stand-ins (none when a kubelet runs real barbican).
+    pub barbican_api: Option<BarbicanApi>,
     /// The fake mariadb-operator.
     pub mariadb: MariaDbOperator,
     /// The Gateway API route controller, when the cluster serves the Gateway API.
     pub gateway: Option<GatewayApi>,
     /// The fake OpenBao operator and the OpenBao behind each OpenBaoCluster.
     pub openbao: OpenBaoOperator,
+    /// What runs barbican for real ([`Backend::RealBarbican`]).
+    pub real: Option<RealBarbican>,
+}
+
+/// The parts of a site that run real processes: the kubelet with its pods, the MariaDB server
+/// behind the fake mariadb-operator, the fake Keystone barbican's authtoken asks.
+pub struct RealBarbican {
+    /// The kubelet.
+    pub kubelet: barbican_sim::kubelet::Kubelet,
+    /// The MariaDB server.
+    pub mariadb: Arc<tokio::sync::Mutex<MariaDbServer>>,
+    /// The fake Keystone, as `keystone.openstack.svc:5000`.
+    pub keystone: FakeKeystone,
+    /// The scenario's directory (pods, the database's data), removed with the site.
+    pub dir: std::path::PathBuf,
+}
+
+impl Drop for RealBarbican {
+    fn drop(&mut self) {
+        // The kubelet stops its pods on its own task; the directory goes once they are gone,
+        // or with the run's private namespace.
+        let _ = std::fs::remove_dir_all(self.dir.join("mariadb"));
+    }
 }
 
 impl Site {
@@ -41,6 +64,66 @@ impl Site {
         }
         let fakes = cluster.client_with_token("fakes", token);
         Ok(Self::with_fakes(cluster, fakes, clock, gateway_api))
+    }
+
+    /// A site on the wall clock whose kubelet runs the images `runtimes` maps for real, with
+    /// a real MariaDB behind the fake mariadb-operator and a fake Keystone registered as
+    /// `keystone.openstack.svc:5000`; everything it keeps is under a directory of its own in
+    /// `state_dir`.
+    pub(super) async fn start_real_barbican(
+        runtimes: &[barbican_sim::kubelet::Runtime],
+        state_dir: &std::path::Path,
+    ) -> Result<Self, Error> {
+        static SITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let clock = Clock::wall();
+        let cluster = Cluster::with_clock(clock.clone());
+        cluster.set_controllers(Controllers {
+            deployments: Some(Rollouts::default()),
+            ..Controllers::all()
+        });
+        crds::install(&cluster, true)?;
+        for definition in crd::definitions() {
+            let definition = serde_json::to_value(definition).map_err(text)?;
+            cluster
+                .install_crd(definition)
+                .map_err(|e| format!("{e:?}"))?;
+        }
+        let n = SITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = state_dir.join(format!("site-{n}"));
+        let server = MariaDbServer::start(&dir.join("mariadb"))
+            .await
+            .map_err(text)?;
+        let mariadb = Arc::new(tokio::sync::Mutex::new(server));
+        let keystone = FakeKeystone::start(clock.clone()).await.map_err(text)?;
+        cluster
+            .services()
+            .register("openstack", "keystone", 5000, keystone.addr());
+        let kubelet = barbican_sim::kubelet::Kubelet::start(
+            &cluster,
+            barbican_sim::kubelet::KubeletConfig::new(runtimes.to_vec(), dir.join("pods")),
+        )
+        .await
+        .map_err(text)?;
+        let fakes = cluster.client_as("fakes");
+        Ok(Self {
+            external_secrets: ExternalSecrets::start(fakes.clone(), clock.clone()),
+            barbican_api: None,
+            mariadb: MariaDbOperator::start_real(
+                fakes.clone(),
+                clock.clone(),
+                mariadb.clone(),
+                cluster.services(),
+            ),
+            openbao: OpenBaoOperator::start(fakes.clone(), clock.clone(), cluster.services()),
+            gateway: Some(GatewayApi::start(fakes, clock)),
+            real: Some(RealBarbican {
+                kubelet,
+                mariadb,
+                keystone,
+                dir,
+            }),
+            cluster,
+        })
     }
 
     /// A site on the real API server `client` talks to: the third-party CRDs and the
@@ -65,10 +148,11 @@ impl Site {
     ) -> Self {
         Self {
             external_secrets: ExternalSecrets::start(fakes.clone(), clock.clone()),
-            barbican_api: BarbicanApi::start(fakes.clone(), cluster.services()),
+            barbican_api: Some(BarbicanApi::start(fakes.clone(), cluster.services())),
             mariadb: MariaDbOperator::start(fakes.clone(), clock.clone()),
             openbao: OpenBaoOperator::start(fakes.clone(), clock.clone(), cluster.services()),
             gateway: gateway_api.then(|| GatewayApi::start(fakes, clock.clone())),
+            real: None,
             cluster,
         }
     }

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Makes each release's catalog virtualenv (target/catalog-venvs/<release>, created by
+# ci/conformance/run.py) a root the sim's kubelet can run barbican's pods from: uwsgi (built
+# from PyPI against this Python, so `uwsgi --module …` needs no plugin flag, as in the image)
+# and PyMySQL (the DSN's driver). Installs what that needs from the distribution when
+# missing: a C compiler and Python's headers for uwsgi, iproute2 for the pods' network
+# namespaces. Needs root for apt-get (CI runs as root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+include=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+[ -f "$include/Python.h" ] || missing+=(python3-dev)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing ${missing[*]} (apt-get)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+for venv in target/catalog-venvs/*/; do
+  release=$(basename "$venv")
+  constraints="operator/catalogs/$release.constraints.txt"
+  [ -x "$venv/bin/pip" ] && [ -f "$constraints" ] || continue
+  if [ -x "$venv/bin/uwsgi" ] && "$venv/bin/python" -c 'import pymysql' 2>/dev/null; then
+    echo "$release: uwsgi and PyMySQL already installed"
+    continue
+  fi
+  # PyMySQL as the release's constraints pin it; uwsgi is not an OpenStack requirement.
+  "$venv/bin/pip" install -q --disable-pip-version-check PyMySQL -c "$constraints"
+  "$venv/bin/pip" install -q --disable-pip-version-check uwsgi
+  echo "$release: $("$venv/bin/uwsgi" --version | head -1) and PyMySQL installed"
+done

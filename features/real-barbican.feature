@@ -1,0 +1,33 @@
+@real-barbican @sim-only
+Feature: Real barbican in the loop
+
+  The sim's kubelet runs the Deployment's and the Jobs' pods as real processes: uwsgi serving
+  barbican's WSGI application with the command, environment and mounted config the operator
+  renders, `barbican-manage db upgrade` migrating a real MariaDB, all from a virtualenv of the
+  release. Run by `features/tests/real_barbican.rs` on the wall clock.
+
+  Background:
+    Given a simulated cluster with the operator running
+    And the namespace "openstack"
+    And the MariaDB "openstack-mariadb" in "openstack" is running
+    And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
+    And the Secret "barbican-db" in "openstack" holds:
+      | key      | value        |
+      | username | barbican     |
+      | password | db-secret-pw |
+    And the Secret "barbican-keystone" in "openstack" holds:
+      | key      | value            |
+      | password | keystone-user-pw |
+    And the OpenBaoCluster "openbao-instance" in "openstack" is running
+    And the example "barbicansecretstore-managed.yaml" is applied
+
+  Scenario: the minimal example reaches Ready with real barbican answering its healthcheck
+    When the example "barbican.yaml" is applied
+    Then within 5 minutes the Barbican "barbican" in "openstack" reports:
+      | condition        | status | reason         |
+      | DatabaseReady    | True   | DatabaseSynced |
+      | DeploymentReady  | True   | DeploymentReady |
+      | BarbicanAPIReady | True   | APIHealthy     |
+      | Ready            | True   | AllReady       |
+    And the log of the Job "barbican-db-sync" in "openstack" contains "Running upgrade"
+    And the log of a pod of the Deployment "barbican" in "openstack" contains "uWSGI worker"

@@ -1,0 +1,129 @@
+//! The scenarios tagged `@real-barbican`: barbican itself in the loop. Each scenario gets a
+//! simulated cluster on the wall clock whose kubelet runs the pods of `ghcr.io/c5c3/barbican`
+//! images as real processes (uwsgi and `barbican-manage` from a virtualenv of that release),
+//! a real MariaDB behind the fake mariadb-operator, the fake OpenBao and a fake Keystone (see
+//! [`barbican_features::backend::Backend::RealBarbican`]).
+//!
+//! The binary re-runs itself in network and mount namespaces of its own (`unshare`), so the
+//! pods' namespaces, addresses and mounts never touch the machine's and vanish with the run.
+//! Needs root, iproute2 and, per release, `target/catalog-venvs/<release>` with uwsgi and
+//! PyMySQL installed (`ci/install-real-barbican.sh`), or `BARBICAN_REAL_BARBICAN_RUNTIMES`
+//! (`<image glob>=<root>,…`). Without them the run prints why and passes, unless `CI` is set:
+//! CI prepares them, so there their absence fails. For nextest this binary is one test,
+//! `all_real_barbican`.
+
+use std::{path::PathBuf, process::Command};
+
+use barbican_features::{
+    backend::{self, Backend, REAL_BARBICAN},
+    runner::{self, Selection},
+};
+use barbican_sim::kubelet::Runtime;
+
+/// The one test this binary lists.
+const TEST: &str = "all_real_barbican";
+/// Set in the re-run inside the private namespaces.
+const INSIDE: &str = "BARBICAN_REAL_BARBICAN_NAMESPACES";
+/// Overrides the runtimes: `<image glob>=<root>,…`.
+const RUNTIMES: &str = "BARBICAN_REAL_BARBICAN_RUNTIMES";
+
+/// The runtimes: the override, else each release's catalog virtualenv that has uwsgi.
+fn runtimes() -> Result<Vec<Runtime>, String> {
+    if let Ok(text) = std::env::var(RUNTIMES) {
+        return text.split(',').map(str::parse).collect();
+    }
+    let venvs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/catalog-venvs");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&venvs).into_iter().flatten().flatten() {
+        let root = entry.path();
+        if root.join("bin/uwsgi").is_file() {
+            let release = entry.file_name().to_string_lossy().into_owned();
+            found.push(Runtime {
+                image: format!("ghcr.io/c5c3/barbican:{release}*"),
+                root: root.canonicalize().unwrap_or(root),
+            });
+        }
+    }
+    found.sort_by(|a, b| a.image.cmp(&b.image));
+    if found.is_empty() {
+        return Err(format!(
+            "no virtualenv with uwsgi under {} (ci/install-real-barbican.sh makes them)",
+            venvs.display()
+        ));
+    }
+    Ok(found)
+}
+
+/// Leaves the run: passing with a note, or failing under CI, which prepares everything.
+fn unavailable(why: &str) -> ! {
+    if std::env::var_os("CI").is_some() {
+        eprintln!("real-barbican features cannot run: {why}");
+        std::process::exit(1);
+    }
+    println!("real-barbican features skipped: {why}");
+    std::process::exit(0);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |f: &str| args.iter().any(|a| a == f);
+    if flag("--list") {
+        if !flag("--ignored") {
+            println!("{TEST}: test");
+        }
+        return;
+    }
+    let selection = match Selection::from(&args, |v| std::env::var(v).ok()) {
+        Ok(selection) => selection.requiring(REAL_BARBICAN),
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let runtimes = runtimes().unwrap_or_else(|why| unavailable(&why));
+    if std::env::var_os(INSIDE).is_none() {
+        let Ok(me) = std::env::current_exe() else {
+            unavailable("this binary cannot find itself to re-run");
+        };
+        let status = Command::new("unshare")
+            .args(["--net", "--mount", "--propagation", "private", "--"])
+            .arg(me)
+            .args(&args)
+            .env(INSIDE, "1")
+            .status();
+        match status {
+            Ok(status) if status.code().is_some() => std::process::exit(status.code().unwrap_or(1)),
+            Ok(status) => unavailable(&format!("the run in private namespaces ended by {status}")),
+            Err(e) => unavailable(&format!("unshare: {e}")),
+        }
+    }
+    let up = Command::new("ip")
+        .args(["link", "set", "lo", "up"])
+        .status();
+    if !up.is_ok_and(|s| s.success()) {
+        unavailable(
+            "`ip link set lo up` failed in the private network namespace (root and iproute2 needed)",
+        );
+    }
+    let state_dir = std::env::temp_dir().join(format!("barbican-real-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&state_dir) {
+        unavailable(&format!("{}: {e}", state_dir.display()));
+    }
+    println!(
+        "running the @{REAL_BARBICAN} features with {}",
+        runtimes
+            .iter()
+            .map(|r| format!("{}={}", r.image, r.root.display()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    backend::choose(Backend::RealBarbican {
+        runtimes,
+        state_dir: state_dir.clone(),
+    });
+    let files = runner::feature_files();
+    let files: Vec<&PathBuf> = files.iter().collect();
+    let failed = runner::run_files(&files, &selection, 1);
+    let _ = std::fs::remove_dir_all(&state_dir);
+    std::process::exit(i32::from(failed));
+}
