@@ -2,7 +2,9 @@
 # Makes each release's catalog virtualenv (target/catalog-venvs/<release>, created by
 # ci/conformance/run.py) a root the sim's kubelet can run barbican's pods from: uwsgi (built
 # from PyPI against this Python, so `uwsgi --module …` needs no plugin flag, as in the image)
-# and PyMySQL (the DSN's driver). Installs what that needs from the distribution when
+# PyMySQL (the DSN's driver) and python-memcached (keystonemiddleware's memcache pool, which
+# `[keystone_authtoken] memcached_servers` switches on: without it every authenticated request
+# fails with "No module named 'memcache'"). Installs what that needs from the distribution when
 # missing: a C compiler and Python's headers for uwsgi, iproute2 for the pods' network
 # namespaces. Needs root for apt-get (CI runs as root).
 set -euo pipefail
@@ -24,12 +26,12 @@ for venv in target/catalog-venvs/*/; do
   release=$(basename "$venv")
   constraints="operator/catalogs/$release.constraints.txt"
   [ -x "$venv/bin/pip" ] && [ -f "$constraints" ] || continue
-  if [ -x "$venv/bin/uwsgi" ] && "$venv/bin/python" -c 'import pymysql' 2>/dev/null; then
-    echo "$release: uwsgi and PyMySQL already installed"
+  if [ -x "$venv/bin/uwsgi" ] && "$venv/bin/python" -c 'import pymysql, memcache' 2>/dev/null; then
+    echo "$release: uwsgi, PyMySQL and python-memcached already installed"
     continue
   fi
-  # PyMySQL as the release's constraints pin it; uwsgi is not an OpenStack requirement.
-  "$venv/bin/pip" install -q --disable-pip-version-check PyMySQL -c "$constraints"
+  # As the release's constraints pin them; uwsgi is not an OpenStack requirement.
+  "$venv/bin/pip" install -q --disable-pip-version-check PyMySQL python-memcached -c "$constraints"
   "$venv/bin/pip" install -q --disable-pip-version-check uwsgi
-  echo "$release: $("$venv/bin/uwsgi" --version | head -1) and PyMySQL installed"
+  echo "$release: uwsgi $("$venv/bin/uwsgi" --version), PyMySQL and python-memcached installed"
 done

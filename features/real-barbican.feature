@@ -31,3 +31,14 @@ Feature: Real barbican in the loop
       | Ready            | True   | AllReady       |
     And the log of the Job "barbican-db-sync" in "openstack" contains "Running upgrade"
     And the log of a pod of the Deployment "barbican" in "openstack" contains "uWSGI worker"
+
+  Scenario: a secret stored through barbican's API lands in OpenBao with the minted AppRole and reads back
+    Given the Keystone user "barbican" with the password "keystone-user-pw" has the role "service" on the project "service"
+    And the Keystone user "alice" with the password "alice-pw" has the role "member" on the project "demo"
+    When the example "barbican.yaml" is applied
+    Then within 5 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the user "alice" with the password "alice-pw" of the project "demo" stores the secret "s3cr3t-payload" in the Barbican "barbican" in "openstack"
+    Then the OpenBao of "openbao-instance" in "openstack" holds the secret "s3cr3t-payload" under the mount "barbican", written after a login with the secret ID of the store "openbao-primary"
+    And the user "alice" with the password "alice-pw" of the project "demo" reads the secret "s3cr3t-payload" back from the Barbican "barbican" in "openstack"

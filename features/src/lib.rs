@@ -6,6 +6,7 @@
 
 pub mod admission;
 pub mod backend;
+pub mod barbican_api_steps;
 pub mod chart_identity;
 pub mod check_steps;
 pub mod cluster_steps;
@@ -38,6 +39,7 @@ mod tests {
             include_str!("control_steps.rs"),
             include_str!("check_steps.rs"),
             include_str!("pod_steps.rs"),
+            include_str!("barbican_api_steps.rs"),
         ]
         .concat();
         let readme = include_str!("../README.md");

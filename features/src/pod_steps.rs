@@ -61,6 +61,31 @@ async fn some_log_contains(
     .await
 }
 
+/// The last `lines` lines each pod `selector` picks in `namespace` printed, for a failure's
+/// report.
+pub(crate) async fn log_tails(
+    world: &BarbicanWorld,
+    namespace: &str,
+    selector: &str,
+    lines: usize,
+) -> String {
+    let pods: Api<Pod> = Api::namespaced(world.env().scenario_client(), namespace);
+    let Ok(listed) = pods.list(&ListParams::default().labels(selector)).await else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for pod in listed {
+        let name = pod.metadata.name.unwrap_or_default();
+        let params = LogParams {
+            tail_lines: i64::try_from(lines).ok(),
+            ..LogParams::default()
+        };
+        let log = pods.logs(&name, &params).await.unwrap_or_default();
+        out.push_str(&format!("\n--- the last lines of {name}:\n{log}"));
+    }
+    out
+}
+
 #[then(expr = "the log of the Job {string} in {string} contains {string}")]
 async fn job_log(world: &mut BarbicanWorld, job: String, namespace: String, text: String) {
     let selector = format!("batch.kubernetes.io/job-name={job}");

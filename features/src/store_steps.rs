@@ -44,7 +44,8 @@ async fn current_value(
         .map(|b| String::from_utf8_lossy(&b.0).into_owned()))
 }
 
-async fn secret_value(env: &SimEnv, namespace: &str, name: &str, key: &str) -> String {
+/// The text of `key` in the Secret `namespace/name`; panics (failing the step) when absent.
+pub(crate) async fn secret_value(env: &SimEnv, namespace: &str, name: &str, key: &str) -> String {
     current_value(env, namespace, name, key)
         .await
         .unwrap_or_else(|e| panic!("{e}"))

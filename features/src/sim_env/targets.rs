@@ -95,6 +95,8 @@ impl Site {
             .map_err(text)?;
         let mariadb = Arc::new(tokio::sync::Mutex::new(server));
         let keystone = FakeKeystone::start(clock.clone()).await.map_err(text)?;
+        // Its catalog and discovery name it as pods reach it, not by its loopback listener.
+        keystone.set_public_url("http://keystone.openstack.svc:5000");
         cluster
             .services()
             .register("openstack", "keystone", 5000, keystone.addr());

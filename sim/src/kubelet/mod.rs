@@ -231,6 +231,7 @@ struct Node {
 struct Running {
     handle: PodHandle,
     index: u32,
+    namespace: String,
     name: String,
 }
 
@@ -582,7 +583,17 @@ impl Node {
                 continue;
             }
             let hosts = dir.join("etc-hosts");
-            let _ = std::fs::write(&hosts, hosts_file(&network, name, &self.proxies.hosts()));
+            let _ = std::fs::write(
+                &hosts,
+                hosts_file(
+                    &network.ip.to_string(),
+                    name,
+                    &self.proxies.hosts(namespace),
+                ),
+            );
+            // No name server: a name the hosts file lacks fails at once instead of waiting
+            // on one the pod's network cannot reach.
+            let _ = std::fs::write(dir.join("resolv.conf"), RESOLV_CONF);
             let cluster = self.cluster.clone();
             let ns = namespace.to_string();
             let lookup = Box::new(move |kind: &str, object: &str| {
@@ -616,6 +627,7 @@ impl Node {
                 Running {
                     handle,
                     index,
+                    namespace: namespace.to_string(),
                     name: name.to_string(),
                 },
             );
@@ -741,16 +753,15 @@ impl Node {
 
     /// Rewrites every running pod's hosts file in place (the pods' mounts see the change).
     fn rewrite_hosts(&self) {
-        let services = self.proxies.hosts();
         for running in self.pods.values() {
-            let status = lock(&running.handle.status);
-            let Some(ip) = &status.ip else { continue };
-            let text = format!(
-                "127.0.0.1 localhost\n::1 localhost\n{ip} {}\n{services}",
-                running.name
+            let Some(ip) = lock(&running.handle.status).ip.clone() else {
+                continue;
+            };
+            let services = self.proxies.hosts(&running.namespace);
+            let _ = std::fs::write(
+                &running.handle.hosts,
+                hosts_file(&ip, &running.name, &services),
             );
-            drop(status);
-            let _ = std::fs::write(&running.handle.hosts, text);
         }
     }
 }
@@ -759,12 +770,12 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A pod's `/etc/resolv.conf`.
+const RESOLV_CONF: &str = "# barbican-sim's kubelet: names resolve through /etc/hosts only\noptions timeout:1 attempts:1\n";
+
 /// A pod's `/etc/hosts`: itself, then every Service name.
-fn hosts_file(network: &PodNetwork, pod: &str, services: &str) -> String {
-    format!(
-        "127.0.0.1 localhost\n::1 localhost\n{} {pod}\n{services}",
-        network.ip
-    )
+fn hosts_file(ip: &str, pod: &str, services: &str) -> String {
+    format!("127.0.0.1 localhost\n::1 localhost\n{ip} {pod}\n{services}")
 }
 
 /// A ReplicaSet's revision number.

@@ -316,12 +316,20 @@ fn write_volumes(context: &PodContext) -> Result<Vec<Vec<Mount>>, String> {
     }
     let mut per_container = Vec::new();
     for container in spec["containers"].as_array().into_iter().flatten() {
-        let mut mounts = vec![Mount {
-            source: context.hosts.clone(),
-            target: "/etc/hosts".into(),
-            read_only: false,
-            file: true,
-        }];
+        let mut mounts = vec![
+            Mount {
+                source: context.hosts.clone(),
+                target: "/etc/hosts".into(),
+                read_only: false,
+                file: true,
+            },
+            Mount {
+                source: context.dir.join("resolv.conf"),
+                target: "/etc/resolv.conf".into(),
+                read_only: true,
+                file: true,
+            },
+        ];
         for mount in container["volumeMounts"].as_array().into_iter().flatten() {
             let name = mount["name"].as_str().unwrap_or("");
             if !written.iter().any(|w| w == name) {

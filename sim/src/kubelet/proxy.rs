@@ -97,11 +97,25 @@ impl ServiceProxies {
         Ok(added)
     }
 
-    /// `/etc/hosts` lines for every name.
-    pub fn hosts(&self) -> String {
+    /// `/etc/hosts` lines for every name, as a pod in `namespace` resolves them: a Service's
+    /// `<svc>.<ns>.svc` also as `<svc>.<ns>`, and as `<svc>` in its own namespace (what the
+    /// cluster DNS's search domains give a pod).
+    pub fn hosts(&self, namespace: &str) -> String {
         self.addresses
             .iter()
-            .map(|(host, ip)| format!("{ip} {host}\n"))
+            .map(|(host, ip)| {
+                let mut names = host.clone();
+                if let Some((service, ns)) = host
+                    .strip_suffix(".svc")
+                    .and_then(|rest| rest.split_once('.'))
+                {
+                    names.push_str(&format!(" {service}.{ns}"));
+                    if ns == namespace {
+                        names.push_str(&format!(" {service}"));
+                    }
+                }
+                format!("{ip} {names}\n")
+            })
             .collect()
     }
 
@@ -147,5 +161,31 @@ mod tests {
             ]
         );
         assert!(names("garbage\n").is_empty());
+    }
+
+    #[test]
+    fn pods_resolve_services_by_their_short_names_in_their_own_namespace() {
+        let mut proxies = ServiceProxies::new(ServiceRegistry::default(), 245);
+        proxies
+            .addresses
+            .insert("db.openstack.svc".into(), Ipv4Addr::new(10, 245, 0, 10));
+        proxies.addresses.insert(
+            "db.openstack.svc.cluster.local".into(),
+            Ipv4Addr::new(10, 245, 0, 11),
+        );
+        proxies
+            .addresses
+            .insert("vault.example.com".into(), Ipv4Addr::new(10, 245, 0, 12));
+        assert_eq!(
+            proxies.hosts("openstack"),
+            "10.245.0.10 db.openstack.svc db.openstack db\n\
+             10.245.0.11 db.openstack.svc.cluster.local\n\
+             10.245.0.12 vault.example.com\n"
+        );
+        assert!(
+            proxies
+                .hosts("other")
+                .starts_with("10.245.0.10 db.openstack.svc db.openstack\n")
+        );
     }
 }

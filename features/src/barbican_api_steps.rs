@@ -1,0 +1,317 @@
+//! Steps that use barbican's REST API as a cloud user does (the `@real-barbican` scenarios):
+//! a token from Keystone for a user with a role on a project, a secret stored with
+//! `POST /v1/secrets` and read back with `GET /v1/secrets/<id>/payload`, and what the store
+//! behind it holds. Requests go where the Barbican's Service sends them (the sim's service
+//! registry, which the kubelet points at a ready pod).
+
+use std::{net::SocketAddr, time::Duration};
+
+use barbican_fakes::keystone::User;
+use cucumber::{given, then, when};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use serde_json::{Value, json};
+
+use crate::{
+    sim_env::SimEnv,
+    world::{BarbicanWorld, ok},
+};
+
+/// barbican's API port.
+const API_PORT: u16 = 9311;
+
+/// An HTTP answer: status, the headers asked for, body.
+struct Answer {
+    status: u16,
+    subject_token: Option<String>,
+    body: String,
+}
+
+/// One HTTP/1.1 request to `addr` (as `host`), with `headers` and a JSON or text `body`.
+async fn request(
+    addr: SocketAddr,
+    host: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<String>,
+) -> Result<Answer, String> {
+    let stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("connecting to {host} ({addr}): {e}"))?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(|e| format!("{host}: {e}"))?;
+    tokio::spawn(connection);
+    let mut builder = hyper::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", host);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    let request = builder
+        .body(Full::new(Bytes::from(body.unwrap_or_default())))
+        .map_err(|e| e.to_string())?;
+    let answer = tokio::time::timeout(Duration::from_secs(30), sender.send_request(request))
+        .await
+        .map_err(|_| format!("{method} {host}{path}: no answer within 30 s"))?
+        .map_err(|e| format!("{method} {host}{path}: {e}"))?;
+    let status = answer.status().as_u16();
+    let subject_token = answer
+        .headers()
+        .get("x-subject-token")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let bytes = answer
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    Ok(Answer {
+        status,
+        subject_token,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    })
+}
+
+/// Where the scenario's Keystone listens.
+fn keystone(env: &SimEnv) -> Result<SocketAddr, String> {
+    env.here()
+        .real
+        .as_ref()
+        .map(|r| r.keystone.addr())
+        .ok_or_else(|| "no Keystone runs here: tag the scenario @real-barbican".to_string())
+}
+
+/// A project-scoped token for `user` (password authentication in the Default domain).
+async fn token(env: &SimEnv, user: &str, password: &str, project: &str) -> Result<String, String> {
+    let body = json!({"auth": {
+        "identity": {"methods": ["password"], "password": {"user": {
+            "name": user, "domain": {"name": "Default"}, "password": password}}},
+        "scope": {"project": {"name": project, "domain": {"name": "Default"}}},
+    }});
+    let answer = request(
+        keystone(env)?,
+        "keystone.openstack.svc",
+        "POST",
+        "/v3/auth/tokens",
+        &[("content-type", "application/json")],
+        Some(body.to_string()),
+    )
+    .await?;
+    match (answer.status, answer.subject_token) {
+        (201, Some(token)) => Ok(token),
+        (status, _) => Err(format!(
+            "Keystone refused {user} on {project}: {status} {}",
+            answer.body
+        )),
+    }
+}
+
+/// Where the Barbican `namespace/name`'s Service sends a request now.
+fn barbican(env: &SimEnv, namespace: &str, name: &str) -> Result<(SocketAddr, String), String> {
+    let host = format!("{name}.{namespace}.svc");
+    env.here()
+        .cluster
+        .services()
+        .resolve(&host, API_PORT)
+        .map(|addr| (addr, host.clone()))
+        .ok_or_else(|| format!("the Service {namespace}/{name} reaches no ready pod"))
+}
+
+/// The note a stored secret's reference is kept under.
+fn note_of(payload: &str) -> String {
+    format!("secret-ref:{payload}")
+}
+
+#[given(
+    expr = "the Keystone user {string} with the password {string} has the role {string} on the project {string}"
+)]
+async fn keystone_user(
+    world: &mut BarbicanWorld,
+    user: String,
+    password: String,
+    role: String,
+    project: String,
+) {
+    let env = world.env();
+    let site = env.here();
+    let real = site
+        .real
+        .as_ref()
+        .expect("no Keystone runs here: tag the scenario @real-barbican");
+    real.keystone.add_user(User {
+        name: user,
+        password,
+        project,
+        roles: vec![role],
+    });
+}
+
+#[when(
+    expr = "the user {string} with the password {string} of the project {string} stores the secret {string} in the Barbican {string} in {string}"
+)]
+async fn store_secret(
+    world: &mut BarbicanWorld,
+    user: String,
+    password: String,
+    project: String,
+    payload: String,
+    name: String,
+    namespace: String,
+) {
+    let env = world.env();
+    let result = async {
+        let token = token(env, &user, &password, &project).await?;
+        let (addr, host) = barbican(env, &namespace, &name)?;
+        let body = json!({"name": payload, "payload": payload,
+            "payload_content_type": "text/plain", "secret_type": "opaque"});
+        let answer = request(
+            addr,
+            &host,
+            "POST",
+            "/v1/secrets",
+            &[
+                ("content-type", "application/json"),
+                ("x-auth-token", &token),
+            ],
+            Some(body.to_string()),
+        )
+        .await?;
+        if answer.status != 201 {
+            return Err(format!(
+                "POST /v1/secrets answered {}: {}",
+                answer.status, answer.body
+            ));
+        }
+        let stored: Value = serde_json::from_str(&answer.body).map_err(|e| e.to_string())?;
+        let reference = stored["secret_ref"]
+            .as_str()
+            .ok_or_else(|| format!("no secret_ref in {}", answer.body))?;
+        env.remember(&note_of(&payload), reference.to_string());
+        Ok(())
+    }
+    .await;
+    if let Err(e) = result {
+        let selector = format!("app.kubernetes.io/instance={name}");
+        let tails = crate::pod_steps::log_tails(world, &namespace, &selector, 40).await;
+        panic!("{e}{tails}");
+    }
+}
+
+#[then(
+    expr = "the user {string} with the password {string} of the project {string} reads the secret {string} back from the Barbican {string} in {string}"
+)]
+async fn read_secret(
+    world: &mut BarbicanWorld,
+    user: String,
+    password: String,
+    project: String,
+    payload: String,
+    name: String,
+    namespace: String,
+) {
+    let env = world.env();
+    let result = async {
+        let reference = env
+            .remembered(&note_of(&payload))
+            .ok_or_else(|| format!("no secret {payload:?} was stored in this scenario"))?;
+        // The reference names the endpoint barbican advertises (host_href); its path is what
+        // the Service is asked for.
+        let path = reference
+            .find("/v1/")
+            .map(|at| &reference[at..])
+            .ok_or_else(|| format!("{reference} has no /v1/ path"))?;
+        let token = token(env, &user, &password, &project).await?;
+        // A rollout may be replacing the pods: the read is retried for a while.
+        let (namespace, name, payload) = (&namespace, &name, &payload);
+        env.eventually(Duration::from_secs(120), || {
+            let token = token.clone();
+            async move {
+                let (addr, host) = barbican(env, namespace, name)?;
+                let answer = request(
+                    addr,
+                    &host,
+                    "GET",
+                    &format!("{path}/payload"),
+                    &[("accept", "text/plain"), ("x-auth-token", &token)],
+                    None,
+                )
+                .await?;
+                if answer.status == 200 && answer.body == *payload {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "GET {path}/payload answered {}: {:?}",
+                        answer.status, answer.body
+                    ))
+                }
+            }
+        })
+        .await
+    }
+    .await;
+    ok(result);
+}
+
+#[then(
+    expr = "the OpenBao of {string} in {string} holds the secret {string} under the mount {string}, written after a login with the secret ID of the store {string}"
+)]
+async fn openbao_holds(
+    world: &mut BarbicanWorld,
+    instance: String,
+    namespace: String,
+    payload: String,
+    mount: String,
+    store: String,
+) {
+    let env = world.env();
+    let fake = env
+        .here()
+        .openbao
+        .instance(&namespace, &instance)
+        .unwrap_or_else(|| panic!("no OpenBao runs for OpenBaoCluster {namespace}/{instance}"));
+    let secret_id =
+        crate::store_steps::secret_value(env, &namespace, &format!("{store}-approle"), "secret-id")
+            .await;
+    let requests = fake.requests();
+    let logged_in = requests.iter().any(|r| {
+        r.path.ends_with("auth/approle/login")
+            && r.status == 200
+            && r.body["secret_id"].as_str() == Some(secret_id.as_str())
+    });
+    assert!(
+        logged_in,
+        "nobody logged in to the OpenBao of {namespace}/{instance} with the secret ID of {store}"
+    );
+    let wrote = requests.iter().any(|r| {
+        r.path.starts_with(&format!("{mount}/data/"))
+            && matches!(r.method.as_str(), "POST" | "PUT")
+            && r.status < 300
+    });
+    assert!(wrote, "nothing was written under {mount}/data/");
+    // castellan keeps hex of what barbican hands it (the payload, or its base64).
+    let hex = |text: &str| text.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let base64 = barbican_sim::tokens::base64(payload.as_bytes());
+    let encodings = [payload.clone(), hex(&payload), hex(&base64), base64];
+    let held = fake.with_state(|state| {
+        state.spaces.values().any(|space| {
+            space.kv.iter().any(|((m, _), versions)| {
+                m == &mount
+                    && versions.iter().any(|v| {
+                        v.data.as_ref().is_some_and(|d| {
+                            let text = d.to_string();
+                            encodings.iter().any(|e| text.contains(e.as_str()))
+                        })
+                    })
+            })
+        })
+    });
+    assert!(
+        held,
+        "no version under the mount {mount} holds {payload:?} (plain, hex or base64)"
+    );
+}
