@@ -19,26 +19,64 @@ Feature: Real barbican in the loop
       | key      | value            |
       | password | keystone-user-pw |
     And the OpenBaoCluster "openbao-instance" in "openstack" is running
-    And the example "barbicansecretstore-managed.yaml" is applied
+    And the Keystone user "barbican" with the password "keystone-user-pw" has the role "service" on the project "service"
+    # Storing a secret takes the member role where barbican enforces its new policy defaults
+    # (2026.2), the creator role under the legacy rules (2025.2).
+    And the Keystone user "alice" with the password "alice-pw" has the roles "member,creator" on the project "demo"
 
   Scenario: the minimal example reaches Ready with real barbican answering its healthcheck
-    When the example "barbican.yaml" is applied
+    When the example "barbicansecretstore-managed.yaml" is applied
+    And the example "barbican.yaml" is applied
     Then within 5 minutes the Barbican "barbican" in "openstack" reports:
-      | condition        | status | reason         |
-      | DatabaseReady    | True   | DatabaseSynced |
+      | condition        | status | reason          |
+      | DatabaseReady    | True   | DatabaseSynced  |
       | DeploymentReady  | True   | DeploymentReady |
-      | BarbicanAPIReady | True   | APIHealthy     |
-      | Ready            | True   | AllReady       |
+      | BarbicanAPIReady | True   | APIHealthy      |
+      | Ready            | True   | AllReady        |
     And the log of the Job "barbican-db-sync" in "openstack" contains "Running upgrade"
     And the log of a pod of the Deployment "barbican" in "openstack" contains "uWSGI worker"
 
   Scenario: a secret stored through barbican's API lands in OpenBao with the minted AppRole and reads back
-    Given the Keystone user "barbican" with the password "keystone-user-pw" has the role "service" on the project "service"
-    And the Keystone user "alice" with the password "alice-pw" has the role "member" on the project "demo"
-    When the example "barbican.yaml" is applied
+    When the example "barbicansecretstore-managed.yaml" is applied
+    And the example "barbican.yaml" is applied
     Then within 5 minutes the Barbican "barbican" in "openstack" reports:
       | condition | status | reason   |
       | Ready     | True   | AllReady |
     When the user "alice" with the password "alice-pw" of the project "demo" stores the secret "s3cr3t-payload" in the Barbican "barbican" in "openstack"
     Then the OpenBao of "openbao-instance" in "openstack" holds the secret "s3cr3t-payload" under the mount "barbican", written after a login with the secret ID of the store "openbao-primary"
     And the user "alice" with the password "alice-pw" of the project "demo" reads the secret "s3cr3t-payload" back from the Barbican "barbican" in "openstack"
+
+  Scenario: a proactive re-mint rolls the pods and a secret stored before it still reads back
+    Given the OpenBao of "openbao-instance" in "openstack" issues secret IDs for 90 seconds
+    When the example "barbicansecretstore-managed.yaml" is applied
+    And the example "barbican.yaml" is applied
+    Then within 5 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the user "alice" with the password "alice-pw" of the project "demo" stores the secret "before-the-re-mint" in the Barbican "barbican" in "openstack"
+    And the secret ID of the store "openbao-primary" in "openstack" is noted
+    And the pod template of the Deployment "barbican" in "openstack" is noted
+    Then within 2 minutes the pods of the Deployment "barbican" in "openstack" roll
+    And the secret ID of the store "openbao-primary" in "openstack" has changed
+    And the operator counted 1 proactive and 0 reactive re-mints of the store "openbao-primary" in "openstack"
+    And within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition       | status | reason          |
+      | DeploymentReady | True   | DeploymentReady |
+      | Ready           | True   | AllReady        |
+    And the user "alice" with the password "alice-pw" of the project "demo" reads the secret "before-the-re-mint" back from the Barbican "barbican" in "openstack"
+    And the OpenBao of "openbao-instance" in "openstack" holds the secret "before-the-re-mint" under the mount "barbican", written after a login with the secret ID of the store "openbao-primary"
+
+  # A Barbican has one OpenBao store (a second one is MultipleOpenBaoStores), so detaching is
+  # deleting it: the last-good configuration keeps serving what the store holds.
+  Scenario: a detached store leaves the running barbican serving the secrets it holds
+    When the example "barbicansecretstore-managed.yaml" is applied
+    And the example "barbican.yaml" is applied
+    Then within 5 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the user "alice" with the password "alice-pw" of the project "demo" stores the secret "kept-after-detach" in the Barbican "barbican" in "openstack"
+    And the BarbicanSecretStore "openbao-primary" in "openstack" is deleted
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition         | status | reason               |
+      | SecretStoresReady | False  | NoDefaultSecretStore |
+    And the user "alice" with the password "alice-pw" of the project "demo" reads the secret "kept-after-detach" back from the Barbican "barbican" in "openstack"

@@ -128,13 +128,13 @@ fn note_of(payload: &str) -> String {
 }
 
 #[given(
-    expr = "the Keystone user {string} with the password {string} has the role {string} on the project {string}"
+    expr = "the Keystone user {string} with the password {string} has the role(s) {string} on the project {string}"
 )]
 async fn keystone_user(
     world: &mut BarbicanWorld,
     user: String,
     password: String,
-    role: String,
+    roles: String,
     project: String,
 ) {
     let env = world.env();
@@ -147,7 +147,7 @@ async fn keystone_user(
         name: user,
         password,
         project,
-        roles: vec![role],
+        roles: roles.split(',').map(|r| r.trim().to_string()).collect(),
     });
 }
 

@@ -207,6 +207,10 @@ impl Kubelet {
     }
 }
 
+/// Pod numbers, shared by every kubelet of this process: two clusters in one process (a test
+/// run's scenarios) never share a pod's network namespace, interface or address.
+static POD_NUMBERS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
 /// The kubelet's state.
 struct Node {
     cluster: Cluster,
@@ -214,8 +218,8 @@ struct Node {
     /// Names this kubelet's network namespaces and interfaces apart from another's.
     id: u32,
     pods: BTreeMap<String, Running>,
+    /// Pod numbers this kubelet used and gave back (numbers come from [`POD_NUMBERS`]).
     free: Vec<u32>,
-    next: u32,
     proxies: ServiceProxies,
     /// The status last written to each pod, by uid.
     written: BTreeMap<String, Value>,
@@ -270,7 +274,6 @@ impl Node {
             config,
             pods: BTreeMap::new(),
             free: Vec::new(),
-            next: 1,
             proxies,
             written: BTreeMap::new(),
             reported: BTreeMap::new(),
@@ -297,8 +300,12 @@ impl Node {
 
     /// One pass: Service addresses, pods wanted and unwanted, statuses and reports.
     async fn sync(&mut self) -> Result<(), String> {
-        if self.proxies.refresh().await? {
-            self.rewrite_hosts();
+        // A name that cannot be served now is reported and tried again on the next pass;
+        // the pods go on meanwhile.
+        match self.proxies.refresh().await {
+            Ok(true) => self.rewrite_hosts(),
+            Ok(false) => {}
+            Err(e) => eprintln!("barbican-sim kubelet: {e}"),
         }
         let images: Vec<String> = self
             .config
@@ -560,10 +567,10 @@ impl Node {
             let Some(root) = self.config.root_for(pod) else {
                 continue;
             };
-            let index = self.free.pop().unwrap_or_else(|| {
-                self.next = self.next.saturating_add(1);
-                self.next - 1
-            });
+            let index = self
+                .free
+                .pop()
+                .unwrap_or_else(|| POD_NUMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
             let Some(network) = PodNetwork::plan(self.id, index, self.config.pod_octet) else {
                 eprintln!(
                     "barbican-sim kubelet: no pod address left for {}",

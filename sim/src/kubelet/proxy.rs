@@ -14,6 +14,10 @@ use tokio::{net::TcpListener, task::JoinHandle};
 
 use crate::services::ServiceRegistry;
 
+/// Address numbers, shared by every kubelet of this process: two clusters in one process
+/// each give their (same-named) Services addresses of their own.
+static ADDRESSES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(10);
+
 /// The addresses and listeners standing in for the registry's names.
 pub struct ServiceProxies {
     registry: ServiceRegistry,
@@ -61,11 +65,10 @@ impl ServiceProxies {
             let ip = match self.addresses.get(&host) {
                 Some(ip) => *ip,
                 None => {
-                    let n = u32::try_from(self.addresses.len())
-                        .ok()
-                        .and_then(|n| n.checked_add(10))
-                        .filter(|n| *n < 65_000)
-                        .ok_or("the sim's kubelet ran out of Service addresses")?;
+                    let n = ADDRESSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if n >= 65_000 {
+                        return Err("the sim's kubelet ran out of Service addresses".into());
+                    }
                     let [_, _, hi, lo] = n.to_be_bytes();
                     let ip = Ipv4Addr::new(10, self.octet, hi, lo);
                     let output = tokio::process::Command::new("ip")
