@@ -80,3 +80,42 @@ Feature: Real barbican in the loop
       | condition         | status | reason               |
       | SecretStoresReady | False  | NoDefaultSecretStore |
     And the user "alice" with the password "alice-pw" of the project "demo" reads the secret "kept-after-detach" back from the Barbican "barbican" in "openstack"
+
+  Scenario: an upgrade from 2025.1 to 2025.2 migrates with the new release and keeps the secrets
+    When the example "barbicansecretstore-managed.yaml" is applied
+    And the following is applied:
+      """
+      apiVersion: barbican.openstack.c5c3.io/v1alpha1
+      kind: Barbican
+      metadata: {name: barbican, namespace: openstack}
+      spec:
+        openStackRelease: "2025.1"
+        deployment: {replicas: 2}
+        image: {repository: ghcr.io/c5c3/barbican, tag: "2025.1"}
+        database:
+          clusterRef: {name: openstack-mariadb}
+          database: barbican
+          secretRef: {name: barbican-db}
+        cache:
+          clusterRef: {name: openstack-memcached}
+        keystoneEndpoint: http://keystone.openstack.svc.cluster.local:5000/v3
+        serviceUser:
+          secretRef: {name: barbican-keystone}
+      """
+    Then within 5 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    And within 1 minute the Barbican "barbican" in "openstack" answers "/?build" with "20.0.0"
+    When the user "alice" with the password "alice-pw" of the project "demo" stores the secret "before-the-upgrade" in the Barbican "barbican" in "openstack"
+    And the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec: {openStackRelease: "2025.2", image: {tag: "2025.2"}}
+      """
+    Then within 5 minutes the Barbican "barbican" in "openstack" has "/status/installedRelease" set to "2025.2"
+    And the Job "barbican-db-sync" in "openstack" has "/spec/template/spec/containers/0/image" set to "ghcr.io/c5c3/barbican:2025.2"
+    And the log of the Job "barbican-db-sync" in "openstack" contains "Context impl MySQLImpl"
+    And within 5 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    And within 5 minutes the Barbican "barbican" in "openstack" answers "/?build" with "21.0.0"
+    And the user "alice" with the password "alice-pw" of the project "demo" reads the secret "before-the-upgrade" back from the Barbican "barbican" in "openstack"

@@ -315,3 +315,32 @@ async fn openbao_holds(
         "no version under the mount {mount} holds {payload:?} (plain, hex or base64)"
     );
 }
+
+#[then(
+    expr = "within {int} minute(s) the Barbican {string} in {string} answers {string} with {string}"
+)]
+async fn answers(
+    world: &mut BarbicanWorld,
+    minutes: u64,
+    name: String,
+    namespace: String,
+    path: String,
+    text: String,
+) {
+    let env = world.env();
+    let (name, namespace, path, text) = (&name, &namespace, &path, &text);
+    ok(env
+        .eventually(Duration::from_secs(minutes * 60), || async move {
+            let (addr, host) = barbican(env, namespace, name)?;
+            let answer = request(addr, &host, "GET", path, &[], None).await?;
+            if answer.status == 200 && answer.body.contains(text.as_str()) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "GET {path} answered {}: {:?}",
+                    answer.status, answer.body
+                ))
+            }
+        })
+        .await);
+}

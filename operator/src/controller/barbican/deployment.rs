@@ -148,6 +148,7 @@ pub fn deployment(spec: &BarbicanSpec, inputs: &Inputs) -> Deployment {
         image: Some(spec.image.reference()),
         command: Some(uwsgi::command(
             spec.api_server.as_ref().and_then(|a| a.uwsgi.as_ref()),
+            &spec.open_stack_release,
         )),
         ports: Some(vec![ContainerPort {
             name: Some(CONTAINER.into()),

@@ -1,5 +1,6 @@
 //! The API container's uWSGI command line and the database connection budget it implies.
 
+use super::release::{Release, parse};
 use crate::api::api_server::{DEFAULT_UWSGI_PROCESSES, DEFAULT_UWSGI_THREADS, UwsgiSpec};
 
 /// The API port.
@@ -9,8 +10,31 @@ pub const PORT: u16 = 9311;
 pub const LOG_FORMAT: &str =
     "%(method) %(uri) => generated %(rsize) bytes in %(msecs) msecs (%(proto) %(status))";
 
-/// The module uWSGI loads.
+/// The module uWSGI loads (barbican 21, 2025.2, and later).
 pub const WSGI_MODULE: &str = "barbican.wsgi.api:application";
+
+/// What uWSGI evaluates for barbican 20 (2025.1), which has no `barbican.wsgi` package: the
+/// same application, built by the function its `barbican-wsgi-api` script calls. Found by
+/// running 2025.1's barbican from PyPI with the module line: `No module named
+/// 'barbican.wsgi'`, and every pod failed.
+pub const WSGI_EVAL_2025_1: &str =
+    "from barbican.api import app; application = app.get_api_wsgi_script()";
+
+/// The first release whose barbican ships `barbican.wsgi.api`.
+const FIRST_WSGI_MODULE: Release = Release {
+    year: 2025,
+    minor: 2,
+};
+
+/// How uWSGI finds barbican's application in `release`: `--module` (the reference's line) from
+/// 2025.2, `--eval` before. A release that does not parse (admission refuses those) gets the
+/// module.
+pub fn wsgi_entry(release: &str) -> [String; 2] {
+    match parse(release) {
+        Ok(r) if r < FIRST_WSGI_MODULE => ["--eval".into(), WSGI_EVAL_2025_1.into()],
+        _ => ["--module".into(), WSGI_MODULE.into()],
+    }
+}
 
 /// `processes` and `threads` as the command uses them: the spec's, or the defaults (2 and 1)
 /// when unset or below 1.
@@ -23,10 +47,10 @@ pub fn workers(spec: Option<&UwsgiSpec>) -> (i32, i32) {
 }
 
 /// The container's `command` (not `args`), in the reference's order: HTTP on 9311, keep-alive
-/// (on unless explicitly false, with its timeout when set), logging, the WSGI module, the
-/// process model, and `--harakiri` last when set. No `--pyargv`, no `--config-file`: barbican
-/// finds its configuration under `/etc/barbican`.
-pub fn command(spec: Option<&UwsgiSpec>) -> Vec<String> {
+/// (on unless explicitly false, with its timeout when set), logging, the WSGI entry of
+/// `release` ([`wsgi_entry`]), the process model, and `--harakiri` last when set. No
+/// `--pyargv`, no `--config-file`: barbican finds its configuration under `/etc/barbican`.
+pub fn command(spec: Option<&UwsgiSpec>, release: &str) -> Vec<String> {
     let mut command: Vec<String> = vec!["uwsgi".into(), "--http".into(), format!(":{PORT}")];
     if spec.and_then(|s| s.http_keep_alive) != Some(false) {
         command.push("--http-keepalive".into());
@@ -41,12 +65,9 @@ pub fn command(spec: Option<&UwsgiSpec>) -> Vec<String> {
         "--log-master".into(),
         "--log-format".into(),
         LOG_FORMAT.into(),
-        "--module".into(),
-        WSGI_MODULE.into(),
-        "--master".into(),
-        "--lazy-apps".into(),
-        "--need-app".into(),
     ]);
+    command.extend(wsgi_entry(release));
+    command.extend(["--master".into(), "--lazy-apps".into(), "--need-app".into()]);
     let (processes, threads) = workers(spec);
     command.extend([
         "--processes".into(),
@@ -78,7 +99,28 @@ mod tests {
     use super::*;
 
     fn joined(spec: Option<&UwsgiSpec>) -> String {
-        command(spec).join(" ")
+        command(spec, "2025.2").join(" ")
+    }
+
+    #[test]
+    fn barbican_of_2025_1_is_loaded_by_eval_and_later_releases_by_the_module() {
+        let entry = |release: &str| wsgi_entry(release).join(" ");
+        assert_eq!(entry("2025.1"), format!("--eval {WSGI_EVAL_2025_1}"));
+        for release in ["2025.2", "2026.1", "2026.2", "2027.1-p1", "not-a-release"] {
+            assert_eq!(
+                entry(release),
+                format!("--module {WSGI_MODULE}"),
+                "{release}"
+            );
+        }
+        let line = command(None, "2025.1");
+        let at = line.iter().position(|w| w == "--eval").unwrap();
+        assert_eq!(
+            line[at + 1],
+            WSGI_EVAL_2025_1,
+            "one word: the shell never sees it"
+        );
+        assert!(!line.iter().any(|w| w == "--module"));
     }
 
     #[test]
@@ -113,7 +155,7 @@ mod tests {
             harakiri: Some(20),
             http_keep_alive_timeout: Some(30),
         };
-        let line = command(Some(&spec));
+        let line = command(Some(&spec), "2025.2");
         let at = |flag: &str| line.iter().position(|t| t == flag).unwrap();
         assert_eq!(line[at("--http-keepalive-timeout") + 1], "30");
         assert_eq!(at("--http-keepalive-timeout"), at("--http-keepalive") + 1);
