@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use cucumber::then;
+use cucumber::{given, then, when};
 use k8s_openapi::api::core::v1::Pod;
 use kube::{
     Api,
@@ -113,4 +113,79 @@ async fn deployment_log(
         .collect::<Vec<_>>()
         .join(",");
     ok(some_log_contains(world, &namespace, &selector, &text).await);
+}
+
+/// The scenario's real MariaDB server (`@real-barbican`).
+fn real_mariadb(
+    world: &BarbicanWorld,
+) -> std::sync::Arc<tokio::sync::Mutex<barbican_fakes::mariadb_server::MariaDbServer>> {
+    world
+        .env()
+        .here()
+        .real
+        .as_ref()
+        .map(|r| r.mariadb.clone())
+        .expect("no real MariaDB runs here: tag the scenario @real-barbican")
+}
+
+#[given(expr = "the real MariaDB server is stopped")]
+#[when(expr = "the real MariaDB server is stopped")]
+async fn mariadb_stopped(world: &mut BarbicanWorld) {
+    real_mariadb(world).lock().await.stop().await;
+}
+
+#[when(expr = "the real MariaDB server starts again")]
+async fn mariadb_started(world: &mut BarbicanWorld) {
+    let started = real_mariadb(world).lock().await.resume().await;
+    ok(started.map_err(|e| e.to_string()));
+}
+
+#[when(expr = "a Job {string} is created from the CronJob {string} in {string}")]
+async fn job_from_cronjob(
+    world: &mut BarbicanWorld,
+    job: String,
+    cronjob: String,
+    namespace: String,
+) {
+    use k8s_openapi::api::batch::v1::{CronJob, Job};
+    let client = world.env().scenario_client();
+    let cronjobs: Api<CronJob> = Api::namespaced(client.clone(), &namespace);
+    let found = cronjobs
+        .get(&cronjob)
+        .await
+        .unwrap_or_else(|e| panic!("reading the CronJob {namespace}/{cronjob}: {e}"));
+    // What `kubectl create job --from=cronjob/<name>` sends: the job template, annotated as
+    // a manual run and owned by the CronJob.
+    let template = found.spec.job_template.clone();
+    let mut annotations = template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.annotations.clone())
+        .unwrap_or_default();
+    annotations.insert("cronjob.kubernetes.io/instantiate".into(), "manual".into());
+    let created = Job {
+        metadata: kube::api::ObjectMeta {
+            name: Some(job.clone()),
+            namespace: Some(namespace.clone()),
+            labels: template.metadata.as_ref().and_then(|m| m.labels.clone()),
+            annotations: Some(annotations),
+            owner_references: Some(vec![
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                    api_version: "batch/v1".into(),
+                    kind: "CronJob".into(),
+                    name: cronjob.clone(),
+                    uid: found.metadata.uid.clone().unwrap_or_default(),
+                    controller: Some(true),
+                    ..Default::default()
+                },
+            ]),
+            ..Default::default()
+        },
+        spec: template.spec,
+        ..Default::default()
+    };
+    Api::<Job>::namespaced(client, &namespace)
+        .create(&Default::default(), &created)
+        .await
+        .unwrap_or_else(|e| panic!("creating the Job {namespace}/{job}: {e}"));
 }

@@ -64,6 +64,25 @@ pub(crate) fn react(
     }
 }
 
+/// A running Job's pod counts, as its pods come and fail (a kubelet's report).
+pub(crate) fn progress(store: &mut Store, t: &ResourceType, pin: &Pin, active: i64, failed: i64) {
+    let Some(job) = pin.get(store, t) else {
+        return;
+    };
+    if finished(&job).is_some() {
+        return;
+    }
+    let mut status = job["status"].clone();
+    if !status.is_object() {
+        status = json!({});
+    }
+    status["active"] = json!(active);
+    if failed > 0 {
+        status["failed"] = json!(failed);
+    }
+    write_status(store, t, &job, status);
+}
+
 /// Ends a Job as its pods did (a kubelet's report).
 pub(crate) fn end(
     store: &mut Store,

@@ -291,6 +291,8 @@ pub(crate) enum PodsReport {
     },
     /// The Job's pods ended it.
     JobEnded { job: Pin, outcome: Outcome },
+    /// The Job runs: `active` pods now, `failed` so far.
+    JobPods { job: Pin, active: i64, failed: i64 },
 }
 
 /// Timers the controllers ask for: when, and what.
@@ -411,6 +413,11 @@ impl ControlPlane {
             PodsReport::JobEnded { job, outcome } => {
                 jobs::end(store, &kinds.jobs, &job, outcome, timers)
             }
+            PodsReport::JobPods {
+                job,
+                active,
+                failed,
+            } => jobs::progress(store, &kinds.jobs, &job, active, failed),
         }
     }
 

@@ -227,6 +227,8 @@ struct Node {
     reported: BTreeMap<String, (i64, i64)>,
     /// Service ports registered to a pod.
     registered: BTreeSet<(String, String, u16)>,
+    /// What was last reported for each running Job: uid → (active, failed).
+    job_counts: BTreeMap<String, (usize, usize)>,
     /// Counts pod names made.
     names: u64,
 }
@@ -278,6 +280,7 @@ impl Node {
             written: BTreeMap::new(),
             reported: BTreeMap::new(),
             registered: BTreeSet::new(),
+            job_counts: BTreeMap::new(),
             names: 0,
         }
     }
@@ -455,7 +458,18 @@ impl Node {
                 });
                 continue;
             }
-            if pods.len() > failed {
+            let active = pods.len().saturating_sub(failed);
+            let counts = (active, failed);
+            let uid = text(job, "/metadata/uid").to_string();
+            if self.job_counts.get(&uid) != Some(&counts) {
+                self.job_counts.insert(uid, counts);
+                self.cluster.report_pods(PodsReport::JobPods {
+                    job: pin.clone(),
+                    active: i64::try_from(active).unwrap_or(i64::MAX),
+                    failed: i64::try_from(failed).unwrap_or(i64::MAX),
+                });
+            }
+            if active > 0 {
                 continue;
             }
             if failed > 0 {
