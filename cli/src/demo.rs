@@ -5,6 +5,11 @@
 //! one placed on a second simulated cluster. The demo prints each condition of each CR as it
 //! changes, what the operator created for the minimal one, and what a pass over it once
 //! converged writes (nothing); with `--kubeconfig-out` it then keeps serving.
+//!
+//! With `--real-barbican` the minimal example runs for real (see
+//! [`barbican_features::backend::Backend::RealBarbican`]): its pods are uwsgi and
+//! barbican-manage processes on the sim's kubelet, on the wall clock, and the demo stores a
+//! secret through barbican's API and reads it back.
 
 use std::{
     collections::BTreeMap,
@@ -13,24 +18,79 @@ use std::{
 };
 
 use barbican_features::{
-    examples::{NAME, NAMESPACE, apply_examples, watched},
+    backend::{self, Backend},
+    barbican_api_steps,
+    examples::{NAME, NAMESPACE, STORE, apply_examples, apply_minimal_example, watched},
     sim_env::SimEnv,
 };
 
+/// The demo's Keystone user, who stores a secret (roles for both of barbican's policy sets).
+const DEMO_USER: (&str, &str, &str) = ("demo", "demo-pw", "demo");
+
 /// Runs the demo, printing as it goes; with `kubeconfig_out`, keeps serving afterwards.
-pub async fn run(kubeconfig_out: Option<&std::path::Path>) -> Result<(), String> {
-    println!("starting a simulated cluster (virtual clock) with its fakes and the operator");
+pub async fn run(kubeconfig_out: Option<&std::path::Path>, real: bool) -> Result<(), String> {
+    let state_dir = std::env::temp_dir().join(format!("barbican-demo-{}", std::process::id()));
+    let watched: Vec<(&str, &str, &str)> = if real {
+        let runtimes = backend::real_barbican_runtimes()?;
+        println!(
+            "starting a simulated cluster (wall clock) whose kubelet runs barbican from {}",
+            runtimes
+                .iter()
+                .map(|r| format!("{} ({})", r.image, r.root.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        backend::choose(Backend::RealBarbican {
+            runtimes,
+            state_dir: state_dir.clone(),
+        });
+        vec![
+            ("BarbicanSecretStore", NAMESPACE, STORE),
+            ("Barbican", NAMESPACE, NAME),
+        ]
+    } else {
+        println!("starting a simulated cluster (virtual clock) with its fakes and the operator");
+        watched()
+    };
     let env = SimEnv::start(true).await?;
-    apply_examples(&env).await?;
+    if real {
+        let site = env.here();
+        let keystone = &site.real.as_ref().ok_or("no real site")?.keystone;
+        for (user, password, project, roles) in [
+            // barbican's service user, with the password MINIMAL_PREREQUISITES gives it.
+            (
+                "barbican",
+                "demo-keystone-password",
+                "service",
+                vec!["service".to_string()],
+            ),
+            (
+                DEMO_USER.0,
+                DEMO_USER.1,
+                DEMO_USER.2,
+                vec!["member".into(), "creator".into()],
+            ),
+        ] {
+            keystone.add_user(barbican_fakes::keystone::User {
+                name: user.into(),
+                password: password.into(),
+                project: project.into(),
+                roles,
+            });
+        }
+        apply_minimal_example(&env).await?;
+    } else {
+        apply_examples(&env).await?;
+    }
 
     let start = env.clock().now();
     let seen: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
     let converged = env
         .eventually(Duration::from_secs(300), || {
-            let (env, seen) = (&env, seen.clone());
+            let (env, seen, watched) = (&env, seen.clone(), &watched);
             async move {
                 let mut all_ready = true;
-                for (kind, namespace, name) in watched() {
+                for (kind, namespace, name) in watched.iter().copied() {
                     let conditions = env.conditions(kind, namespace, name).await?;
                     let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
                     for c in &conditions {
@@ -100,10 +160,56 @@ pub async fn run(kubeconfig_out: Option<&std::path::Path>) -> Result<(), String>
         "\npipeline passes so far: {} (see barbican_operator_reconcile_duration_seconds)",
         env.passes()
     );
-    match kubeconfig_out {
+    if real {
+        show_a_secret(&env).await?;
+    }
+    let served = match kubeconfig_out {
         Some(path) => serve(&env, path).await,
         None => Ok(()),
+    };
+    if let Some(real) = env.here().real.as_ref() {
+        real.stop().await;
+        let _ = std::fs::remove_dir_all(&state_dir);
     }
+    served
+}
+
+/// Stores a secret through the real barbican and reads it back, then prints how to do the
+/// same with curl.
+async fn show_a_secret(env: &SimEnv) -> Result<(), String> {
+    let (user, password, project) = DEMO_USER;
+    let token = barbican_api_steps::token(env, user, password, project).await?;
+    let payload = "my first secret";
+    let reference = barbican_api_steps::store(env, &token, NAMESPACE, NAME, payload).await?;
+    let read = barbican_api_steps::read_payload(env, &token, NAMESPACE, NAME, &reference).await?;
+    println!(
+        "
+stored {payload:?} as {user} through barbican's API: {reference}"
+    );
+    println!("read back: {read:?}");
+    let site = env.here();
+    let keystone = site.real.as_ref().ok_or("no real site")?.keystone.addr();
+    let api = site
+        .cluster
+        .services()
+        .resolve(&format!("{NAME}.{NAMESPACE}.svc"), 9311)
+        .ok_or("the Service reaches no pod")?;
+    let auth = format!(
+        r#"{{"auth": {{"identity": {{"methods": ["password"], "password": {{"user": {{"name": "{user}", "domain": {{"name": "Default"}}, "password": "{password}"}}}}}}, "scope": {{"project": {{"name": "{project}", "domain": {{"name": "Default"}}}}}}}}}}"#
+    );
+    println!(
+        "\nthe same with curl, from this machine (Keystone on {keystone}, a barbican pod on {api}):"
+    );
+    println!(
+        r#"TOKEN=$(curl -si http://{keystone}/v3/auth/tokens -H 'content-type: application/json' -d '{auth}' | awk 'tolower($1) == "x-subject-token:" {{print $2}}' | tr -d '\r')"#
+    );
+    println!(
+        r#"curl -s http://{api}/v1/secrets -H "X-Auth-Token: $TOKEN" -H 'content-type: application/json' -d '{{"payload": "hello", "payload_content_type": "text/plain"}}'"#
+    );
+    println!(
+        r#"curl -s -H "X-Auth-Token: $TOKEN" -H 'accept: text/plain' http://{api}/v1/secrets/<id>/payload"#
+    );
+    Ok(())
 }
 
 /// Serves the demo's cluster on loopback with a kubeconfig at `path`, the operator still

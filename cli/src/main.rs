@@ -117,6 +117,13 @@ enum Command {
         /// Ctrl-C.
         #[arg(long, value_name = "PATH")]
         kubeconfig_out: Option<PathBuf>,
+        /// Run barbican for real: the sim's kubelet runs the minimal example's pods as uwsgi
+        /// and barbican-manage processes from `target/catalog-venvs/<release>`
+        /// (`ci/install-real-barbican.sh`), on a real MariaDB, with a fake Keystone; the demo
+        /// stores and reads back a secret through barbican's API and prints how to do it with
+        /// curl. Wall clock; needs root, iproute2 and util-linux.
+        #[arg(long)]
+        real_barbican: bool,
     },
     /// Measure throughput, watch latency and memory on an in-process cluster; prints figures.
     /// With `--barbicans N`, measure the operator instead (see `operator_bench`): build with
@@ -546,7 +553,10 @@ fn main() -> ExitCode {
                 }
                 served
             }
-            Command::Demo { kubeconfig_out } => demo::run(kubeconfig_out.as_deref()).await,
+            Command::Demo {
+                kubeconfig_out,
+                real_barbican,
+            } => demo::run(kubeconfig_out.as_deref(), real_barbican).await,
             Command::Soak {
                 seeds,
                 first_seed,

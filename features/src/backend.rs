@@ -46,6 +46,39 @@ pub enum Backend {
     },
 }
 
+/// Overrides the runtimes of [`real_barbican_runtimes`]: `<image glob>=<root>,…`.
+pub const RUNTIMES_VAR: &str = "BARBICAN_REAL_BARBICAN_RUNTIMES";
+
+/// The runtimes barbican's pods run from on [`Backend::RealBarbican`]: `$BARBICAN_REAL_
+/// BARBICAN_RUNTIMES`, else each release's catalog virtualenv with uwsgi in it
+/// (`target/catalog-venvs/<release>`, made by `ci/conformance/run.py` and
+/// `ci/install-real-barbican.sh`) for the images `ghcr.io/c5c3/barbican:<release>*`.
+pub fn real_barbican_runtimes() -> Result<Vec<barbican_sim::kubelet::Runtime>, String> {
+    if let Ok(text) = std::env::var(RUNTIMES_VAR) {
+        return text.split(',').map(str::parse).collect();
+    }
+    let venvs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/catalog-venvs");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&venvs).into_iter().flatten().flatten() {
+        let root = entry.path();
+        if root.join("bin/uwsgi").is_file() {
+            let release = entry.file_name().to_string_lossy().into_owned();
+            found.push(barbican_sim::kubelet::Runtime {
+                image: format!("ghcr.io/c5c3/barbican:{release}*"),
+                root: root.canonicalize().unwrap_or(root),
+            });
+        }
+    }
+    found.sort_by(|a, b| a.image.cmp(&b.image));
+    if found.is_empty() {
+        return Err(format!(
+            "no virtualenv with uwsgi under {} (ci/install-real-barbican.sh makes them)",
+            venvs.display()
+        ));
+    }
+    Ok(found)
+}
+
 fn chosen() -> &'static OnceLock<Backend> {
     static BACKEND: OnceLock<Backend> = OnceLock::new();
     &BACKEND

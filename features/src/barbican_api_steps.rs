@@ -87,7 +87,12 @@ fn keystone(env: &SimEnv) -> Result<SocketAddr, String> {
 }
 
 /// A project-scoped token for `user` (password authentication in the Default domain).
-async fn token(env: &SimEnv, user: &str, password: &str, project: &str) -> Result<String, String> {
+pub async fn token(
+    env: &SimEnv,
+    user: &str,
+    password: &str,
+    project: &str,
+) -> Result<String, String> {
     let body = json!({"auth": {
         "identity": {"methods": ["password"], "password": {"user": {
             "name": user, "domain": {"name": "Default"}, "password": password}}},
@@ -120,6 +125,78 @@ fn barbican(env: &SimEnv, namespace: &str, name: &str) -> Result<(SocketAddr, St
         .resolve(&host, API_PORT)
         .map(|addr| (addr, host.clone()))
         .ok_or_else(|| format!("the Service {namespace}/{name} reaches no ready pod"))
+}
+
+/// Stores `payload` (text/plain) with `POST /v1/secrets` as the holder of `token`, where the
+/// Barbican `namespace/name`'s Service sends it; returns the secret's reference.
+pub async fn store(
+    env: &SimEnv,
+    token: &str,
+    namespace: &str,
+    name: &str,
+    payload: &str,
+) -> Result<String, String> {
+    let (addr, host) = barbican(env, namespace, name)?;
+    let body = json!({"name": payload, "payload": payload,
+        "payload_content_type": "text/plain", "secret_type": "opaque"});
+    let answer = request(
+        addr,
+        &host,
+        "POST",
+        "/v1/secrets",
+        &[
+            ("content-type", "application/json"),
+            ("x-auth-token", token),
+        ],
+        Some(body.to_string()),
+    )
+    .await?;
+    if answer.status != 201 {
+        return Err(format!(
+            "POST /v1/secrets answered {}: {}",
+            answer.status, answer.body
+        ));
+    }
+    let stored: Value = serde_json::from_str(&answer.body).map_err(|e| e.to_string())?;
+    stored["secret_ref"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("no secret_ref in {}", answer.body))
+}
+
+/// The payload of the secret `reference` (`GET <path>/payload`, text/plain), read as the
+/// holder of `token` where the Barbican `namespace/name`'s Service sends it.
+pub async fn read_payload(
+    env: &SimEnv,
+    token: &str,
+    namespace: &str,
+    name: &str,
+    reference: &str,
+) -> Result<String, String> {
+    // The reference names the endpoint barbican advertises (host_href); its path is what the
+    // Service is asked for.
+    let path = reference
+        .find("/v1/")
+        .map(|at| &reference[at..])
+        .ok_or_else(|| format!("{reference} has no /v1/ path"))?;
+    let (addr, host) = barbican(env, namespace, name)?;
+    let answer = request(
+        addr,
+        &host,
+        "GET",
+        &format!("{path}/payload"),
+        &[("accept", "text/plain"), ("x-auth-token", token)],
+        None,
+    )
+    .await?;
+    if answer.status == 200 {
+        Ok(answer.body)
+    } else {
+        Err(format!(
+            "GET {path}/payload answered {}: {:?}",
+            answer.status, answer.body
+        ))
+    }
 }
 
 /// The note a stored secret's reference is kept under.
@@ -166,33 +243,9 @@ async fn store_secret(
     let env = world.env();
     let result = async {
         let token = token(env, &user, &password, &project).await?;
-        let (addr, host) = barbican(env, &namespace, &name)?;
-        let body = json!({"name": payload, "payload": payload,
-            "payload_content_type": "text/plain", "secret_type": "opaque"});
-        let answer = request(
-            addr,
-            &host,
-            "POST",
-            "/v1/secrets",
-            &[
-                ("content-type", "application/json"),
-                ("x-auth-token", &token),
-            ],
-            Some(body.to_string()),
-        )
-        .await?;
-        if answer.status != 201 {
-            return Err(format!(
-                "POST /v1/secrets answered {}: {}",
-                answer.status, answer.body
-            ));
-        }
-        let stored: Value = serde_json::from_str(&answer.body).map_err(|e| e.to_string())?;
-        let reference = stored["secret_ref"]
-            .as_str()
-            .ok_or_else(|| format!("no secret_ref in {}", answer.body))?;
-        env.remember(&note_of(&payload), reference.to_string());
-        Ok(())
+        let reference = store(env, &token, &namespace, &name, &payload).await?;
+        env.remember(&note_of(&payload), reference);
+        Ok::<(), String>(())
     }
     .await;
     if let Err(e) = result {
@@ -219,35 +272,17 @@ async fn read_secret(
         let reference = env
             .remembered(&note_of(&payload))
             .ok_or_else(|| format!("no secret {payload:?} was stored in this scenario"))?;
-        // The reference names the endpoint barbican advertises (host_href); its path is what
-        // the Service is asked for.
-        let path = reference
-            .find("/v1/")
-            .map(|at| &reference[at..])
-            .ok_or_else(|| format!("{reference} has no /v1/ path"))?;
         let token = token(env, &user, &password, &project).await?;
         // A rollout may be replacing the pods: the read is retried for a while.
-        let (namespace, name, payload) = (&namespace, &name, &payload);
+        let (namespace, name, payload, reference) = (&namespace, &name, &payload, &reference);
         env.eventually(Duration::from_secs(120), || {
             let token = token.clone();
             async move {
-                let (addr, host) = barbican(env, namespace, name)?;
-                let answer = request(
-                    addr,
-                    &host,
-                    "GET",
-                    &format!("{path}/payload"),
-                    &[("accept", "text/plain"), ("x-auth-token", &token)],
-                    None,
-                )
-                .await?;
-                if answer.status == 200 && answer.body == *payload {
+                let read = read_payload(env, &token, namespace, name, reference).await?;
+                if read == *payload {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "GET {path}/payload answered {}: {:?}",
-                        answer.status, answer.body
-                    ))
+                    Err(format!("the payload read back is {read:?}"))
                 }
             }
         })

@@ -66,11 +66,9 @@ value: 100000
 description: OpenStack control-plane services
 ";
 
-/// Applies every example of `deploy/examples/`, each where it can become Ready: the minimal
-/// one with the managed store in `openstack`; the brownfield store (with its own Barbican) in
-/// `legacy`, against an external OpenBao served as `vault.example.com`; the full one in
-/// `full`, placed on the target cluster `region-one` with a managed store there.
-pub async fn apply_examples(env: &SimEnv) -> Result<(), Error> {
+/// Applies the minimal example (`barbican.yaml`) with its managed store and prerequisites
+/// into [`NAMESPACE`].
+pub async fn apply_minimal_example(env: &SimEnv) -> Result<(), Error> {
     env.apply_yaml(MINIMAL_PREREQUISITES).await?;
     env.apply_yaml(&example("barbicansecretstore-managed.yaml")?)
         .await?;
@@ -78,6 +76,15 @@ pub async fn apply_examples(env: &SimEnv) -> Result<(), Error> {
     println!(
         "applied into {NAMESPACE}: barbican.yaml, barbicansecretstore-managed.yaml and their prerequisites"
     );
+    Ok(())
+}
+
+/// Applies every example of `deploy/examples/`, each where it can become Ready: the minimal
+/// one with the managed store in `openstack`; the brownfield store (with its own Barbican) in
+/// `legacy`, against an external OpenBao served as `vault.example.com`; the full one in
+/// `full`, placed on the target cluster `region-one` with a managed store there.
+pub async fn apply_examples(env: &SimEnv) -> Result<(), Error> {
+    apply_minimal_example(env).await?;
 
     env.apply_yaml(&in_namespace(MINIMAL_PREREQUISITES, LEGACY))
         .await?;

@@ -18,41 +18,11 @@ use barbican_features::{
     backend::{self, Backend, REAL_BARBICAN},
     runner::{self, Selection},
 };
-use barbican_sim::kubelet::Runtime;
 
 /// The one test this binary lists.
 const TEST: &str = "all_real_barbican";
 /// Set in the re-run inside the private namespaces.
 const INSIDE: &str = "BARBICAN_REAL_BARBICAN_NAMESPACES";
-/// Overrides the runtimes: `<image glob>=<root>,…`.
-const RUNTIMES: &str = "BARBICAN_REAL_BARBICAN_RUNTIMES";
-
-/// The runtimes: the override, else each release's catalog virtualenv that has uwsgi.
-fn runtimes() -> Result<Vec<Runtime>, String> {
-    if let Ok(text) = std::env::var(RUNTIMES) {
-        return text.split(',').map(str::parse).collect();
-    }
-    let venvs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/catalog-venvs");
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(&venvs).into_iter().flatten().flatten() {
-        let root = entry.path();
-        if root.join("bin/uwsgi").is_file() {
-            let release = entry.file_name().to_string_lossy().into_owned();
-            found.push(Runtime {
-                image: format!("ghcr.io/c5c3/barbican:{release}*"),
-                root: root.canonicalize().unwrap_or(root),
-            });
-        }
-    }
-    found.sort_by(|a, b| a.image.cmp(&b.image));
-    if found.is_empty() {
-        return Err(format!(
-            "no virtualenv with uwsgi under {} (ci/install-real-barbican.sh makes them)",
-            venvs.display()
-        ));
-    }
-    Ok(found)
-}
 
 /// Leaves the run: passing with a note, or failing under CI, which prepares everything.
 fn unavailable(why: &str) -> ! {
@@ -80,13 +50,16 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let runtimes = runtimes().unwrap_or_else(|why| unavailable(&why));
+    let runtimes = backend::real_barbican_runtimes().unwrap_or_else(|why| unavailable(&why));
     if std::env::var_os(INSIDE).is_none() {
         let Ok(me) = std::env::current_exe() else {
             unavailable("this binary cannot find itself to re-run");
         };
+        // A PID namespace too, whose first process this binary is: however the run ends
+        // (a timeout's SIGKILL included), every process it started ends with it.
         let status = Command::new("unshare")
-            .args(["--net", "--mount", "--propagation", "private", "--"])
+            .args(["--net", "--mount", "--propagation", "private"])
+            .args(["--pid", "--fork", "--kill-child", "--mount-proc", "--"])
             .arg(me)
             .args(&args)
             .env(INSIDE, "1")

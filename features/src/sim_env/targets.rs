@@ -39,6 +39,16 @@ pub struct RealBarbican {
     pub dir: std::path::PathBuf,
 }
 
+impl RealBarbican {
+    /// Stops the pods (gracefully, as a kubelet does), the MariaDB server, and removes the
+    /// site's directory.
+    pub async fn stop(&self) {
+        self.kubelet.stop_pods().await;
+        self.mariadb.lock().await.stop().await;
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 impl Drop for RealBarbican {
     fn drop(&mut self) {
         // The kubelet stops its pods on its own task; the directory goes once they are gone,

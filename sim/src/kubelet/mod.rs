@@ -138,7 +138,7 @@ pub enum KubeletError {
 /// A running kubelet. [`Kubelet::stop`] stops its pods; dropping it stops them less politely.
 pub struct Kubelet {
     stop: watch::Sender<bool>,
-    task: JoinHandle<()>,
+    task: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Drop for Kubelet {
@@ -196,14 +196,24 @@ impl Kubelet {
         let (stop, stopping) = watch::channel(false);
         let node = Node::new(cluster.clone(), config);
         let task = tokio::spawn(node.run(stopping));
-        Ok(Self { stop, task })
+        Ok(Self {
+            stop,
+            task: Mutex::new(Some(task)),
+        })
     }
 
     /// Stops every pod (gracefully) and removes the sandboxes and Service addresses.
-    pub async fn stop(mut self) {
+    pub async fn stop(self) {
+        self.stop_pods().await;
+    }
+
+    /// [`Kubelet::stop`] for a kubelet that is shared: returns once its pods are gone.
+    pub async fn stop_pods(&self) {
         let _ = self.stop.send(true);
-        let task = std::mem::replace(&mut self.task, tokio::spawn(async {}));
-        let _ = task.await;
+        let task = lock(&self.task).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
     }
 }
 
@@ -665,6 +675,31 @@ impl Node {
             let status = lock(&running.handle.status).to_json();
             if self.written.get(uid) == Some(&status) {
                 continue;
+            }
+            // `kubectl port-forward` reaches the pod's container ports at its address.
+            if let Some(ip) = status["podIP"]
+                .as_str()
+                .and_then(|ip| ip.parse::<std::net::Ipv4Addr>().ok())
+            {
+                let registry = self.cluster.services();
+                for port in pod["spec"]["containers"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|c| c["ports"].as_array().into_iter().flatten())
+                    .filter_map(|p| {
+                        p["containerPort"]
+                            .as_u64()
+                            .and_then(|p| u16::try_from(p).ok())
+                    })
+                {
+                    registry.register_pod(
+                        text(pod, "/metadata/namespace"),
+                        text(pod, "/metadata/name"),
+                        port,
+                        SocketAddr::from((ip, port)),
+                    );
+                }
             }
             let (namespace, name) = (
                 text(pod, "/metadata/namespace"),
