@@ -261,6 +261,17 @@ impl Cluster {
 
     /// Hands a kubelet's report on its pods to the controllers.
     pub(crate) fn report_pods(&self, report: crate::controllers::PodsReport) {
+        self.control_then_settle(|control, store, registry, timers| {
+            control.pods_report(store, registry, report, timers)
+        });
+    }
+
+    /// Lets the control plane act (`act`), then settles what it changed and sets the timers it
+    /// asked for.
+    fn control_then_settle(
+        &self,
+        act: impl FnOnce(&mut ControlPlane, &mut Store, &Registry, &mut Timers),
+    ) {
         let mut state = self.lock();
         let mut timers = Timers::new();
         {
@@ -270,7 +281,7 @@ impl Cluster {
                 control,
                 ..
             } = &mut *state;
-            control.pods_report(store, registry, report, &mut timers);
+            act(control, store, registry, &mut timers);
         }
         self.settle(&mut state, timers);
     }
@@ -306,18 +317,9 @@ impl Cluster {
             self.clock.at(deadline, move || {
                 if let Some(state) = weak.upgrade() {
                     let cluster = Cluster { state, clock };
-                    let mut guard = cluster.lock();
-                    let mut timers = Timers::new();
-                    {
-                        let State_ {
-                            store,
-                            registry,
-                            control,
-                            ..
-                        } = &mut *guard;
-                        control.run(store, registry, task, &mut timers);
-                    }
-                    cluster.settle(&mut guard, timers);
+                    cluster.control_then_settle(|control, store, registry, timers| {
+                        control.run(store, registry, task, timers)
+                    });
                 }
             });
         }

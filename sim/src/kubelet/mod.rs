@@ -414,13 +414,19 @@ impl Node {
 
     /// Whether the newest ReplicaSet of `rs`'s Deployment has all its pods ready.
     fn newest_revision_ready(&self, view: &View, rs: &Value) -> bool {
-        let owner = controller_uid(rs);
+        controller_uid(rs)
+            .and_then(|owner| self.newest_revision(view, owner))
+            .is_none_or(|(wanted, ready)| ready >= wanted)
+    }
+
+    /// The replicas the newest ReplicaSet of the Deployment `owner` (a uid) wants, and how many
+    /// of its pods are ready.
+    fn newest_revision(&self, view: &View, owner: &str) -> Option<(i64, i64)> {
         let newest = view
             .replica_sets
             .iter()
-            .filter(|other| controller_uid(other) == owner)
-            .max_by_key(|other| revision(other));
-        let Some(newest) = newest else { return true };
+            .filter(|rs| controller_uid(rs) == Some(owner))
+            .max_by_key(|rs| revision(rs))?;
         let wanted = newest["spec"]["replicas"].as_i64().unwrap_or(1);
         let ready = view
             .pods
@@ -429,7 +435,7 @@ impl Node {
             .flatten()
             .filter(|p| self.ready(p))
             .count();
-        i64::try_from(ready).unwrap_or(i64::MAX) >= wanted
+        Some((wanted, i64::try_from(ready).unwrap_or(i64::MAX)))
     }
 
     /// Jobs: one pod at a time; success completes the Job, failures past `backoffLimit` fail
@@ -721,20 +727,9 @@ impl Node {
     /// are ready.
     fn report_deployments(&mut self, view: &View) {
         for (uid, deployment) in &view.deployments {
-            let newest = view
-                .replica_sets
-                .iter()
-                .filter(|rs| controller_uid(rs) == Some(uid.as_str()))
-                .max_by_key(|rs| revision(rs));
-            let Some(newest) = newest else { continue };
-            let ready = view
-                .pods
-                .get(text(newest, "/metadata/uid"))
-                .into_iter()
-                .flatten()
-                .filter(|p| self.ready(p))
-                .count();
-            let ready = i64::try_from(ready).unwrap_or(i64::MAX);
+            let Some((_, ready)) = self.newest_revision(view, uid) else {
+                continue;
+            };
             let generation = deployment["metadata"]["generation"].as_i64().unwrap_or(1);
             let seen = (generation, ready);
             let settled = deployment["status"]["observedGeneration"].as_i64() == Some(generation)
