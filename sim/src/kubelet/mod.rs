@@ -229,7 +229,7 @@ struct Node {
     id: u32,
     pods: BTreeMap<String, Running>,
     /// Pod numbers this kubelet used and gave back (numbers come from [`POD_NUMBERS`]).
-    free: Vec<u32>,
+    free: Arc<Mutex<Vec<u32>>>,
     proxies: ServiceProxies,
     /// The status last written to each pod, by uid.
     written: BTreeMap<String, Value>,
@@ -285,7 +285,7 @@ impl Node {
             cluster,
             config,
             pods: BTreeMap::new(),
-            free: Vec::new(),
+            free: Arc::default(),
             proxies,
             written: BTreeMap::new(),
             reported: BTreeMap::new(),
@@ -585,9 +585,15 @@ impl Node {
         for uid in gone {
             if let Some(running) = self.pods.remove(&uid) {
                 self.written.remove(&uid);
-                self.free.push(running.index);
-                // Stopping takes the grace period; the next pass does not wait for it.
-                tokio::spawn(running.handle.stop());
+                // Stopping takes the grace period; the next pass does not wait for it. The
+                // pod's number (its namespace, interface and address) is free only once its
+                // sandbox is gone: a new pod given it earlier had its network namespace
+                // deleted under it by the old pod's teardown, and never became ready.
+                let free = self.free.clone();
+                tokio::spawn(async move {
+                    running.handle.stop().await;
+                    lock(&free).push(running.index);
+                });
             }
         }
         for (uid, pod) in live {
@@ -597,9 +603,8 @@ impl Node {
             let Some(root) = self.config.root_for(pod) else {
                 continue;
             };
-            let index = self
-                .free
-                .pop()
+            let reused = lock(&self.free).pop();
+            let index = reused
                 .unwrap_or_else(|| POD_NUMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
             let Some(network) = PodNetwork::plan(self.id, index, self.config.pod_octet) else {
                 eprintln!(
