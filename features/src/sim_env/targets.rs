@@ -57,21 +57,28 @@ impl Drop for RealBarbican {
     }
 }
 
+/// A simulated cluster on `clock` with the Deployment, Job, CronJob and HPA controllers, the
+/// third-party CRDs (the Gateway API's when `gateway_api`) and the operator's.
+fn simulated_cluster(clock: &Clock, gateway_api: bool) -> Result<Cluster, Error> {
+    let cluster = Cluster::with_clock(clock.clone());
+    cluster.set_controllers(Controllers {
+        deployments: Some(Rollouts::default()),
+        ..Controllers::all()
+    });
+    crds::install(&cluster, gateway_api)?;
+    for definition in crd::definitions() {
+        let definition = serde_json::to_value(definition).map_err(text)?;
+        cluster
+            .install_crd(definition)
+            .map_err(|e| format!("{e:?}"))?;
+    }
+    Ok(cluster)
+}
+
 impl Site {
     /// A site on `clock`; its fakes present `token` when the cluster requires one.
     pub fn start(clock: &Clock, gateway_api: bool, token: &str) -> Result<Self, Error> {
-        let cluster = Cluster::with_clock(clock.clone());
-        cluster.set_controllers(Controllers {
-            deployments: Some(Rollouts::default()),
-            ..Controllers::all()
-        });
-        crds::install(&cluster, gateway_api)?;
-        for definition in crd::definitions() {
-            let definition = serde_json::to_value(definition).map_err(text)?;
-            cluster
-                .install_crd(definition)
-                .map_err(|e| format!("{e:?}"))?;
-        }
+        let cluster = simulated_cluster(clock, gateway_api)?;
         let fakes = cluster.client_with_token("fakes", token);
         Ok(Self::with_fakes(cluster, fakes, clock, gateway_api))
     }
@@ -86,18 +93,7 @@ impl Site {
     ) -> Result<Self, Error> {
         static SITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let clock = Clock::wall();
-        let cluster = Cluster::with_clock(clock.clone());
-        cluster.set_controllers(Controllers {
-            deployments: Some(Rollouts::default()),
-            ..Controllers::all()
-        });
-        crds::install(&cluster, true)?;
-        for definition in crd::definitions() {
-            let definition = serde_json::to_value(definition).map_err(text)?;
-            cluster
-                .install_crd(definition)
-                .map_err(|e| format!("{e:?}"))?;
-        }
+        let cluster = simulated_cluster(&clock, true)?;
         let n = SITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = state_dir.join(format!("site-{n}"));
         let server = MariaDbServer::start(&dir.join("mariadb"))

@@ -198,41 +198,34 @@ impl Cluster {
     /// Runs the simulated controllers `controllers` names (and stops the others). Objects that
     /// already exist are picked up at once.
     pub fn set_controllers(&self, controllers: Controllers) {
-        let mut state = self.lock();
-        state.store.track_changes(controllers.any());
-        state.control.settings = controllers;
-        let mut timers = Timers::new();
-        let State_ {
-            store,
-            registry,
-            control,
-            ..
-        } = &mut *state;
-        for plural in [
-            "deployments",
-            "jobs",
-            "cronjobs",
-            "horizontalpodautoscalers",
-        ] {
-            let Some(t) = registry
-                .all()
-                .find(|t| t.plural == plural && !t.group.is_empty())
-                .cloned()
-            else {
-                continue;
-            };
-            for object in store.list(&t, None) {
-                let event = Event {
-                    revision: 0,
-                    storage_key: t.storage_key(),
-                    kind: EventType::Modified,
-                    object: object.into(),
-                    previous: None,
+        self.control_then_settle(|control, store, registry, timers| {
+            store.track_changes(controllers.any());
+            control.settings = controllers;
+            for plural in [
+                "deployments",
+                "jobs",
+                "cronjobs",
+                "horizontalpodautoscalers",
+            ] {
+                let Some(t) = registry
+                    .all()
+                    .find(|t| t.plural == plural && !t.group.is_empty())
+                    .cloned()
+                else {
+                    continue;
                 };
-                control.react(store, registry, &event, &mut timers);
+                for object in store.list(&t, None) {
+                    let event = Event {
+                        revision: 0,
+                        storage_key: t.storage_key(),
+                        kind: EventType::Modified,
+                        object: object.into(),
+                        previous: None,
+                    };
+                    control.react(store, registry, &event, timers);
+                }
             }
-        }
-        self.settle(&mut state, timers);
+        });
     }
 
     /// The simulated controllers running now.

@@ -83,7 +83,7 @@ pub(crate) fn progress(store: &mut Store, t: &ResourceType, pin: &Pin, active: i
     write_status(store, t, &job, status);
 }
 
-/// Ends a Job as its pods did (a kubelet's report).
+/// Ends a Job with `outcome`: as its pods did (a kubelet's report) or its rule says.
 pub(crate) fn end(
     store: &mut Store,
     t: &ResourceType,
@@ -115,16 +115,9 @@ pub(crate) fn finish(
     pin: &Pin,
     timers: &mut Timers,
 ) {
-    let Some(job) = pin.get(store, t) else {
-        return;
-    };
-    if finished(&job).is_some() {
-        return;
+    if let Some(job) = pin.get(store, t) {
+        end(store, t, pin, rules.rule_for(&job).0, timers);
     }
-    let now = store.clock().now();
-    let status = ended(&job, rules.rule_for(&job).0, &crate::clock::rfc3339(now));
-    write_status(store, t, &job, status);
-    expire_later(&job, pin, now, timers);
 }
 
 /// The status of a Job that ended at `now` (started then too, if it had not started).
