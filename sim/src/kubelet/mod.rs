@@ -172,8 +172,15 @@ impl Kubelet {
                 return Err(KubeletError::Host(format!("{program} {arg} did not run")));
             }
         }
+        // A name of this kubelet's own: two clusters of one process starting together (the
+        // @real-barbican run takes two scenarios at a time) must not meet on it.
+        let probe_name = format!(
+            "bsim-probe-{}-{}",
+            std::process::id(),
+            POD_NUMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
         let probe = tokio::process::Command::new("ip")
-            .args(["netns", "add", "bsim-probe"])
+            .args(["netns", "add", &probe_name])
             .output()
             .await
             .map_err(|e| KubeletError::Host(e.to_string()))?;
@@ -183,7 +190,7 @@ impl Kubelet {
             ));
         }
         let _ = tokio::process::Command::new("ip")
-            .args(["netns", "del", "bsim-probe"])
+            .args(["netns", "del", &probe_name])
             .output()
             .await;
         std::fs::create_dir_all(&config.state_dir).map_err(|e| KubeletError::State {
