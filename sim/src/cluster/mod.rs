@@ -68,6 +68,9 @@ struct State_ {
     rbac_enforced: bool,
     /// Every distinct authorization decision RBAC made (see [`Cluster::rbac_checks`]).
     rbac_checks: std::collections::BTreeSet<crate::rbac::Check>,
+    /// The RBAC objects as last read, with when each of their kinds had last changed then
+    /// (see [`Cluster::policy`]): read again only after a change, not on every request.
+    rbac_policy: Option<([u64; 4], std::sync::Arc<crate::rbac::Policy>)>,
     /// True while the cluster is down: the listener refuses connections.
     outage: watch::Sender<bool>,
     /// Bumped to end every open watch stream.
@@ -154,6 +157,7 @@ impl Cluster {
                 rejecting_credentials: false,
                 rbac_enforced: false,
                 rbac_checks: Default::default(),
+                rbac_policy: None,
                 outage: watch::Sender::new(false),
                 watch_drops: watch::Sender::new(0),
                 services: ServiceRegistry::default(),

@@ -314,13 +314,9 @@ pub(crate) fn react_to_job(store: &mut Store, kinds: &Kinds, job: &Value, delete
 fn prune(store: &mut Store, kinds: &Kinds, cronjob: &Value, namespace: &str) {
     let uid = &cronjob["metadata"]["uid"];
     let mut finished: Vec<(Outcome, String, String)> = store
-        .list(&kinds.jobs, Some(namespace))
+        .owned_by(&kinds.jobs, uid.as_str().unwrap_or_default())
         .into_iter()
-        .filter(|j| {
-            j["metadata"]["ownerReferences"]
-                .as_array()
-                .is_some_and(|refs| refs.iter().any(|r| &r["uid"] == uid))
-        })
+        .filter(|j| j["metadata"]["namespace"].as_str() == Some(namespace))
         .filter_map(|j| {
             let started = j["status"]["startTime"]
                 .as_str()

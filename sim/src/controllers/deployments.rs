@@ -214,9 +214,9 @@ fn revision(object: &Value) -> u64 {
 /// The ReplicaSets `deployment` controls, oldest revision first.
 fn owned_replica_sets(store: &Store, kinds: &Kinds, deployment: &Value) -> Vec<Value> {
     let uid = &deployment["metadata"]["uid"];
-    let namespace = deployment["metadata"]["namespace"].as_str().unwrap_or("");
     let mut owned: Vec<Value> = store
-        .presented_in(&kinds.replicasets, Some(namespace))
+        .owned_by(&kinds.replicasets, uid.as_str().unwrap_or_default())
+        .into_iter()
         .filter(|rs| {
             rs["metadata"]["ownerReferences"]
                 .as_array()
@@ -225,7 +225,6 @@ fn owned_replica_sets(store: &Store, kinds: &Kinds, deployment: &Value) -> Vec<V
                         .any(|r| r["controller"] == true && &r["uid"] == uid)
                 })
         })
-        .map(std::borrow::Cow::into_owned)
         .collect();
     owned.sort_by_key(revision);
     owned

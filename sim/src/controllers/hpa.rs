@@ -118,10 +118,16 @@ pub(crate) fn react(store: &mut Store, kinds: &Kinds, hpa: &Value) {
 pub(crate) fn react_to_target(store: &mut Store, kinds: &Kinds, deployment: &Value) {
     let namespace = deployment["metadata"]["namespace"].as_str().unwrap_or("");
     let name = &deployment["metadata"]["name"];
-    for hpa in store.list(&kinds.hpas, Some(namespace)) {
-        let target = &hpa["spec"]["scaleTargetRef"];
-        if target["kind"] == "Deployment" && &target["name"] == name {
-            react(store, kinds, &hpa);
-        }
+    // Only the autoscalers of this Deployment are copied out of the store.
+    let targeting: Vec<Value> = store
+        .presented_in(&kinds.hpas, Some(namespace))
+        .filter(|hpa| {
+            let target = &hpa["spec"]["scaleTargetRef"];
+            target["kind"] == "Deployment" && &target["name"] == name
+        })
+        .map(std::borrow::Cow::into_owned)
+        .collect();
+    for hpa in targeting {
+        react(store, kinds, &hpa);
     }
 }

@@ -1445,6 +1445,23 @@ async fn with_rbac_enforced_a_service_account_may_do_only_what_its_roles_grant()
             "{expected:?} in {checks:?}"
         );
     }
+
+    // A revoked grant is refused on the next request: the policy the sim keeps between
+    // requests is read again after every change to an RBAC object, deletions included.
+    let bindings = kube::api::ApiResource {
+        kind: "RoleBinding".into(),
+        plural: "rolebindings".into(),
+        ..rbac
+    };
+    Api::<kube::api::DynamicObject>::namespaced_with(admin.clone(), "default", &bindings)
+        .delete("read-maps", &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        api_error(maps(reader.clone()).await).0,
+        403,
+        "the RoleBinding is gone"
+    );
 }
 
 #[tokio::test]
