@@ -366,28 +366,80 @@ fn pair(i: usize) -> Result<(Value, Value), String> {
     Ok((barbican, store))
 }
 
-/// How many Barbicans of the run are Ready.
-async fn ready(client: &Client) -> Result<usize, String> {
+/// Whether a Barbican's `Ready` condition is `True`.
+fn is_ready(barbican: &DynamicObject) -> bool {
+    barbican.data["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+}
+
+/// Waits until `want` Barbicans of the run are Ready, following a watch of them, and fails if
+/// the operator exits or `timeout` passes from `started` first. A watch, not a list every half second: at
+/// N = 1000 those lists took a tenth of the machine's CPU from the sim and the operator whose
+/// convergence they timed.
+async fn until_ready(
+    client: &Client,
+    operator: &mut tokio::process::Child,
+    want: usize,
+    started: Instant,
+    timeout: Duration,
+) -> Result<(), String> {
+    use futures::StreamExt;
+    use kube::runtime::{WatchStreamExt, watcher};
     let api: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
         NAMESPACE,
         &kube::api::ApiResource::erase::<barbican_operator::api::Barbican>(&()),
     );
-    let list = api
-        .list(&ListParams::default())
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(list
-        .items
-        .iter()
-        .filter(|b| {
-            b.data["status"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|c| c["type"] == "Ready" && c["status"] == "True")
-        })
-        .count())
+    let events = watcher(api, watcher::Config::default()).default_backoff();
+    let mut events = std::pin::pin!(events);
+    // The Ready names as last seen, and those of a relist under way.
+    let (mut ready, mut relisted) = (
+        std::collections::BTreeSet::new(),
+        std::collections::BTreeSet::new(),
+    );
+    let mut check = tokio::time::interval(Duration::from_millis(500));
+    while ready.len() < want {
+        tokio::select! {
+            event = events.next() => match event {
+                Some(Ok(watcher::Event::Init)) => relisted.clear(),
+                Some(Ok(watcher::Event::InitApply(b))) => {
+                    if is_ready(&b) {
+                        relisted.insert(b.metadata.name.unwrap_or_default());
+                    }
+                }
+                Some(Ok(watcher::Event::InitDone)) => ready = std::mem::take(&mut relisted),
+                Some(Ok(watcher::Event::Apply(b))) => {
+                    let name = b.metadata.name.clone().unwrap_or_default();
+                    if is_ready(&b) {
+                        ready.insert(name);
+                    } else {
+                        ready.remove(&name);
+                    }
+                }
+                Some(Ok(watcher::Event::Delete(b))) => {
+                    ready.remove(&b.metadata.name.unwrap_or_default());
+                }
+                // The watcher lists again after an error, on its backoff.
+                Some(Err(_)) => {}
+                None => return Err("the watch of the Barbicans ended".into()),
+            },
+            _ = check.tick() => {
+                if let Ok(Some(status)) = operator.try_wait() {
+                    return Err(format!("the operator exited: {status}"));
+                }
+                if started.elapsed() > timeout {
+                    return Err(format!(
+                        "{} of {want} Barbicans Ready after {timeout:?}",
+                        ready.len()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// How many objects of the kinds the operator writes carry an ownerReference to one of the
@@ -474,22 +526,69 @@ fn writes_above_minimum(
         .collect()
 }
 
-/// Keeps `path` equal to the registry's overrides, rewriting it (atomically) when it changes.
+/// Keeps `path` equal to the registry's overrides, rewriting it (atomically) as soon as they
+/// change: a file 100 ms behind made the operator's first health probe of each new Service
+/// fail and wait its 10 s retry, where a cluster's DNS answers at once.
 fn keep_overrides(services: barbican_sim::services::ServiceRegistry, path: PathBuf) {
+    let mut changes = services.subscribe();
     tokio::spawn(async move {
         let mut written = String::new();
         loop {
-            let now = services.overrides();
-            if now != written {
-                let staged = path.with_extension("new");
-                if std::fs::write(&staged, &now).is_ok() && std::fs::rename(&staged, &path).is_ok()
-                {
-                    written = now;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            changes.borrow_and_update();
+            write_overrides(&services, &path, &mut written);
+            // A failed write is tried again after a while even without a change.
+            let _ = tokio::time::timeout(Duration::from_millis(100), changes.changed()).await;
         }
     });
+}
+
+/// Writes the registry's overrides to `path` (atomically) if they differ from `written`.
+fn write_overrides(
+    services: &barbican_sim::services::ServiceRegistry,
+    path: &Path,
+    written: &mut String,
+) {
+    let now = services.overrides();
+    if now != *written {
+        let staged = path.with_extension("new");
+        if std::fs::write(&staged, &now).is_ok() && std::fs::rename(&staged, path).is_ok() {
+            *written = now;
+        }
+    }
+}
+
+/// Waits until every OpenBao instance of the run has its in-cluster name in the overrides
+/// file, as a cluster's DNS would answer for a Service that exists. Without this the first
+/// passes raced the file's refresh, found the name unresolvable and waited the stores' 30 s
+/// retry: most of the time to Ready at small N was that wait, which a cluster does not have.
+async fn until_instances_resolve(
+    services: &barbican_sim::services::ServiceRegistry,
+    path: &Path,
+    instances: usize,
+) -> Result<(), String> {
+    let started = Instant::now();
+    let mut written = String::new();
+    loop {
+        write_overrides(services, path, &mut written);
+        let missing = (0..instances)
+            .map(|k| {
+                format!(
+                    "{}.{NAMESPACE}.svc:8200 ",
+                    instance(k * STORES_PER_INSTANCE)
+                )
+            })
+            .filter(|name| !written.lines().any(|l| l.starts_with(name.as_str())))
+            .count();
+        if missing == 0 {
+            return Ok(());
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            return Err(format!(
+                "{missing} of {instances} OpenBao instances had no address after 60 s"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The `barbican-operator` binary beside this one (a release build puts both in
@@ -547,6 +646,12 @@ pub async fn run(options: &Options) -> Result<Report, String> {
         )
         .await?;
     }
+    until_instances_resolve(
+        &cluster.services(),
+        &overrides,
+        options.barbicans.div_ceil(STORES_PER_INSTANCE),
+    )
+    .await?;
     // The operator runs as the chart's ServiceAccount with the chart's grants (the stores'
     // instances in `rbac.secretStoreNamespaces`), which the cluster enforces.
     let grants = chart_identity::StoreGrants::from([(
@@ -604,23 +709,14 @@ pub async fn run(options: &Options) -> Result<Report, String> {
         });
         futures::future::try_join_all(writes).await?;
     }
-    loop {
-        if let Ok(Some(status)) = operator.try_wait() {
-            return Err(format!("the operator exited: {status}"));
-        }
-        if ready(&client).await? == options.barbicans {
-            break;
-        }
-        if started.elapsed() > options.timeout {
-            return Err(format!(
-                "{} of {} Barbicans Ready after {:?}",
-                ready(&client).await?,
-                options.barbicans,
-                options.timeout
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    until_ready(
+        &client,
+        &mut operator,
+        options.barbicans,
+        started,
+        options.timeout,
+    )
+    .await?;
     let converge_seconds = started.elapsed().as_secs_f64();
     let converged = cluster.request_tally();
     let endings_converged = cluster.watch_endings();

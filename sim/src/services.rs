@@ -23,6 +23,8 @@ pub struct ServiceRegistry {
     pods: Arc<Mutex<BTreeMap<Key, SocketAddr>>>,
     /// Names outside the cluster, by host and port.
     hosts: Arc<Mutex<BTreeMap<(String, u16), SocketAddr>>>,
+    /// Counts the changes to the names (not the Pods), for whoever mirrors them elsewhere.
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 /// An in-cluster host name split into its Service and namespace.
@@ -43,6 +45,18 @@ impl ServiceRegistry {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert((namespace.into(), name.into(), port), addr);
+        self.changed();
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Wakes whenever a name is registered or removed: what a copy of the names outside this
+    /// process (an overrides file a separate operator process reads) waits on, so the copy
+    /// is as current as the cluster's DNS would be instead of a polling interval behind.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// The registry as an overrides file (`host:port address:port` per line, the format of
@@ -73,6 +87,7 @@ impl ServiceRegistry {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&(namespace.into(), name.into(), port));
+        self.changed();
     }
 
     /// The listener standing in for `host:port`: a registered name outside the cluster, or an
@@ -102,6 +117,7 @@ impl ServiceRegistry {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert((host.to_string(), port), addr);
+        self.changed();
     }
 
     /// Routes the port-forwards to `<namespace>/<pod>:<port>` to `addr`.
@@ -157,6 +173,27 @@ mod tests {
         assert_eq!(registry.resolve("example.com", 8200), None);
         registry.unregister("openbao", "openbao", 8200);
         assert_eq!(registry.resolve("openbao.openbao.svc", 8200), None);
+    }
+
+    #[test]
+    fn a_subscriber_learns_of_every_change_to_the_names() {
+        let registry = ServiceRegistry::default();
+        let mut changes = registry.subscribe();
+        assert!(!changes.has_changed().unwrap(), "nothing yet");
+        let addr: SocketAddr = "127.0.0.1:41002".parse().unwrap();
+        registry.register("openstack", "barbican", 9311, addr);
+        assert!(changes.has_changed().unwrap(), "a Service registered");
+        changes.borrow_and_update();
+        registry.register_host("vault.example.com", 8200, addr);
+        assert!(changes.has_changed().unwrap(), "a host registered");
+        changes.borrow_and_update();
+        registry.register_pod("openstack", "barbican-0", 9311, addr);
+        assert!(
+            !changes.has_changed().unwrap(),
+            "a Pod is not a name: no overrides line changes"
+        );
+        registry.unregister("openstack", "barbican", 9311);
+        assert!(changes.has_changed().unwrap(), "a Service removed");
     }
 
     #[test]

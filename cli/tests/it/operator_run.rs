@@ -237,3 +237,54 @@ fn run_reconciles_the_examples_serves_metrics_and_stops_on_sigterm() {
     };
     assert!(status.success(), "{status}");
 }
+
+/// `bench --barbicans N` runs the operator binary against a served sim until every Barbican is
+/// Ready (followed by a watch), then watches a quiet window: the report says so in its summary
+/// and its JSON. The figures themselves are read, not asserted; what is asserted is what holds
+/// on any machine.
+#[test]
+fn the_operator_benchmark_converges_and_reports_a_quiet_steady_state() {
+    let dir = std::env::temp_dir().join(format!("bench-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("report.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_barbican-sim"))
+        .args([
+            "bench",
+            "--barbicans",
+            "3",
+            "--steady",
+            "2s",
+            "--timeout",
+            "5m",
+        ])
+        .arg("--operator")
+        .arg(operator_binary())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let summary = String::from_utf8_lossy(&output.stdout).to_string() + &stderr;
+    assert!(
+        summary.contains("bench: 3 Barbicans Ready in "),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("steady state over 2s: 0 writes, 0 non-watch reads"),
+        "{summary}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["barbicans"], 3);
+    let (writes, minimum) = (
+        report["writes_per_barbican"].as_f64().unwrap(),
+        report["minimum_writes_per_barbican"].as_f64().unwrap(),
+    );
+    assert!(
+        writes >= minimum,
+        "{writes} writes per Barbican, below the minimum {minimum}"
+    );
+    assert_eq!(report["steady_writes"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
