@@ -67,6 +67,20 @@ pub struct Cache {
     all_listed: Arc<std::sync::atomic::AtomicBool>,
     /// Set once a wait ran out: later passes do not wait again.
     gave_up: Arc<std::sync::atomic::AtomicBool>,
+    /// This operator's last write to each child of a watched kind, until the watch delivers
+    /// it (see [`Cache::wrote`]).
+    written: Arc<Mutex<HashMap<WrittenKey, Written>>>,
+}
+
+/// A child by its Rust type, namespace and name.
+type WrittenKey = (TypeId, Option<String>, String);
+
+/// A write the watch may not have delivered yet: the object as the write answered, and the
+/// resourceVersion of the cached copy it replaced. The watch store showing that version
+/// still is what says it is behind: a version never comes back once replaced.
+struct Written {
+    stale: String,
+    after: Box<dyn Any + Send + Sync>,
 }
 
 /// How long a pass waits for the stores' first lists before it goes ahead without them (and
@@ -268,7 +282,84 @@ impl Cache {
             return Cached::Unknown;
         };
         let key = ObjectRef::<K>::new(name);
-        lookup(&store, &namespace.map_or(key.clone(), |ns| key.within(ns)))
+        let cached = lookup(&store, &namespace.map_or(key.clone(), |ns| key.within(ns)));
+        self.after_own_write(namespace, name, cached)
+    }
+
+    /// `cached`, or this operator's own later write to it while the watch has not delivered
+    /// that yet. A pass that ran between a write and its watch event decided from the copy
+    /// before the write, and applied the same child again (a write per such race, in the
+    /// steady state too when the race fell at the end of a convergence).
+    fn after_own_write<K>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        cached: Cached<K>,
+    ) -> Cached<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        let Cached::Present(object) = &cached else {
+            return cached;
+        };
+        let key = (
+            TypeId::of::<K>(),
+            namespace.map(String::from),
+            name.to_string(),
+        );
+        let mut written = self.written.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(entry) = written.get(&key) else {
+            return cached;
+        };
+        if object.meta().resource_version.as_ref() == Some(&entry.stale)
+            && let Some(after) = entry.after.downcast_ref::<K>()
+        {
+            return Cached::Present(after.clone());
+        }
+        // The watch has delivered the write, or something newer: the store is current.
+        written.remove(&key);
+        cached
+    }
+
+    /// Records that this operator wrote `after` over the copy it had read, of resourceVersion
+    /// `before` (see [`Cache::get`]). Only for kinds whose watch fills a store here; the held
+    /// kinds keep their own copies.
+    pub fn wrote<K>(&self, namespace: Option<&str>, before: &str, after: &K)
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        if self.held::<K>().is_some() || self.store::<K>().is_none() {
+            return;
+        }
+        let Some(name) = after.meta().name.clone() else {
+            return;
+        };
+        if after.meta().resource_version.as_deref() == Some(before) {
+            return;
+        }
+        let key = (TypeId::of::<K>(), namespace.map(String::from), name);
+        let mut written = self.written.lock().unwrap_or_else(|p| p.into_inner());
+        // A second write before the watch delivered the first: the store still shows the
+        // version before the first.
+        let stale = match written.get(&key) {
+            Some(entry)
+                if entry
+                    .after
+                    .downcast_ref::<K>()
+                    .and_then(|a| a.meta().resource_version.as_deref())
+                    == Some(before) =>
+            {
+                entry.stale.clone()
+            }
+            _ => before.to_string(),
+        };
+        written.insert(
+            key,
+            Written {
+                stale,
+                after: Box::new(after.clone()),
+            },
+        );
     }
 
     /// The object `name` of `resource` in `namespace` (`None`: cluster-scoped).
@@ -484,6 +575,62 @@ mod tests {
             Cached::Absent,
             "another namespace"
         );
+    }
+
+    #[test]
+    fn an_own_write_the_watch_has_not_delivered_is_read_in_place_of_the_copy_it_replaced() {
+        use k8s_openapi::api::batch::v1::CronJob;
+        let cronjob = |version: &str, suspend: bool| {
+            let mut c = CronJob::default();
+            c.metadata.name = Some("b-db-clean".into());
+            c.metadata.namespace = Some("openstack".into());
+            c.metadata.resource_version = Some(version.into());
+            c.spec.suspend = Some(suspend);
+            c
+        };
+        let version = |c: Cached<CronJob>| match c {
+            Cached::Present(c) => c.metadata.resource_version.unwrap_or_default(),
+            other => format!("{other:?}"),
+        };
+        let cache = Cache::default();
+        let mut writer = cache.writer::<CronJob>();
+        writer.apply_watcher_event(&Event::Init);
+        writer.apply_watcher_event(&Event::InitApply(cronjob("1", true)));
+        writer.apply_watcher_event(&Event::InitDone);
+        let get = || cache.get::<CronJob>(Some("openstack"), "b-db-clean");
+
+        cache.wrote(Some("openstack"), "1", &cronjob("2", false));
+        assert_eq!(
+            version(get()),
+            "2",
+            "the store still shows 1: the write is read"
+        );
+        cache.wrote(Some("openstack"), "2", &cronjob("3", false));
+        assert_eq!(
+            version(get()),
+            "3",
+            "a second write on the first, both in flight"
+        );
+        writer.apply_watcher_event(&Event::Apply(cronjob("3", false)));
+        assert_eq!(version(get()), "3", "delivered: the store answers");
+        writer.apply_watcher_event(&Event::Apply(cronjob("4", true)));
+        assert_eq!(
+            version(get()),
+            "4",
+            "a later change by anyone is not hidden"
+        );
+
+        cache.wrote(Some("openstack"), "4", &cronjob("5", false));
+        writer.apply_watcher_event(&Event::Apply(cronjob("6", true)));
+        assert_eq!(
+            version(get()),
+            "6",
+            "something newer than the write: the store"
+        );
+        cache.wrote(Some("openstack"), "6", &cronjob("6", true));
+        assert_eq!(version(get()), "6", "no write happened: nothing recorded");
+        cache.wrote(Some("other"), "6", &cronjob("7", false));
+        assert_eq!(version(get()), "6", "a write elsewhere is another object");
     }
 
     #[tokio::test]

@@ -427,8 +427,16 @@ impl Children {
     /// otherwise. Returns the live object.
     pub async fn ensure<K: Child>(&self, desired: &K) -> Result<K, kube::Error> {
         let name = desired.meta().name.clone().unwrap_or_default();
-        let live = ensure_on(self.api::<K>(), desired, self.cached::<K>(&name)).await?;
+        let cached = self.cached::<K>(&name);
+        let before = match &cached {
+            Cached::Present(object) => object.meta().resource_version.clone(),
+            _ => None,
+        };
+        let live = ensure_on(self.api::<K>(), desired, cached).await?;
         self.hold(Some(&live));
+        if let (Some(cache), Some(before)) = (&self.cache, before) {
+            cache.wrote(Some(&self.namespace), &before, &live);
+        }
         Ok(live)
     }
 
