@@ -73,9 +73,10 @@ BARBICAN_FAKES_BIN="${CARGO_TARGET_DIR:-target}/debug/barbican-fakes" python3 ci
 # server through a kubeconfig only; a sim served over HTTP is one, so the path runs here even
 # without Docker (on a machine with Docker, the nextest run below starts kwok instead). It
 # serves the chart's admission webhooks, as an install of the chart has them. The served sim
-# keeps wall-clock time, so this stage mostly waits (a tenth of a core for 100 s): it runs
-# beside the CPU-bound edit-sequence check, its output printed when both are done.
-stage "the features through a kubeconfig (the sim served over HTTP), beside the next stage"
+# keeps wall-clock time, so this stage mostly waits (a tenth of a core for two minutes): it
+# runs beside the CPU-bound edit-sequence check and the tests, its output printed when they
+# are done. (Beside the edit-sequence check alone, CI waited 80 s for it after the check.)
+stage "the features through a kubeconfig (the sim served over HTTP), beside the next stages"
 e2e_kubeconfig="$PWD/target/e2e-sim.kubeconfig"
 e2e_log=target/e2e-features.log
 rm -f "$e2e_kubeconfig"
@@ -85,9 +86,17 @@ for _ in $(seq 50); do [ -s "$e2e_kubeconfig" ] && break; sleep 0.1; done
 # `--workspace`, not `-p barbican-features`: with one package's dev-dependencies only, tokio
 # loses the test-util feature another package's dev-dependency adds, and cargo compiled the
 # whole dependency tree a second time here (unseen behind -q, minutes of CI).
-BARBICAN_E2E_KUBECONFIG="$e2e_kubeconfig" cargo test -q --workspace --locked --test real_cluster \
-  >"$e2e_log" 2>&1 &
+# The test binary runs by itself, not under `cargo test`: cargo would hold the build
+# directory's lock for the whole run, and the doctests below would wait for it.
+e2e_binary=$(cargo test -q --workspace --locked --test real_cluster --no-run --message-format=json |
+  python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "real_cluster":
+        print(m["executable"])')
+BARBICAN_E2E_KUBECONFIG="$e2e_kubeconfig" "$e2e_binary" >"$e2e_log" 2>&1 &
 e2e_features=$!
+stop_e2e() { kill "$e2e_features" "$e2e_sim" 2>/dev/null || true; }
 
 stage "the edit-sequence check: 100 generated sequences against fresh installs"
 # Ten batches of ten, five at a time, keep both cores busy while a batch waits on its clusters
@@ -100,6 +109,32 @@ soak_status=0
 "${CARGO_TARGET_DIR:-target}/debug/barbican-sim" soak --edits --seeds 100 --steps 3 --batch 10 --parallel 5 \
   >"$soak_log" 2>&1 || soak_status=$?
 cat "$soak_log"
+if [ "$soak_status" -ne 0 ]; then
+  stop_e2e
+  stage "the edit-sequence check's findings (its progress lines left out)"
+  grep -v '^soak --edits: [0-9]*/' "$soak_log" | tail -n 300
+  echo "the edit-sequence check failed (exit $soak_status)" >&2
+  exit "$soak_status"
+fi
+
+# The tests' status is kept until the kubeconfig features have printed theirs, so a failure
+# of either is in the log with its output.
+tests_status=0
+stage "doctests, then the tests (cargo nextest)"
+if cargo nextest --version >/dev/null 2>&1; then
+  # nextest does not run doctests; run them first so nextest's summary closes the log.
+  cargo test --workspace --locked --doc || tests_status=$?
+  stage "tests (cargo nextest run)"
+  # Each feature file leaves a JUnit report here for the CI system to pick up.
+  # (An absolute path: nextest runs each test binary in its package's directory.)
+  # The @real-barbican scenarios run after the rest, alone: their barbican processes took the
+  # CPU the virtual-time soak tests pace themselves by, and one of those failed beside them.
+  FEATURES_JUNIT_DIR="${CARGO_TARGET_DIR:-$PWD/target}/features-junit" \
+    cargo nextest run --workspace --locked --no-fail-fast -E 'not binary(real_barbican)' \
+    || tests_status=$?
+else
+  cargo test --workspace --locked --no-fail-fast || tests_status=$?
+fi
 
 e2e_status=0
 wait "$e2e_features" || e2e_status=$?
@@ -107,30 +142,16 @@ kill "$e2e_sim" 2>/dev/null || true
 stage "the features through a kubeconfig: their output"
 cat "$e2e_log"
 if [ "$e2e_status" -ne 0 ]; then
-  echo "the features failed through a kubeconfig (exit $e2e_status)" >&2
+  echo "the features through a kubeconfig failed (exit $e2e_status)" >&2
   exit "$e2e_status"
 fi
-if [ "$soak_status" -ne 0 ]; then
-  stage "the edit-sequence check's findings (its progress lines left out)"
-  grep -v '^soak --edits: [0-9]*/' "$soak_log" | tail -n 300
-  echo "the edit-sequence check failed (exit $soak_status)" >&2
-  exit "$soak_status"
+if [ "$tests_status" -ne 0 ]; then
+  echo "the tests failed (exit $tests_status)" >&2
+  exit "$tests_status"
 fi
 
-stage "doctests, then the tests (cargo nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
-  # nextest does not run doctests; run them first so nextest's summary closes the log.
-  cargo test --workspace --locked --doc
-  stage "tests (cargo nextest run)"
-  # Each feature file leaves a JUnit report here for the CI system to pick up.
-  # (An absolute path: nextest runs each test binary in its package's directory.)
-  # The @real-barbican scenarios run after the rest, alone: their barbican processes took the
-  # CPU the virtual-time soak tests pace themselves by, and one of those failed beside them.
-  FEATURES_JUNIT_DIR="${CARGO_TARGET_DIR:-$PWD/target}/features-junit" \
-    cargo nextest run --workspace --locked --no-fail-fast -E 'not binary(real_barbican)'
   stage "the @real-barbican scenarios: barbican's pods as real processes (cargo nextest run)"
   FEATURES_JUNIT_DIR="${CARGO_TARGET_DIR:-$PWD/target}/features-junit" \
     cargo nextest run --workspace --locked --no-fail-fast -E 'binary(real_barbican)'
-else
-  cargo test --workspace --locked --no-fail-fast
 fi
