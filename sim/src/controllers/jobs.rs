@@ -130,7 +130,7 @@ fn ended(job: &Value, outcome: Outcome, now: &str) -> Value {
     match outcome {
         Outcome::Complete => {
             let message = "Reached expected number of succeeded pods";
-            json!({
+            let mut status = json!({
                 "startTime": start, "completionTime": now, "ready": 0, "terminating": 0,
                 "succeeded": job["spec"]["completions"].as_i64().unwrap_or(1),
                 "uncountedTerminatedPods": {},
@@ -138,7 +138,13 @@ fn ended(job: &Value, outcome: Outcome, now: &str) -> Value {
                     condition(previous, "SuccessCriteriaMet", "True", "CompletionsReached", message, now, TIMES),
                     condition(previous, "Complete", "True", "CompletionsReached", message, now, TIMES),
                 ],
-            })
+            });
+            // The pods that failed before one succeeded stay counted, as the Job controller
+            // keeps them (`kubectl describe job` shows "1 Succeeded / 2 Failed").
+            if let Some(failed) = previous["failed"].as_i64().filter(|n| *n > 0) {
+                status["failed"] = json!(failed);
+            }
+            status
         }
         Outcome::Fail => {
             let message = "Job has reached the specified backoff limit";
@@ -167,5 +173,31 @@ fn expire_later(job: &Value, pin: &Pin, now: jiff::Timestamp, timers: &mut Timer
 pub(crate) fn expire(store: &mut Store, t: &ResourceType, pin: &Pin) {
     if pin.get(store, t).is_some() {
         let _ = store.delete(t, &pin.namespace, &pin.name, Propagation::Background, false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Outcome, ended};
+
+    #[test]
+    fn a_job_that_completes_after_failed_pods_keeps_their_count() {
+        let running = json!({"spec": {"backoffLimit": 4},
+            "status": {"startTime": "2026-01-01T00:00:00Z", "active": 1, "failed": 2}});
+        let done = ended(&running, Outcome::Complete, "2026-01-01T00:05:00Z");
+        assert_eq!(done["failed"], 2);
+        assert_eq!(done["succeeded"], 1);
+        assert_eq!(done["startTime"], "2026-01-01T00:00:00Z");
+        let clean =
+            json!({"spec": {}, "status": {"startTime": "2026-01-01T00:00:00Z", "active": 1}});
+        let done = ended(&clean, Outcome::Complete, "2026-01-01T00:05:00Z");
+        assert!(
+            done.get("failed").is_none(),
+            "no failed pods, no count: {done}"
+        );
+        let failed = ended(&running, Outcome::Fail, "2026-01-01T00:05:00Z");
+        assert_eq!(failed["failed"], 5, "backoffLimit + 1 pods failed");
     }
 }
