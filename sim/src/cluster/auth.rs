@@ -104,7 +104,6 @@ impl Cluster {
         }
     }
 
-    /// The stored RBAC objects.
     /// The stored RBAC objects, copied out of the store once per change to any of them: every
     /// request with a service account's token is authorized by them, and copying the
     /// bootstrap ClusterRoles on each one was a tenth of the sim's CPU at 1000 Barbicans.
@@ -115,26 +114,23 @@ impl Cluster {
             "roles",
             "rolebindings",
         ];
-        const GROUP: &str = "rbac.authorization.k8s.io";
         let mut state = self.lock();
-        let changed = KINDS.map(|plural| {
-            state
-                .registry
-                .get(GROUP, "v1", plural)
-                .map_or(0, |t| state.store.changed_at(&t.storage_key()))
-        });
-        if let Some((at, policy)) = &state.rbac_policy
-            && *at == changed
-        {
-            return policy.clone();
-        }
-        let [cluster_roles, cluster_role_bindings, roles, role_bindings] = KINDS.map(|plural| {
-            state
-                .registry
-                .get(GROUP, "v1", plural)
-                .map(|t| state.store.list(t, None))
-                .unwrap_or_default()
-        });
+        let (changed, lists) = {
+            let types = KINDS.map(|plural| {
+                state
+                    .registry
+                    .get("rbac.authorization.k8s.io", "v1", plural)
+            });
+            let changed = types.map(|t| t.map_or(0, |t| state.store.changed_at(&t.storage_key())));
+            if let Some((at, policy)) = &state.rbac_policy
+                && *at == changed
+            {
+                return policy.clone();
+            }
+            let lists = types.map(|t| t.map(|t| state.store.list(t, None)).unwrap_or_default());
+            (changed, lists)
+        };
+        let [cluster_roles, cluster_role_bindings, roles, role_bindings] = lists;
         let policy = std::sync::Arc::new(crate::rbac::Policy {
             cluster_roles,
             cluster_role_bindings,
