@@ -51,47 +51,71 @@ impl std::fmt::Display for Entry {
 pub type Tally = BTreeMap<(String, String, String), u64>;
 
 /// The most recent requests, oldest first, a running total, and a tally of every request
-/// ever recorded by agent, verb and resource (which, unlike the recent requests, is never cut).
+/// ever received by agent, verb and resource (which, unlike the recent requests, is never cut).
+///
+/// A request is counted when it is received and kept when it completes, as kube-apiserver's
+/// audit stages `RequestReceived` and `ResponseComplete`: a write's watch event goes out before
+/// its response, so a client that took a mark on seeing that event must find the write
+/// before its mark, not after it.
 #[derive(Debug, Default)]
 pub struct Audit {
-    recent: VecDeque<Entry>,
+    recent: VecDeque<(u64, Entry)>,
     total: u64,
     tally: Tally,
 }
 
+/// A request counted on arrival, kept by [`Audit::complete`] once answered.
+#[derive(Debug)]
+#[must_use = "a received request is kept in the log only once completed"]
+pub struct Received(u64);
+
 impl Audit {
-    /// Records a request.
-    pub fn record(&mut self, entry: Entry) {
-        let (verb, resource) = match crate::rbac::attributes(&entry.method, &entry.path) {
+    /// Counts a request as it arrives: its place in the log and its tally.
+    pub fn receive(&mut self, user_agent: &str, method: &str, path: &str) -> Received {
+        let (verb, resource) = match crate::rbac::attributes(method, path) {
             Some(a) => (a.verb.clone(), format!("{}/{}", a.group, a.rule_resource())),
-            None => (entry.method.to_ascii_lowercase(), "-".to_string()),
+            None => (method.to_ascii_lowercase(), "-".to_string()),
         };
         *self
             .tally
-            .entry((entry.user_agent.clone(), verb, resource))
+            .entry((user_agent.to_string(), verb, resource))
             .or_default() += 1;
+        let place = self.total;
+        self.total += 1;
+        Received(place)
+    }
+
+    /// Keeps a received request with its answer.
+    pub fn complete(&mut self, received: Received, entry: Entry) {
         if self.recent.len() == CAPACITY {
             self.recent.pop_front();
         }
-        self.recent.push_back(entry);
-        self.total += 1;
+        self.recent.push_back((received.0, entry));
     }
 
-    /// Every request ever recorded, by agent, verb and resource.
+    /// Records a request received and answered at once.
+    pub fn record(&mut self, entry: Entry) {
+        let received = self.receive(&entry.user_agent, &entry.method, &entry.path);
+        self.complete(received, entry);
+    }
+
+    /// Every request ever received, by agent, verb and resource.
     pub fn tally(&self) -> Tally {
         self.tally.clone()
     }
 
-    /// How many requests were ever recorded.
+    /// How many requests were ever received.
     pub fn total(&self) -> u64 {
         self.total
     }
 
-    /// The kept requests after the first `since` ever recorded.
+    /// The kept requests received after the first `since`, in the order they completed.
     pub fn since(&self, since: u64) -> Vec<Entry> {
-        let dropped = self.total - self.recent.len() as u64;
-        let skip = since.saturating_sub(dropped) as usize;
-        self.recent.iter().skip(skip).cloned().collect()
+        self.recent
+            .iter()
+            .filter(|(place, _)| *place >= since)
+            .map(|(_, entry)| entry.clone())
+            .collect()
     }
 }
 
@@ -136,6 +160,24 @@ mod tests {
             "/a and /c are not resources"
         );
         assert_eq!(tally[&key("post")], 1);
+    }
+
+    /// A write received before a mark and answered after it belongs before the mark, in the
+    /// tally and in the log; one received after the mark is after it however it interleaves.
+    #[test]
+    fn a_request_is_placed_where_it_was_received() {
+        let mut audit = Audit::default();
+        let write = audit.receive("op", "PATCH", "/b");
+        let mark = audit.total();
+        let tally = audit.tally();
+        let read = audit.receive("op", "GET", "/c");
+        audit.complete(write, entry("PATCH", "/b"));
+        audit.complete(read, entry("GET", "/c"));
+        assert_eq!(audit.since(mark), [entry("GET", "/c")]);
+        assert_eq!(audit.since(0).len(), 2);
+        let key = |verb: &str| ("op".to_string(), verb.to_string(), "-".to_string());
+        assert_eq!(tally.get(&key("patch")), Some(&1));
+        assert_eq!(tally.get(&key("get")), None);
     }
 
     #[test]

@@ -80,6 +80,7 @@ pub(super) async fn handle(
     if !cluster.authenticated(&headers) {
         return error_response(&ApiError::unauthorized());
     }
+    let received = receive(&cluster, &method, &uri, &headers);
     // The audit log keeps the start of a write's body (kube-apiserver's Request level).
     let request_body = if method == Method::GET {
         String::new()
@@ -97,7 +98,15 @@ pub(super) async fn handle(
     if method != Method::GET {
         cluster.after_request();
     }
-    audit(&cluster, &method, &uri, &headers, &response, request_body);
+    complete(
+        &cluster,
+        received,
+        &method,
+        &uri,
+        &headers,
+        &response,
+        request_body,
+    );
     response
 }
 
@@ -193,8 +202,53 @@ pub(super) async fn pod_log(
     response
 }
 
-/// Records a request in the audit log.
-pub(super) fn audit(
+fn user_agent(headers: &HeaderMap) -> &str {
+    headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
+fn path(uri: &Uri) -> String {
+    uri.path_and_query()
+        .map_or_else(|| uri.path().to_string(), |p| p.to_string())
+}
+
+/// Counts a request in the audit log as it arrives (see [`crate::audit::Audit`]).
+fn receive(
+    cluster: &Cluster,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> crate::audit::Received {
+    cluster
+        .lock()
+        .audit
+        .receive(user_agent(headers), method.as_str(), &path(uri))
+}
+
+/// Keeps a received request in the audit log with its answer.
+fn complete(
+    cluster: &Cluster,
+    received: crate::audit::Received,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    response: &Response,
+    body: String,
+) {
+    let entry = crate::audit::Entry {
+        user_agent: user_agent(headers).to_string(),
+        method: method.to_string(),
+        path: path(uri),
+        code: response.status().as_u16(),
+        body,
+    };
+    cluster.lock().audit.complete(received, entry);
+}
+
+/// Records a request answered at once (no write whose watch event could precede it).
+fn audit(
     cluster: &Cluster,
     method: &Method,
     uri: &Uri,
@@ -202,20 +256,8 @@ pub(super) fn audit(
     response: &Response,
     body: String,
 ) {
-    let user_agent = headers
-        .get(axum::http::header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    cluster.lock().audit.record(crate::audit::Entry {
-        user_agent,
-        method: method.to_string(),
-        path: uri
-            .path_and_query()
-            .map_or_else(|| uri.path().to_string(), |p| p.to_string()),
-        code: response.status().as_u16(),
-        body,
-    });
+    let received = receive(cluster, method, uri, headers);
+    complete(cluster, received, method, uri, headers, response, body);
 }
 
 pub(super) async fn route(
