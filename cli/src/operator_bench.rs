@@ -366,19 +366,21 @@ fn pair(i: usize) -> Result<(Value, Value), String> {
     Ok((barbican, store))
 }
 
-/// Whether a Barbican's `Ready` condition is `True`.
-fn is_ready(barbican: &DynamicObject) -> bool {
-    barbican.data["status"]["conditions"]
+/// Whether an object's `Ready` condition is `True`.
+fn is_ready(object: &DynamicObject) -> bool {
+    object.data["status"]["conditions"]
         .as_array()
         .into_iter()
         .flatten()
         .any(|c| c["type"] == "Ready" && c["status"] == "True")
 }
 
-/// Waits until `want` Barbicans of the run are Ready, following a watch of them, and fails if
-/// the operator exits or `timeout` passes from `started` first. A watch, not a list every
-/// half second: at N = 1000 those lists took a tenth of the machine's CPU from the sim and
-/// the operator whose convergence they timed.
+/// Waits until `want` Barbicans and `want` BarbicanSecretStores of the run are Ready,
+/// following a watch of each, and fails if the operator exits or `timeout` passes from
+/// `started` first. Both kinds: a store turns Ready (`ConfigProjected`) a pass after its
+/// Barbican, so a run that stopped at the Barbicans caught that status write in its steady
+/// window. A watch, not a list every half second: at N = 1000 those lists took a tenth of
+/// the machine's CPU from the sim and the operator whose convergence they timed.
 async fn until_ready(
     client: &Client,
     operator: &mut tokio::process::Child,
@@ -388,52 +390,69 @@ async fn until_ready(
 ) -> Result<(), String> {
     use futures::StreamExt;
     use kube::runtime::{WatchStreamExt, watcher};
-    let api: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        NAMESPACE,
-        &kube::api::ApiResource::erase::<barbican_operator::api::Barbican>(&()),
+    let watch = |resource: kube::api::ApiResource| {
+        let kind = resource.kind.clone();
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), NAMESPACE, &resource);
+        watcher(api, watcher::Config::default())
+            .default_backoff()
+            .map(move |event| (kind.clone(), event))
+    };
+    let events = futures::stream::select(
+        watch(kube::api::ApiResource::erase::<
+            barbican_operator::api::Barbican,
+        >(&())),
+        watch(kube::api::ApiResource::erase::<
+            barbican_operator::api::BarbicanSecretStore,
+        >(&())),
     );
-    let events = watcher(api, watcher::Config::default()).default_backoff();
     let mut events = std::pin::pin!(events);
-    // The Ready names as last seen, and those of a relist under way.
-    let (mut ready, mut relisted) = (
-        std::collections::BTreeSet::new(),
-        std::collections::BTreeSet::new(),
-    );
+    // Per kind, the Ready names as last seen and those of a relist under way.
+    type Names = std::collections::BTreeSet<String>;
+    let mut ready: std::collections::BTreeMap<String, (Names, Names)> = Default::default();
+    let all_ready = |ready: &std::collections::BTreeMap<String, (Names, Names)>| {
+        ready.len() == 2 && ready.values().all(|(names, _)| names.len() >= want)
+    };
     let mut check = tokio::time::interval(Duration::from_millis(500));
-    while ready.len() < want {
+    while !all_ready(&ready) {
         tokio::select! {
-            event = events.next() => match event {
-                Some(Ok(watcher::Event::Init)) => relisted.clear(),
-                Some(Ok(watcher::Event::InitApply(b))) => {
-                    if is_ready(&b) {
-                        relisted.insert(b.metadata.name.unwrap_or_default());
+            event = events.next() => {
+                let Some((kind, event)) = event else {
+                    return Err("the watches of the Barbicans and stores ended".into());
+                };
+                let (names, relisted) = ready.entry(kind).or_default();
+                match event {
+                    Ok(watcher::Event::Init) => relisted.clear(),
+                    Ok(watcher::Event::InitApply(o)) => {
+                        if is_ready(&o) {
+                            relisted.insert(o.metadata.name.unwrap_or_default());
+                        }
                     }
-                }
-                Some(Ok(watcher::Event::InitDone)) => ready = std::mem::take(&mut relisted),
-                Some(Ok(watcher::Event::Apply(b))) => {
-                    let name = b.metadata.name.clone().unwrap_or_default();
-                    if is_ready(&b) {
-                        ready.insert(name);
-                    } else {
-                        ready.remove(&name);
+                    Ok(watcher::Event::InitDone) => *names = std::mem::take(relisted),
+                    Ok(watcher::Event::Apply(o)) => {
+                        let name = o.metadata.name.clone().unwrap_or_default();
+                        if is_ready(&o) {
+                            names.insert(name);
+                        } else {
+                            names.remove(&name);
+                        }
                     }
+                    Ok(watcher::Event::Delete(o)) => {
+                        names.remove(&o.metadata.name.unwrap_or_default());
+                    }
+                    // The watcher lists again after an error, on its backoff.
+                    Err(_) => {}
                 }
-                Some(Ok(watcher::Event::Delete(b))) => {
-                    ready.remove(&b.metadata.name.unwrap_or_default());
-                }
-                // The watcher lists again after an error, on its backoff.
-                Some(Err(_)) => {}
-                None => return Err("the watch of the Barbicans ended".into()),
-            },
+            }
             _ = check.tick() => {
                 if let Ok(Some(status)) = operator.try_wait() {
                     return Err(format!("the operator exited: {status}"));
                 }
                 if started.elapsed() > timeout {
+                    let count = |kind: &str| ready.get(kind).map_or(0, |(names, _)| names.len());
                     return Err(format!(
-                        "{} of {want} Barbicans Ready after {timeout:?}",
-                        ready.len()
+                        "{} of {want} Barbicans and {} of {want} stores Ready after {timeout:?}",
+                        count("Barbican"),
+                        count("BarbicanSecretStore")
                     ));
                 }
             }

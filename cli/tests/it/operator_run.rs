@@ -270,9 +270,13 @@ fn the_operator_benchmark_converges_and_reports_a_quiet_steady_state() {
         summary.contains("bench: 3 Barbicans Ready in "),
         "{summary}"
     );
-    // Writes only: a pass that began before the last Barbican turned Ready may read its CR
-    // once inside the window (its own status write still in flight), which a 2 s window right
-    // after a 0.3 s convergence catches; the long windows of the README's runs read nothing.
+    // Writes only: a store's pass that the last status writes set off may read its parent
+    // Barbican once inside the window (the operator's watch not yet showing its own write),
+    // which a 2 s window right after a 0.3 s convergence catches; the long windows of the
+    // README's runs read nothing. Two writes used to land here under load: a store's
+    // `ConfigProjected` (the bench now waits for the stores too) and the last Barbican status
+    // write, whose watch event reached the bench before the sim's audit counted its request
+    // (the sim now counts a request when it arrives).
     assert!(
         summary.contains("steady state over 2s: 0 writes, "),
         "{summary}"
