@@ -335,6 +335,33 @@ pub fn columns(t: &ResourceType) -> Option<Vec<Column>> {
             }),
             AGE,
         ],
+        ("networking.k8s.io", "ingresses") => vec![
+            NAME,
+            column("Class", "string", 0, |o, _| {
+                json!(o["spec"]["ingressClassName"].as_str().unwrap_or("<none>"))
+            }),
+            column("Hosts", "string", 0, |o, _| json!(ingress_hosts(o))),
+            column("Address", "string", 0, |o, _| {
+                let addresses: Vec<&str> = o["status"]["loadBalancer"]["ingress"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|i| i["ip"].as_str().or(i["hostname"].as_str()))
+                    .collect();
+                json!(addresses.join(","))
+            }),
+            column("Ports", "string", 0, |o, _| {
+                let tls = o["spec"]["tls"].as_array().is_some_and(|t| !t.is_empty());
+                json!(if tls { "80, 443" } else { "80" })
+            }),
+            AGE,
+        ],
+        ("", "resourcequotas") => vec![
+            NAME,
+            AGE,
+            column("Request", "string", 0, |o, _| json!(quota_usage(o, false))),
+            column("Limit", "string", 0, |o, _| json!(quota_usage(o, true))),
+        ],
         ("networking.k8s.io", "networkpolicies") => vec![
             NAME,
             column("Pod-Selector", "string", 0, |o, _| {
@@ -440,6 +467,41 @@ pub fn human_duration(seconds: i64) -> String {
         };
     }
     format!("{years}y")
+}
+
+/// An Ingress's rule hosts as kube-apiserver prints them: the first three, then how many
+/// more; `*` when no rule names a host.
+fn ingress_hosts(ingress: &Value) -> String {
+    let hosts: Vec<&str> = ingress["spec"]["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["host"].as_str())
+        .filter(|h| !h.is_empty())
+        .collect();
+    match hosts.len() {
+        0 => "*".into(),
+        1..=3 => hosts.join(","),
+        n => format!("{} + {} more...", hosts[..3].join(","), n - 3),
+    }
+}
+
+/// A ResourceQuota's `used/hard` per resource, from its status: the `limits.` resources in
+/// the Limit column, the rest in Request, sorted by name.
+fn quota_usage(quota: &Value, limits: bool) -> String {
+    let status = &quota["status"];
+    let mut entries: Vec<String> = status["hard"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(name, _)| name.starts_with("limits.") == limits)
+        .map(|(name, hard)| {
+            let used = status["used"][name].as_str().unwrap_or("0");
+            format!("{name}: {used}/{}", hard.as_str().unwrap_or_default())
+        })
+        .collect();
+    entries.sort();
+    entries.join(", ")
 }
 
 fn int(value: &Value) -> i64 {
@@ -1052,6 +1114,46 @@ mod tests {
             cell(&policy, "Pod-Selector"),
             "app=barbican,tier in (api,worker)"
         );
+    }
+
+    /// kube-apiserver's Ingress columns (class, hosts past three cut, ports with TLS) and
+    /// ResourceQuota columns (usage from status, `limits.` apart, after AGE).
+    #[test]
+    fn ingresses_and_quotas_print_kube_apiservers_columns() {
+        let ingress = row(
+            "networking.k8s.io",
+            "ingresses",
+            json!({"metadata": {"name": "i"}, "spec": {"ingressClassName": "nginx",
+                "rules": [{"host": "a"}, {"host": "b"}, {"host": "c"}, {"host": "d"}],
+                "tls": [{"secretName": "t"}]},
+                "status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}, {"hostname": "lb"}]}}}),
+        );
+        assert_eq!(cell(&ingress, "Class"), "nginx");
+        assert_eq!(cell(&ingress, "Hosts"), "a,b,c + 1 more...");
+        assert_eq!(cell(&ingress, "Address"), "10.0.0.1,lb");
+        assert_eq!(cell(&ingress, "Ports"), "80, 443");
+        let bare = row(
+            "networking.k8s.io",
+            "ingresses",
+            json!({"metadata": {"name": "i"}, "spec": {}}),
+        );
+        assert_eq!(
+            (
+                cell(&bare, "Class"),
+                cell(&bare, "Hosts"),
+                cell(&bare, "Ports")
+            ),
+            (json!("<none>"), json!("*"), json!("80"))
+        );
+        let quota = row(
+            "",
+            "resourcequotas",
+            json!({"metadata": {"name": "q"}, "status": {
+                "hard": {"pods": "3", "limits.cpu": "2", "requests.cpu": "1"},
+                "used": {"pods": "1", "limits.cpu": "500m"}}}),
+        );
+        assert_eq!(cell(&quota, "Request"), "pods: 1/3, requests.cpu: 0/1");
+        assert_eq!(cell(&quota, "Limit"), "limits.cpu: 500m/2");
     }
 
     #[test]

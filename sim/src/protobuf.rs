@@ -38,6 +38,8 @@ enum Kind {
     IntOrString,
     /// `map<string, resource.Quantity>`: quantities as strings in JSON.
     QuantityMap,
+    /// A message Go embeds (`json:",inline"`): its fields are the enclosing object's.
+    Inline(&'static Message),
     /// A status sent with a create or update of a kind whose status the API server resets
     /// there: not read.
     Discarded,
@@ -749,6 +751,154 @@ static SERVICE: Message = Message {
 };
 
 /// The kinds whose protobuf the sim reads, by `apiVersion` and `kind`.
+static POD_DISRUPTION_BUDGET_SPEC: Message = Message {
+    name: "PodDisruptionBudgetSpec",
+    fields: &[
+        opt(1, "minAvailable", IntOrString),
+        opt(2, "selector", Kind::Message(&LABEL_SELECTOR)),
+        opt(3, "maxUnavailable", IntOrString),
+        opt(4, "unhealthyPodEvictionPolicy", Text),
+    ],
+};
+
+static POD_DISRUPTION_BUDGET: Message = Message {
+    name: "PodDisruptionBudget",
+    fields: &[
+        METADATA,
+        one(2, "spec", Kind::Message(&POD_DISRUPTION_BUDGET_SPEC)),
+        STATUS,
+    ],
+};
+
+static PRIORITY_CLASS: Message = Message {
+    name: "PriorityClass",
+    fields: &[
+        METADATA,
+        // `json:"value"` without omitempty: a zero is written.
+        opt(2, "value", Int),
+        one(3, "globalDefault", Bool),
+        one(4, "description", Text),
+        opt(5, "preemptionPolicy", Text),
+    ],
+};
+
+static SCOPED_RESOURCE_SELECTOR_REQUIREMENT: Message = Message {
+    name: "ScopedResourceSelectorRequirement",
+    fields: &[
+        one(1, "scopeName", Text),
+        one(2, "operator", Text),
+        many(3, "values", Text),
+    ],
+};
+
+static SCOPE_SELECTOR: Message = Message {
+    name: "ScopeSelector",
+    fields: &[many(
+        1,
+        "matchExpressions",
+        Kind::Message(&SCOPED_RESOURCE_SELECTOR_REQUIREMENT),
+    )],
+};
+
+static RESOURCE_QUOTA_SPEC: Message = Message {
+    name: "ResourceQuotaSpec",
+    fields: &[
+        one(1, "hard", QuantityMap),
+        many(2, "scopes", Text),
+        opt(3, "scopeSelector", Kind::Message(&SCOPE_SELECTOR)),
+    ],
+};
+
+static RESOURCE_QUOTA: Message = Message {
+    name: "ResourceQuota",
+    fields: &[
+        METADATA,
+        one(2, "spec", Kind::Message(&RESOURCE_QUOTA_SPEC)),
+        STATUS,
+    ],
+};
+
+static SERVICE_BACKEND_PORT: Message = Message {
+    name: "ServiceBackendPort",
+    fields: &[one(1, "name", Text), one(2, "number", Int)],
+};
+
+static INGRESS_SERVICE_BACKEND: Message = Message {
+    name: "IngressServiceBackend",
+    fields: &[
+        one(1, "name", Text),
+        one(2, "port", Kind::Message(&SERVICE_BACKEND_PORT)),
+    ],
+};
+
+static TYPED_LOCAL_OBJECT_REFERENCE: Message = Message {
+    name: "TypedLocalObjectReference",
+    fields: &[
+        opt(1, "apiGroup", Text),
+        one(2, "kind", Text),
+        one(3, "name", Text),
+    ],
+};
+
+static INGRESS_BACKEND: Message = Message {
+    name: "IngressBackend",
+    fields: &[
+        opt(3, "resource", Kind::Message(&TYPED_LOCAL_OBJECT_REFERENCE)),
+        opt(4, "service", Kind::Message(&INGRESS_SERVICE_BACKEND)),
+    ],
+};
+
+static HTTP_INGRESS_PATH: Message = Message {
+    name: "HTTPIngressPath",
+    fields: &[
+        one(1, "path", Text),
+        one(2, "backend", Kind::Message(&INGRESS_BACKEND)),
+        opt(3, "pathType", Text),
+    ],
+};
+
+static HTTP_INGRESS_RULE_VALUE: Message = Message {
+    name: "HTTPIngressRuleValue",
+    fields: &[many(1, "paths", Kind::Message(&HTTP_INGRESS_PATH))],
+};
+
+static INGRESS_RULE_VALUE: Message = Message {
+    name: "IngressRuleValue",
+    fields: &[opt(1, "http", Kind::Message(&HTTP_INGRESS_RULE_VALUE))],
+};
+
+static INGRESS_RULE: Message = Message {
+    name: "IngressRule",
+    fields: &[
+        one(1, "host", Text),
+        one(2, "ingressRuleValue", Kind::Inline(&INGRESS_RULE_VALUE)),
+    ],
+};
+
+static INGRESS_TLS: Message = Message {
+    name: "IngressTLS",
+    fields: &[many(1, "hosts", Text), one(2, "secretName", Text)],
+};
+
+static INGRESS_SPEC: Message = Message {
+    name: "IngressSpec",
+    fields: &[
+        opt(1, "defaultBackend", Kind::Message(&INGRESS_BACKEND)),
+        many(2, "tls", Kind::Message(&INGRESS_TLS)),
+        many(3, "rules", Kind::Message(&INGRESS_RULE)),
+        opt(4, "ingressClassName", Text),
+    ],
+};
+
+static INGRESS: Message = Message {
+    name: "Ingress",
+    fields: &[
+        METADATA,
+        one(2, "spec", Kind::Message(&INGRESS_SPEC)),
+        STATUS,
+    ],
+};
+
 fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
     Some(match (api_version, kind) {
         ("v1", "Namespace") => &NAMESPACE,
@@ -766,6 +916,10 @@ fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
         ("authentication.k8s.io/v1", "SelfSubjectReview") => &SELF_SUBJECT_REVIEW,
         ("authentication.k8s.io/v1", "TokenRequest") => &TOKEN_REQUEST,
         ("certificates.k8s.io/v1", "CertificateSigningRequest") => &CERTIFICATE_SIGNING_REQUEST,
+        ("v1", "ResourceQuota") => &RESOURCE_QUOTA,
+        ("policy/v1", "PodDisruptionBudget") => &POD_DISRUPTION_BUDGET,
+        ("scheduling.k8s.io/v1", "PriorityClass") => &PRIORITY_CLASS,
+        ("networking.k8s.io/v1", "Ingress") => &INGRESS,
         _ => return None,
     })
 }
@@ -781,7 +935,7 @@ pub enum ProtobufError {
     Malformed(&'static str),
     /// A kind this sim does not read as protobuf.
     #[error(
-        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, Deployments, Jobs, CronJobs, RBAC roles and bindings, CertificateSigningRequests, TokenRequests and self-reviews; send {kind} ({api_version}) as JSON"
+        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, ResourceQuotas, Deployments, Jobs, CronJobs, PodDisruptionBudgets, PriorityClasses, Ingresses, RBAC roles and bindings, CertificateSigningRequests, TokenRequests and self-reviews; send {kind} ({api_version}) as JSON"
     )]
     UnknownKind {
         /// The body's apiVersion.
@@ -858,8 +1012,22 @@ pub fn encode(object: &Value) -> Option<Vec<u8>> {
 /// One JSON object as `message`'s bytes; `None` for a field the message does not describe.
 fn write(message: &'static Message, object: &Value) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    for (name, value) in object.as_object()? {
-        if value.is_null() {
+    let fields = object.as_object()?;
+    // An embedded message's fields sit in this object: they are written as that message.
+    let mut inlined = Vec::new();
+    for field in message.fields {
+        if let Kind::Inline(inner) = field.kind {
+            let own: Map<String, Value> = fields
+                .iter()
+                .filter(|(name, _)| inner.fields.iter().any(|f| f.name == name.as_str()))
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect();
+            put_bytes(&mut out, field.number, &write(inner, &Value::Object(own))?);
+            inlined.extend(inner.fields.iter().map(|f| f.name));
+        }
+    }
+    for (name, value) in fields {
+        if value.is_null() || inlined.contains(&name.as_str()) {
             continue;
         }
         let field = message.fields.iter().find(|f| f.name == name)?;
@@ -883,6 +1051,8 @@ fn write_value(out: &mut Vec<u8>, field: &Field, value: &Value) -> Option<()> {
         Int => put_varint_field(out, n, value.as_i64()? as u64),
         Bool => put_varint_field(out, n, u64::from(value.as_bool()?)),
         Kind::Message(inner) => put_bytes(out, n, &write(inner, value)?),
+        // Written with the enclosing object (see `write`); never a field of its own in JSON.
+        Kind::Inline(_) => return None,
         Kind::Bytes => put_bytes(out, n, &crate::tokens::base64_decode(value.as_str()?)?),
         Kind::RawJson => {
             let mut raw = Vec::new();
@@ -971,6 +1141,12 @@ fn read(message: &'static Message, bytes: &[u8]) -> Result<Value, ProtobufError>
             .ok_or_else(unknown)?;
         let value = match (field.kind, wire) {
             (Kind::Discarded, _) => continue,
+            (Kind::Inline(inner), Wire::Bytes(b)) => {
+                if let Value::Object(embedded) = read(inner, b)? {
+                    object.extend(embedded);
+                }
+                continue;
+            }
             (Text, Wire::Bytes(b)) => json!(text(b)?),
             (Int, Wire::Varint(v)) => json!(v as i64),
             (Bool, Wire::Varint(v)) => json!(v != 0),
@@ -1302,6 +1478,73 @@ mod tests {
             decode(&envelope("apps/v1", "Deployment", &raw)).unwrap(),
             json!({"apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": "web"}, "spec": {"replicas": 0}})
+        );
+    }
+
+    /// An Ingress rule embeds its `IngressRuleValue` (`json:",inline"`): on the wire a message
+    /// of its own (field 2), in JSON its `http` sits in the rule. Built as Go writes what
+    /// `kubectl create ingress i --rule=foo.com/bar=svc1:8080` sends, and written back alike.
+    #[test]
+    fn an_ingress_rules_embedded_value_reads_inline_and_writes_nested() {
+        let field = |number: u64, v: u64| [varint(number << 3), varint(v)].concat();
+        let port = [bytes(1, b""), field(2, 8080)].concat();
+        let backend = bytes(4, &[bytes(1, b"svc1"), bytes(2, &port)].concat());
+        let path = [bytes(1, b"/bar"), bytes(2, &backend), bytes(3, b"Exact")].concat();
+        let rule = [bytes(1, b"foo.com"), bytes(2, &bytes(1, &bytes(1, &path)))].concat();
+        let spec = bytes(3, &rule);
+        let raw = [bytes(1, &bytes(1, b"i")), bytes(2, &spec), bytes(3, &[])].concat();
+        let ingress = decode(&envelope("networking.k8s.io/v1", "Ingress", &raw)).unwrap();
+        let expected = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "i"},
+            "spec": {"rules": [{"host": "foo.com", "http": {"paths": [{"path": "/bar",
+                "pathType": "Exact",
+                "backend": {"service": {"name": "svc1", "port": {"number": 8080}}}}]}}]}});
+        assert_eq!(ingress, expected);
+        let written = encode(&expected).expect("an Ingress is described");
+        // Down the written bytes: the envelope's raw object, its spec, its rule, the rule's
+        // field 2, which holds `http` as its field 1.
+        let field_of = |message: &[u8], number: u64| -> Vec<u8> {
+            Reader(message)
+                .find_map(|entry| match entry.unwrap() {
+                    (n, Wire::Bytes(b)) if n == number => Some(b.to_vec()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("no field {number}"))
+        };
+        let raw = field_of(&written[MAGIC.len()..], 2);
+        let rule = field_of(&field_of(&field_of(&raw, 2), 3), 2);
+        assert!(
+            !field_of(&rule, 1).is_empty(),
+            "http sits in the rule value"
+        );
+        assert_eq!(decode(&written).unwrap(), expected);
+    }
+
+    /// The other kinds kubectl's generators send: `create pdb --min-available=0` keeps its
+    /// zero (a pointer), `create priorityclass --value=0` too (`json:"value"`, no omitempty),
+    /// `create quota` reads its quantities.
+    #[test]
+    fn the_remaining_generators_kinds_read_as_their_json() {
+        let field = |number: u64, v: u64| [varint(number << 3), varint(v)].concat();
+        let zero = field(2, 0);
+        let selector = bytes(1, &[bytes(1, b"app"), bytes(2, b"web")].concat());
+        let spec = [bytes(1, &zero), bytes(2, &selector)].concat();
+        let raw = [bytes(1, &bytes(1, b"p")), bytes(2, &spec)].concat();
+        assert_eq!(
+            decode(&envelope("policy/v1", "PodDisruptionBudget", &raw)).unwrap()["spec"],
+            json!({"minAvailable": 0, "selector": {"matchLabels": {"app": "web"}}})
+        );
+        let raw = [bytes(1, &bytes(1, b"low")), field(2, 0), field(3, 0)].concat();
+        assert_eq!(
+            decode(&envelope("scheduling.k8s.io/v1", "PriorityClass", &raw)).unwrap(),
+            json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": "low"}, "value": 0})
+        );
+        let hard = [bytes(1, b"pods"), bytes(2, &bytes(1, b"3"))].concat();
+        let raw = [bytes(1, &bytes(1, b"q")), bytes(2, &bytes(1, &hard))].concat();
+        assert_eq!(
+            decode(&envelope("v1", "ResourceQuota", &raw)).unwrap()["spec"],
+            json!({"hard": {"pods": "3"}})
         );
     }
 

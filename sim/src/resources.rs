@@ -285,6 +285,15 @@ pub fn builtins() -> Vec<ResourceType> {
             &["sa"],
         ),
         builtin("", "v1", "Event", "events", true, false, &["ev"]),
+        builtin(
+            "",
+            "v1",
+            "ResourceQuota",
+            "resourcequotas",
+            true,
+            true,
+            &["quota"],
+        ),
         builtin("", "v1", "Pod", "pods", true, true, &["po"]),
         builtin("", "v1", "Node", "nodes", false, true, &["no"]),
         builtin(
@@ -379,6 +388,15 @@ pub fn builtins() -> Vec<ResourceType> {
             true,
             true,
             &["hpa"],
+        ),
+        builtin(
+            "networking.k8s.io",
+            "v1",
+            "Ingress",
+            "ingresses",
+            true,
+            true,
+            &["ing"],
         ),
         builtin(
             "networking.k8s.io",

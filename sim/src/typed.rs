@@ -38,6 +38,7 @@ pub fn with_type<F: WithType>(t: &ResourceType, f: F) -> Option<F::Out> {
         ("", "ServiceAccount") => f.with::<core::ServiceAccount>(),
         ("", "Event") => f.with::<core::Event>(),
         ("", "Pod") => f.with::<core::Pod>(),
+        ("", "ResourceQuota") => f.with::<core::ResourceQuota>(),
         ("", "Node") => f.with::<core::Node>(),
         ("", "ComponentStatus") => f.with::<core::ComponentStatus>(),
         ("apiregistration.k8s.io", "APIService") => {
@@ -58,6 +59,7 @@ pub fn with_type<F: WithType>(t: &ResourceType, f: F) -> Option<F::Out> {
         ("autoscaling", "HorizontalPodAutoscaler") => {
             f.with::<autoscaling::HorizontalPodAutoscaler>()
         }
+        ("networking.k8s.io", "Ingress") => f.with::<networking::Ingress>(),
         ("networking.k8s.io", "NetworkPolicy") => f.with::<networking::NetworkPolicy>(),
         ("events.k8s.io", "Event") => f.with::<k8s_openapi::api::events::v1::Event>(),
         ("coordination.k8s.io", "Lease") => f.with::<coordination::Lease>(),

@@ -951,23 +951,86 @@ fn kubectls_generators_send_protobuf_and_create_what_they_name() {
         ]),
         "80 8080 web"
     );
-    // A kind whose protobuf the sim does not read is refused by name.
-    let (created, text) = kubectl(
+    // The other generators: a budget keeps its zero, a class its zero value, an ingress its
+    // rules (whose `http` Go embeds), a quota its quantities; each prints its columns.
+    for args in [
+        &[
+            "create",
+            "pdb",
+            "p",
+            "--selector=app=web",
+            "--min-available=0",
+        ][..],
+        &[
+            "create",
+            "quota",
+            "q",
+            "--hard=pods=3,limits.cpu=2",
+            "--scopes=NotTerminating",
+        ],
+        &[
+            "create",
+            "ingress",
+            "i",
+            "--class=nginx",
+            "--rule=foo.com/bar=web:8080,tls=web-cert",
+            "--default-backend=web:http",
+        ],
+    ] {
+        ok(&sim, &[args, &["-n", "tenant"][..]].concat());
+    }
+    ok(
         &sim,
         &[
             "create",
-            "poddisruptionbudget",
-            "p",
-            "-n",
-            "tenant",
-            "--selector=app=web",
-            "--min-available=1",
+            "priorityclass",
+            "idle",
+            "--value=0",
+            "--preemption-policy=Never",
         ],
     );
-    assert!(!created);
+    assert_eq!(
+        get(&["get", "pdb", "p", "-n", "tenant", "-o", "jsonpath={.spec}"]),
+        r#"{"minAvailable":0,"selector":{"matchLabels":{"app":"web"}}}"#
+    );
+    assert_eq!(
+        get(&[
+            "get",
+            "pc",
+            "idle",
+            "-o",
+            "jsonpath={.value} {.preemptionPolicy}"
+        ]),
+        "0 Never"
+    );
+    assert_eq!(
+        get(&[
+            "get",
+            "quota",
+            "q",
+            "-n",
+            "tenant",
+            "-o",
+            "jsonpath={.spec}"
+        ]),
+        r#"{"hard":{"limits.cpu":"2","pods":"3"},"scopes":["NotTerminating"]}"#
+    );
+    assert_eq!(
+        get(&[
+            "get",
+            "ingress",
+            "i",
+            "-n",
+            "tenant",
+            "-o",
+            "jsonpath={.spec}"
+        ]),
+        r#"{"defaultBackend":{"service":{"name":"web","port":{"name":"http"}}},"ingressClassName":"nginx","rules":[{"host":"foo.com","http":{"paths":[{"backend":{"service":{"name":"web","port":{"number":8080}}},"path":"/bar","pathType":"Exact"}]}}],"tls":[{"hosts":["foo.com"],"secretName":"web-cert"}]}"#
+    );
+    let ingress = get(&["get", "ingress", "i", "-n", "tenant"]);
     assert!(
-        text.contains("send PodDisruptionBudget (policy/v1) as JSON"),
-        "{text}"
+        ingress.contains("CLASS") && ingress.contains("nginx") && ingress.contains("80, 443"),
+        "{ingress}"
     );
 }
 
