@@ -189,7 +189,9 @@ async fn revoke(
     instance(env, &namespace, &instance_name).revoke_secret_id(&secret_id);
 }
 
+/// Sets the TTL of the secret IDs minted from now on (those already minted keep theirs).
 #[given(expr = "the OpenBao of {string} in {string} issues secret IDs for {int} seconds")]
+#[when(expr = "the OpenBao of {string} in {string} issues secret IDs for {int} seconds")]
 async fn secret_id_ttl(
     world: &mut BarbicanWorld,
     instance_name: String,
