@@ -794,6 +794,9 @@ fn job_duration(job: &Value, now: Timestamp) -> String {
 /// printHorizontalPodAutoscaler's TARGETS for its metrics: `cpu: 40%/80%`, `<unknown>` for
 /// a current value not yet observed, `+ N more...` past the first two.
 fn hpa_targets(hpa: &Value) -> String {
+    // A v1 HPA's `targetCPUUtilizationPercentage` prints as its v2 metric does.
+    let v2 = crate::versions::hpa_in_v2(hpa);
+    let hpa = &v2;
     let metrics: Vec<&Value> = hpa["spec"]["metrics"]
         .as_array()
         .into_iter()
@@ -1088,6 +1091,14 @@ mod tests {
         );
         assert_eq!(cell(&hpa, "Reference"), "Deployment/barbican");
         assert_eq!(cell(&hpa, "Targets"), "cpu: <unknown>/80%");
+        let v1 = row(
+            "autoscaling",
+            "horizontalpodautoscalers",
+            json!({"apiVersion": "autoscaling/v1", "metadata": {"name": "h"},
+                "spec": {"maxReplicas": 3, "targetCPUUtilizationPercentage": 70},
+                "status": {"currentCPUUtilizationPercentage": 12}}),
+        );
+        assert_eq!(cell(&v1, "Targets"), "cpu: 12%/70%");
         assert_eq!(
             (
                 cell(&hpa, "MinPods"),

@@ -899,6 +899,40 @@ static INGRESS: Message = Message {
     ],
 };
 
+static CROSS_VERSION_OBJECT_REFERENCE: Message = Message {
+    name: "CrossVersionObjectReference",
+    fields: &[
+        one(1, "kind", Text),
+        one(2, "name", Text),
+        one(3, "apiVersion", Text),
+    ],
+};
+
+static HORIZONTAL_POD_AUTOSCALER_SPEC: Message = Message {
+    name: "HorizontalPodAutoscalerSpec",
+    fields: &[
+        one(
+            1,
+            "scaleTargetRef",
+            Kind::Message(&CROSS_VERSION_OBJECT_REFERENCE),
+        ),
+        opt(2, "minReplicas", Int),
+        // `json:"maxReplicas"` without omitempty: a zero is written.
+        opt(3, "maxReplicas", Int),
+        opt(4, "targetCPUUtilizationPercentage", Int),
+    ],
+};
+
+/// `autoscaling/v1`'s, what `kubectl autoscale` sends.
+static HORIZONTAL_POD_AUTOSCALER: Message = Message {
+    name: "HorizontalPodAutoscaler",
+    fields: &[
+        METADATA,
+        one(2, "spec", Kind::Message(&HORIZONTAL_POD_AUTOSCALER_SPEC)),
+        STATUS,
+    ],
+};
+
 fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
     Some(match (api_version, kind) {
         ("v1", "Namespace") => &NAMESPACE,
@@ -920,6 +954,7 @@ fn message_of(api_version: &str, kind: &str) -> Option<&'static Message> {
         ("policy/v1", "PodDisruptionBudget") => &POD_DISRUPTION_BUDGET,
         ("scheduling.k8s.io/v1", "PriorityClass") => &PRIORITY_CLASS,
         ("networking.k8s.io/v1", "Ingress") => &INGRESS,
+        ("autoscaling/v1", "HorizontalPodAutoscaler") => &HORIZONTAL_POD_AUTOSCALER,
         _ => return None,
     })
 }
@@ -935,7 +970,7 @@ pub enum ProtobufError {
     Malformed(&'static str),
     /// A kind this sim does not read as protobuf.
     #[error(
-        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, ResourceQuotas, Deployments, Jobs, CronJobs, PodDisruptionBudgets, PriorityClasses, Ingresses, RBAC roles and bindings, CertificateSigningRequests, TokenRequests and self-reviews; send {kind} ({api_version}) as JSON"
+        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, ResourceQuotas, Deployments, Jobs, CronJobs, PodDisruptionBudgets, PriorityClasses, Ingresses, autoscaling/v1 HorizontalPodAutoscalers, RBAC roles and bindings, CertificateSigningRequests, TokenRequests and self-reviews; send {kind} ({api_version}) as JSON"
     )]
     UnknownKind {
         /// The body's apiVersion.

@@ -389,6 +389,17 @@ pub fn builtins() -> Vec<ResourceType> {
             true,
             &["hpa"],
         ),
+        // Served at v1 too (after v2, the preferred version), as `kubectl autoscale` writes
+        // it; one storage, converted in `crate::versions`.
+        builtin(
+            "autoscaling",
+            "v1",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            true,
+            true,
+            &["hpa"],
+        ),
         builtin(
             "networking.k8s.io",
             "v1",
@@ -591,6 +602,38 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
         .collect()
 }
 
+/// Kubernetes' order of preference between two versions of a group (`version.
+/// CompareKubeAwareVersionStrings`): GA before beta before alpha, a higher major version first,
+/// then a higher alpha or beta number; what is not shaped like a Kubernetes version comes last,
+/// alphabetically. The first of a group's versions in this order is its preferred version.
+pub fn by_preference(a: &str, b: &str) -> std::cmp::Ordering {
+    // (stability: 2 GA, 1 beta, 0 alpha; major; minor)
+    fn parse(v: &str) -> Option<(u8, u64, u64)> {
+        let rest = v.strip_prefix('v')?;
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let major: u64 = rest[..digits].parse().ok()?;
+        let tail = &rest[digits..];
+        let (stability, number) = if tail.is_empty() {
+            return Some((2, major, 0));
+        } else if let Some(n) = tail.strip_prefix("beta") {
+            (1, n)
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (0, n)
+        } else {
+            return None;
+        };
+        Some((stability, major, number.parse().ok()?))
+    }
+    match (parse(a), parse(b)) {
+        (Some(x), Some(y)) => y.cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
 /// The served resource types, by (group, version, plural).
 #[derive(Clone, Debug, Default)]
 pub struct Registry {
@@ -641,6 +684,21 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// kube-apiserver prefers `autoscaling/v2` to `v1`, and GA to beta to alpha.
+    #[test]
+    fn versions_sort_as_kubernetes_prefers_them() {
+        let mut versions = vec![
+            "v1", "v1alpha1", "foo", "v2", "v1beta2", "v1beta1", "v2alpha1",
+        ];
+        versions.sort_by(|a, b| by_preference(a, b));
+        assert_eq!(
+            versions,
+            [
+                "v2", "v1", "v1beta2", "v1beta1", "v2alpha1", "v1alpha1", "foo"
+            ]
+        );
+    }
 
     #[test]
     fn a_type_recognises_its_storage_key() {

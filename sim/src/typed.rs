@@ -56,6 +56,9 @@ pub fn with_type<F: WithType>(t: &ResourceType, f: F) -> Option<F::Out> {
         ("batch", "Job") => f.with::<batch::Job>(),
         ("batch", "CronJob") => f.with::<batch::CronJob>(),
         ("policy", "PodDisruptionBudget") => f.with::<policy::PodDisruptionBudget>(),
+        ("autoscaling", "HorizontalPodAutoscaler") if t.version == "v1" => {
+            f.with::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler>()
+        }
         ("autoscaling", "HorizontalPodAutoscaler") => {
             f.with::<autoscaling::HorizontalPodAutoscaler>()
         }

@@ -1027,6 +1027,44 @@ fn kubectls_generators_send_protobuf_and_create_what_they_name() {
         ]),
         r#"{"defaultBackend":{"service":{"name":"web","port":{"name":"http"}}},"ingressClassName":"nginx","rules":[{"host":"foo.com","http":{"paths":[{"backend":{"service":{"name":"web","port":{"number":8080}}},"path":"/bar","pathType":"Exact"}]}}],"tls":[{"hosts":["foo.com"],"secretName":"web-cert"}]}"#
     );
+    // `kubectl autoscale` writes autoscaling/v1; kubectl reads the preferred v2, one storage.
+    ok(
+        &sim,
+        &[
+            "autoscale",
+            "deployment",
+            "web",
+            "--max=3",
+            "--cpu-percent=70",
+            "-n",
+            "tenant",
+        ],
+    );
+    let at = |resource: &str, path: &str| {
+        get(&[
+            "get",
+            resource,
+            "web",
+            "-n",
+            "tenant",
+            "-o",
+            &format!("jsonpath={{.apiVersion}} {path}"),
+        ])
+    };
+    assert_eq!(
+        at(
+            "hpa",
+            "{.spec.metrics[0].resource.target.averageUtilization}"
+        ),
+        "autoscaling/v2 70"
+    );
+    assert_eq!(
+        at(
+            "horizontalpodautoscalers.v1.autoscaling",
+            "{.spec.targetCPUUtilizationPercentage}"
+        ),
+        "autoscaling/v1 70"
+    );
     let ingress = get(&["get", "ingress", "i", "-n", "tenant"]);
     assert!(
         ingress.contains("CLASS") && ingress.contains("nginx") && ingress.contains("80, 443"),

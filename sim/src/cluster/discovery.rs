@@ -13,6 +13,9 @@ impl Cluster {
                 versions.push(t.version.clone());
             }
         }
+        for versions in groups.values_mut() {
+            versions.sort_by(|a, b| crate::resources::by_preference(a, b));
+        }
         json!({
             "kind": "APIGroupList",
             "apiVersion": "v1",
@@ -26,7 +29,8 @@ impl Cluster {
 
     /// Aggregated discovery (`apidiscovery.k8s.io/v2` APIGroupDiscoveryList): every group with
     /// every version's resources in one answer, the core group at `/api` (`core`), the named
-    /// groups at `/apis`. Versions come in order of preference, as in the APIGroupList; a
+    /// groups at `/apis`. Versions come in order of preference
+    /// ([`crate::resources::by_preference`]), as in the APIGroupList; a
     /// resource's `responseKind` leaves group and version empty where they are the group's own,
     /// as kube-apiserver's installer does.
     pub(super) fn aggregated_discovery(&self, core: bool) -> Value {
@@ -36,7 +40,7 @@ impl Cluster {
             .all()
             .filter(|t| t.group.is_empty() == core)
             .collect();
-        // First-seen order: the registry lists a group's preferred version first.
+        // First-seen order for groups; a group's versions in order of preference.
         let distinct = |of: &dyn Fn(&ResourceType) -> Option<&str>| {
             let mut seen: Vec<&str> = Vec::new();
             for t in &types {
@@ -51,19 +55,19 @@ impl Cluster {
         let items: Vec<Value> = distinct(&|t| Some(t.group.as_str()))
             .into_iter()
             .map(|group| {
-                let versions: Vec<Value> = distinct(&|t| {
-                    (t.group == group).then_some(t.version.as_str())
-                })
-                .into_iter()
-                .map(|version| {
-                    let resources: Vec<Value> = types
-                        .iter()
-                        .filter(|t| t.group == group && t.version == version)
-                        .map(|t| aggregated_resource(t))
-                        .collect();
-                    json!({"version": version, "resources": resources, "freshness": "Current"})
-                })
-                .collect();
+                let mut versions = distinct(&|t| (t.group == group).then_some(t.version.as_str()));
+                versions.sort_by(|a, b| crate::resources::by_preference(a, b));
+                let versions: Vec<Value> = versions
+                    .into_iter()
+                    .map(|version| {
+                        let resources: Vec<Value> = types
+                            .iter()
+                            .filter(|t| t.group == group && t.version == version)
+                            .map(|t| aggregated_resource(t))
+                            .collect();
+                        json!({"version": version, "resources": resources, "freshness": "Current"})
+                    })
+                    .collect();
                 json!({"metadata": {"name": group}, "versions": versions})
             })
             .collect();

@@ -290,6 +290,21 @@ pub(super) async fn route(
             json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}),
         ),
         ["apis"] => discovery(cluster.group_list()),
+        // One group's APIGroup, as in the list (kube-apiserver serves it at `/apis/<group>`).
+        ["apis", group] => match cluster.group_list()["groups"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|g| g["name"] == *group)
+        {
+            Some(found) => {
+                let mut found = found.clone();
+                found["kind"] = json!("APIGroup");
+                found["apiVersion"] = json!("v1");
+                discovery(found)
+            }
+            None => Err(ApiError::not_found("path", path)),
+        },
         ["api", "v1"] => discovery(cluster.resource_list("", "v1")),
         ["apis", group, version] => discovery(cluster.resource_list(group, version)),
         ["openapi", "v3"] => discovery(cluster.openapi_index()),
