@@ -1065,6 +1065,42 @@ fn kubectls_generators_send_protobuf_and_create_what_they_name() {
         ),
         "autoscaling/v1 70"
     );
+    // A Job run now from a CronJob with a hardened pod template (projected volumes, mounts,
+    // env from Secrets, probes, hooks, security contexts), as an operator runs db-clean by
+    // hand: kubectl sends the template in protobuf, and the Job carries it unchanged.
+    apply_stdin(&sim, include_str!("hardened-cronjob.yaml"));
+    ok(
+        &sim,
+        &[
+            "create",
+            "job",
+            "now",
+            "--from=cronjob/clean",
+            "-n",
+            "tenant",
+        ],
+    );
+    let template = |kind: &str, name: &str, path: &str| -> serde_json::Value {
+        let text = get(&[
+            "get",
+            kind,
+            name,
+            "-n",
+            "tenant",
+            "-o",
+            &format!("jsonpath={path}"),
+        ]);
+        serde_json::from_str(&text).unwrap()
+    };
+    let from_cronjob = template("cronjob", "clean", "{.spec.jobTemplate.spec.template.spec}");
+    assert!(
+        from_cronjob["volumes"][0]["projected"].is_object(),
+        "{from_cronjob}"
+    );
+    assert_eq!(
+        template("job", "now", "{.spec.template.spec}"),
+        from_cronjob
+    );
     let ingress = get(&["get", "ingress", "i", "-n", "tenant"]);
     assert!(
         ingress.contains("CLASS") && ingress.contains("nginx") && ingress.contains("80, 443"),
