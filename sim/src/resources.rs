@@ -270,6 +270,17 @@ pub fn namespace_type() -> ResourceType {
 
 /// The built-in resource types.
 pub fn builtins() -> Vec<ResourceType> {
+    let hpa = |version| {
+        builtin(
+            "autoscaling",
+            version,
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            true,
+            true,
+            &["hpa"],
+        )
+    };
     vec![
         namespace_type(),
         builtin("", "v1", "Secret", "secrets", true, false, &[]),
@@ -380,26 +391,10 @@ pub fn builtins() -> Vec<ResourceType> {
             true,
             &["pdb"],
         ),
-        builtin(
-            "autoscaling",
-            "v2",
-            "HorizontalPodAutoscaler",
-            "horizontalpodautoscalers",
-            true,
-            true,
-            &["hpa"],
-        ),
-        // Served at v1 too (after v2, the preferred version), as `kubectl autoscale` writes
-        // it; one storage, converted in `crate::versions`.
-        builtin(
-            "autoscaling",
-            "v1",
-            "HorizontalPodAutoscaler",
-            "horizontalpodautoscalers",
-            true,
-            true,
-            &["hpa"],
-        ),
+        // Served at v1 too, as `kubectl autoscale` writes it; one storage, converted in
+        // `crate::versions`.
+        hpa("v2"),
+        hpa("v1"),
         builtin(
             "networking.k8s.io",
             "v1",

@@ -163,47 +163,25 @@ fn hpa_to_v2(object: &mut Value) {
         carried(HPA_CONDITIONS),
     );
     let mut spec = object["spec"].take();
-    let cpu = spec
-        .as_object_mut()
-        .and_then(|s| s.remove("targetCPUUtilizationPercentage"));
-    let mut all: Vec<Value> = cpu
-        .map(|target| {
-            serde_json::json!({"type": "Resource", "resource": {"name": "cpu",
-                "target": {"type": "Utilization", "averageUtilization": target}}})
-        })
-        .into_iter()
-        .collect();
-    all.extend(
-        metrics
-            .and_then(|m| m.as_array().cloned())
-            .unwrap_or_default(),
+    join_cpu(
+        &mut spec,
+        "targetCPUUtilizationPercentage",
+        "metrics",
+        "target",
+        metrics,
     );
-    if !all.is_empty() {
-        spec["metrics"] = Value::Array(all);
-    }
     if let Some(behavior) = behavior {
         spec["behavior"] = behavior;
     }
     put_back(object, "spec", spec);
     let mut status = object["status"].take();
-    let cpu = status
-        .as_object_mut()
-        .and_then(|s| s.remove("currentCPUUtilizationPercentage"));
-    let mut all: Vec<Value> = cpu
-        .map(|current| {
-            serde_json::json!({"type": "Resource", "resource": {"name": "cpu",
-                "current": {"averageUtilization": current}}})
-        })
-        .into_iter()
-        .collect();
-    all.extend(
-        current
-            .and_then(|m| m.as_array().cloned())
-            .unwrap_or_default(),
+    join_cpu(
+        &mut status,
+        "currentCPUUtilizationPercentage",
+        "currentMetrics",
+        "current",
+        current,
     );
-    if !all.is_empty() {
-        status["currentMetrics"] = Value::Array(all);
-    }
     if let Some(conditions) = conditions {
         status["conditions"] = conditions;
     }
@@ -214,6 +192,30 @@ fn hpa_to_v2(object: &mut Value) {
         } else {
             metadata.insert("annotations".into(), Value::Object(annotations));
         }
+    }
+}
+
+/// The reverse of [`split_cpu`]: v1's CPU utilization field `cpu_key` of `holder` becomes the
+/// first entry of v2's list `key`, followed by what the annotation `carried`.
+fn join_cpu(holder: &mut Value, cpu_key: &str, key: &str, part: &str, carried: Option<Value>) {
+    let cpu = holder.as_object_mut().and_then(|h| h.remove(cpu_key));
+    let mut all: Vec<Value> = cpu
+        .map(|utilization| {
+            let mut reading = serde_json::json!({"averageUtilization": utilization});
+            if part == "target" {
+                reading["type"] = "Utilization".into();
+            }
+            serde_json::json!({"type": "Resource", "resource": {"name": "cpu", part: reading}})
+        })
+        .into_iter()
+        .collect();
+    all.extend(
+        carried
+            .and_then(|m| m.as_array().cloned())
+            .unwrap_or_default(),
+    );
+    if !all.is_empty() {
+        holder[key] = Value::Array(all);
     }
 }
 
