@@ -73,16 +73,16 @@ fn is_cpu_utilization(metric: &Value, part: &str) -> bool {
         && (part == "current" || metric["resource"][part]["type"] == "Utilization")
 }
 
-/// Takes `list` out of `holder[key]`: the CPU utilization entry's value, and the rest (kept
+/// Takes the list `key` out of `holder`: the CPU utilization entry's value, and the rest (kept
 /// in `annotation` when there is any).
 fn split_cpu(
-    holder: &mut Value,
+    holder: &mut Map<String, Value>,
     key: &str,
     part: &str,
     annotations: &mut Map<String, Value>,
     annotation: &str,
 ) -> Option<Value> {
-    let Some(Value::Array(metrics)) = holder.as_object_mut().and_then(|h| h.remove(key)) else {
+    let Some(Value::Array(metrics)) = holder.remove(key) else {
         return None;
     };
     let (cpu, rest): (Vec<Value>, Vec<Value>) = metrics
@@ -98,43 +98,95 @@ fn split_cpu(
         .map(|m| m["resource"][part]["averageUtilization"].clone())
 }
 
+/// The parts of an HPA the conversion rewrites, each only when it is an object: a body whose
+/// spec, status or metadata is something else is left for validation to refuse, never
+/// indexed into.
+struct HpaParts {
+    annotations: Map<String, Value>,
+    spec: Map<String, Value>,
+    status: Map<String, Value>,
+}
+
+impl HpaParts {
+    fn take(object: &mut Value) -> Option<Self> {
+        let fields = object.as_object_mut()?;
+        let mut part = |key: &str| match fields.get_mut(key) {
+            Some(Value::Object(map)) => std::mem::take(map),
+            _ => Map::new(),
+        };
+        let (spec, status) = (part("spec"), part("status"));
+        let annotations = match fields.get("metadata").map(|m| &m["annotations"]) {
+            Some(Value::Object(map)) => map.clone(),
+            _ => Map::new(),
+        };
+        Some(Self {
+            annotations,
+            spec,
+            status,
+        })
+    }
+
+    /// Writes the parts back: an empty part stays out where the object had none, and the
+    /// annotations go only into a metadata object.
+    fn put_back(self, object: &mut Value) {
+        let Some(fields) = object.as_object_mut() else {
+            return;
+        };
+        for (key, part) in [("spec", self.spec), ("status", self.status)] {
+            match fields.get_mut(key) {
+                Some(Value::Object(map)) => *map = part,
+                Some(_) => {}
+                None if part.is_empty() => {}
+                None => {
+                    fields.insert(key.into(), Value::Object(part));
+                }
+            }
+        }
+        if let Some(Value::Object(metadata)) = fields.get_mut("metadata") {
+            if self.annotations.is_empty() {
+                metadata.remove("annotations");
+            } else {
+                metadata.insert("annotations".into(), Value::Object(self.annotations));
+            }
+        }
+    }
+}
+
 /// An HPA in `autoscaling/v1`'s form; one already in it is left as it is.
 fn hpa_to_v1(object: &mut Value) {
-    let mut annotations = object["metadata"]["annotations"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    let mut spec = object["spec"].take();
+    let Some(mut parts) = HpaParts::take(object) else {
+        return;
+    };
+    let annotations = &mut parts.annotations;
     if let Some(target) = split_cpu(
-        &mut spec,
+        &mut parts.spec,
         "metrics",
         "target",
-        &mut annotations,
+        annotations,
         HPA_METRICS,
     ) {
-        spec["targetCPUUtilizationPercentage"] = target;
+        parts
+            .spec
+            .insert("targetCPUUtilizationPercentage".into(), target);
     }
-    if let Some(behavior) = spec.as_object_mut().and_then(|s| s.remove("behavior")) {
+    if let Some(behavior) = parts.spec.remove("behavior") {
         annotations.insert(HPA_BEHAVIOR.into(), Value::String(behavior.to_string()));
     }
-    put_back(object, "spec", spec);
-    let mut status = object["status"].take();
     if let Some(current) = split_cpu(
-        &mut status,
+        &mut parts.status,
         "currentMetrics",
         "current",
-        &mut annotations,
+        annotations,
         HPA_CURRENT_METRICS,
     ) {
-        status["currentCPUUtilizationPercentage"] = current;
+        parts
+            .status
+            .insert("currentCPUUtilizationPercentage".into(), current);
     }
-    if let Some(conditions) = status.as_object_mut().and_then(|s| s.remove("conditions")) {
+    if let Some(conditions) = parts.status.remove("conditions") {
         annotations.insert(HPA_CONDITIONS.into(), Value::String(conditions.to_string()));
     }
-    put_back(object, "status", status);
-    if !annotations.is_empty() {
-        object["metadata"]["annotations"] = Value::Object(annotations);
-    }
+    parts.put_back(object);
 }
 
 /// A copy of `hpa` in `autoscaling/v2`'s form, whichever version it is in (what the table
@@ -147,12 +199,12 @@ pub fn hpa_in_v2(hpa: &Value) -> Value {
 
 /// An HPA in `autoscaling/v2`'s form; one already in it is left as it is.
 fn hpa_to_v2(object: &mut Value) {
-    let mut annotations = object["metadata"]["annotations"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
+    let Some(mut parts) = HpaParts::take(object) else {
+        return;
+    };
     let mut carried = |key: &str| -> Option<Value> {
-        annotations
+        parts
+            .annotations
             .remove(key)
             .and_then(|v| serde_json::from_str(v.as_str()?).ok())
     };
@@ -162,44 +214,40 @@ fn hpa_to_v2(object: &mut Value) {
         carried(HPA_CURRENT_METRICS),
         carried(HPA_CONDITIONS),
     );
-    let mut spec = object["spec"].take();
     join_cpu(
-        &mut spec,
+        &mut parts.spec,
         "targetCPUUtilizationPercentage",
         "metrics",
         "target",
         metrics,
     );
     if let Some(behavior) = behavior {
-        spec["behavior"] = behavior;
+        parts.spec.insert("behavior".into(), behavior);
     }
-    put_back(object, "spec", spec);
-    let mut status = object["status"].take();
     join_cpu(
-        &mut status,
+        &mut parts.status,
         "currentCPUUtilizationPercentage",
         "currentMetrics",
         "current",
         current,
     );
     if let Some(conditions) = conditions {
-        status["conditions"] = conditions;
+        parts.status.insert("conditions".into(), conditions);
     }
-    put_back(object, "status", status);
-    if let Some(metadata) = object["metadata"].as_object_mut() {
-        if annotations.is_empty() {
-            metadata.remove("annotations");
-        } else {
-            metadata.insert("annotations".into(), Value::Object(annotations));
-        }
-    }
+    parts.put_back(object);
 }
 
 /// The reverse of [`split_cpu`]: v1's CPU utilization field `cpu_key` of `holder` becomes the
 /// first entry of v2's list `key`, followed by what the annotation `carried`.
-fn join_cpu(holder: &mut Value, cpu_key: &str, key: &str, part: &str, carried: Option<Value>) {
-    let cpu = holder.as_object_mut().and_then(|h| h.remove(cpu_key));
-    let mut all: Vec<Value> = cpu
+fn join_cpu(
+    holder: &mut Map<String, Value>,
+    cpu_key: &str,
+    key: &str,
+    part: &str,
+    carried: Option<Value>,
+) {
+    let mut all: Vec<Value> = holder
+        .remove(cpu_key)
         .map(|utilization| {
             let mut reading = serde_json::json!({"averageUtilization": utilization});
             if part == "target" {
@@ -215,18 +263,7 @@ fn join_cpu(holder: &mut Value, cpu_key: &str, key: &str, part: &str, carried: O
             .unwrap_or_default(),
     );
     if !all.is_empty() {
-        holder[key] = Value::Array(all);
-    }
-}
-
-/// Puts a taken part back, or leaves it out when there was none.
-fn put_back(object: &mut Value, key: &str, part: Value) {
-    if let Some(fields) = object.as_object_mut() {
-        if part.is_null() {
-            fields.remove(key);
-        } else {
-            fields.insert(key.into(), part);
-        }
+        holder.insert(key.into(), Value::Array(all));
     }
 }
 
@@ -352,6 +389,24 @@ mod tests {
         let mut back = as_v1;
         convert(&mut back, &v2);
         assert_eq!(back, v2_object);
+    }
+
+    /// A hostile body (a spec, status or metadata that is not an object, beside annotations
+    /// the conversion reads) passes through unchanged for validation to refuse; it used to
+    /// panic the request.
+    #[test]
+    fn an_hpa_whose_parts_are_not_objects_passes_through() {
+        let (v1, v2) = (hpa("v1"), hpa("v2"));
+        let mut odd = json!({"metadata": {"annotations": {HPA_BEHAVIOR: "{}", HPA_CONDITIONS: "[]"}},
+            "spec": 5, "status": "x"});
+        convert(&mut odd, &v2);
+        assert_eq!(odd, json!({"metadata": {}, "spec": 5, "status": "x"}));
+        let mut odd = json!({"metadata": "x", "spec": {"behavior": {}}, "status": []});
+        convert(&mut odd, &v1);
+        assert_eq!(odd, json!({"metadata": "x", "spec": {}, "status": []}));
+        let mut not_an_object = json!([1]);
+        convert(&mut not_an_object, &v2);
+        assert_eq!(not_an_object, json!([1]));
     }
 
     #[test]
