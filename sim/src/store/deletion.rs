@@ -41,21 +41,28 @@ impl Store {
             current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
             let rv = self.bump();
             current["metadata"]["resourceVersion"] = json!(rv);
-            self.put(&t.storage_key(), &key.0, &key.1, current.clone());
-            self.record(&t.storage_key(), EventType::Modified, current.clone());
-            return Ok(current);
+            let stored = self.put_recorded(
+                &t.storage_key(),
+                &key.0,
+                &key.1,
+                EventType::Modified,
+                current,
+                None,
+            );
+            return Ok(Arc::unwrap_or_clone(stored));
         }
         self.take(&t.storage_key(), &key.0, &key.1);
         let rv = self.bump();
         current["metadata"]["resourceVersion"] = json!(rv);
-        self.record(&t.storage_key(), EventType::Deleted, current.clone());
+        let current = Arc::new(current);
+        self.record(&t.storage_key(), EventType::Deleted, Arc::clone(&current));
         if orphan {
             self.orphan_dependents(&current);
         } else {
             self.collect_dependents(&current);
         }
         self.after_removal();
-        Ok(current)
+        Ok(Arc::unwrap_or_clone(current))
     }
 
     pub(super) fn delete_namespace(&mut self, name: &str) -> Result<Value, ApiError> {
@@ -66,8 +73,14 @@ impl Store {
             current["status"] = json!({"phase": "Terminating"});
             let rv = self.bump();
             current["metadata"]["resourceVersion"] = json!(rv);
-            self.put(&t.storage_key(), "", name, current.clone());
-            self.record(&t.storage_key(), EventType::Modified, current.clone());
+            current = Arc::unwrap_or_clone(self.put_recorded(
+                &t.storage_key(),
+                "",
+                name,
+                EventType::Modified,
+                current,
+                None,
+            ));
         }
         // Everything in the namespace is deleted; finalizers hold their objects, and the
         // namespace goes once it is empty.
@@ -146,8 +159,14 @@ impl Store {
             }
             let rv = self.bump();
             current["metadata"]["resourceVersion"] = json!(rv);
-            self.put(&t.storage_key(), namespace, name, current.clone());
-            self.record(&t.storage_key(), EventType::Modified, current.clone());
+            current = Arc::unwrap_or_clone(self.put_recorded(
+                &t.storage_key(),
+                namespace,
+                name,
+                EventType::Modified,
+                current,
+                None,
+            ));
         }
         self.foreground_waiting
             .insert((t.storage_key(), namespace.to_string(), name.to_string()));
@@ -174,21 +193,21 @@ impl Store {
                 .clone()
                 .into_iter()
                 .filter_map(|(key, ns, name)| {
-                    let object = self
+                    let held = self
                         .objects
                         .get(&key)
                         .and_then(|m| m.get(&(ns.clone(), name.clone())))
-                        .cloned();
-                    let holding = object.as_ref().is_some_and(|o| {
-                        o["metadata"]["finalizers"]
-                            .as_array()
-                            .is_some_and(|f| f.iter().any(|f| f == FOREGROUND_FINALIZER))
-                    });
-                    if !holding {
+                        .filter(|o| {
+                            o["metadata"]["finalizers"]
+                                .as_array()
+                                .is_some_and(|f| f.iter().any(|f| f == FOREGROUND_FINALIZER))
+                        })
+                        .map(|o| Value::clone(o));
+                    if held.is_none() {
                         self.foreground_waiting
                             .remove(&(key.clone(), ns.clone(), name.clone()));
                     }
-                    holding.then(|| (key, ns, name, object.unwrap()))
+                    held.map(|object| (key, ns, name, object))
                 })
                 .collect();
             let mut released = false;
@@ -225,17 +244,23 @@ impl Store {
                 let rv = self.bump();
                 owner["metadata"]["resourceVersion"] = json!(rv);
                 if remaining.is_empty() {
-                    owner["metadata"]
-                        .as_object_mut()
-                        .unwrap()
-                        .remove("finalizers");
+                    if let Some(metadata) = owner["metadata"].as_object_mut() {
+                        metadata.remove("finalizers");
+                    }
                     self.take(&storage_key, &namespace, &name);
-                    self.record(&storage_key, EventType::Deleted, owner.clone());
+                    let owner = Arc::new(owner);
+                    self.record(&storage_key, EventType::Deleted, Arc::clone(&owner));
                     self.collect_dependents(&owner);
                 } else {
                     owner["metadata"]["finalizers"] = json!(remaining);
-                    self.put(&storage_key, &namespace, &name, owner.clone());
-                    self.record(&storage_key, EventType::Modified, owner);
+                    self.put_recorded(
+                        &storage_key,
+                        &namespace,
+                        &name,
+                        EventType::Modified,
+                        owner,
+                        None,
+                    );
                 }
             }
             if !released {
@@ -267,8 +292,8 @@ impl Store {
                 .iter()
                 .filter(|(k, _)| k.as_str() != "/namespaces")
                 .all(|(_, m)| !m.keys().any(|(ns, _)| *ns == name));
-            if empty {
-                let mut ns = self.take("/namespaces", "", &name).unwrap();
+            if empty && let Some(ns) = self.take("/namespaces", "", &name) {
+                let mut ns = Arc::unwrap_or_clone(ns);
                 let rv = self.bump();
                 ns["metadata"]["resourceVersion"] = json!(rv);
                 self.record("/namespaces", EventType::Deleted, ns);
@@ -284,58 +309,64 @@ impl Store {
             .unwrap_or_default()
     }
 
-    pub(super) fn drop_owner_ref(
-        &mut self,
+    /// The stored object without its owner reference to `uid` (none left: no
+    /// `ownerReferences` at all), not yet stored.
+    pub(super) fn without_owner_ref(
+        &self,
         storage_key: &str,
         namespace: &str,
         name: &str,
         uid: &str,
     ) -> Option<Value> {
-        let mut object = self
-            .objects
-            .get(storage_key)?
-            .get(&(namespace.to_string(), name.to_string()))?
-            .clone();
+        let mut object = Value::clone(
+            self.objects
+                .get(storage_key)?
+                .get(&(namespace.to_string(), name.to_string()))?,
+        );
         if let Some(refs) = object["metadata"]["ownerReferences"].as_array_mut() {
             refs.retain(|r| r["uid"] != uid);
         }
         if object["metadata"]["ownerReferences"]
             .as_array()
             .is_some_and(|r| r.is_empty())
+            && let Some(metadata) = object["metadata"].as_object_mut()
         {
-            object["metadata"]
-                .as_object_mut()
-                .unwrap()
-                .remove("ownerReferences");
+            metadata.remove("ownerReferences");
         }
-        self.put(storage_key, namespace, name, object.clone());
         Some(object)
+    }
+
+    /// Stores `object` under a new resourceVersion and tells the watches.
+    fn put_modified(&mut self, storage_key: &str, namespace: &str, name: &str, mut object: Value) {
+        let rv = self.bump();
+        object["metadata"]["resourceVersion"] = json!(rv);
+        self.put_recorded(
+            storage_key,
+            namespace,
+            name,
+            EventType::Modified,
+            object,
+            None,
+        );
     }
 
     /// Garbage collection: a dependent whose last owner went is deleted (background propagation).
     pub(super) fn collect_dependents(&mut self, owner: &Value) {
         let uid = text(owner, "/metadata/uid").unwrap_or_default().to_string();
         for (storage_key, namespace, name) in self.dependents(owner) {
-            let Some(object) = self.drop_owner_ref(&storage_key, &namespace, &name, &uid) else {
+            let Some(object) = self.without_owner_ref(&storage_key, &namespace, &name, &uid) else {
                 continue;
             };
             let orphaned = object["metadata"]["ownerReferences"]
                 .as_array()
                 .is_none_or(|r| r.is_empty());
-            if orphaned && let Some(t) = self.type_of(&storage_key, &namespace, &name) {
-                let _ = self.delete(&t, &namespace, &name, Propagation::Background, false);
-            } else {
-                let rv = self.bump();
-                let key = (namespace.clone(), name.clone());
-                let stored = self
-                    .objects
-                    .get_mut(&storage_key)
-                    .unwrap()
-                    .get_mut(&key)
-                    .unwrap();
-                stored["metadata"]["resourceVersion"] = json!(rv);
-                let stored = stored.clone();
-                self.record(&storage_key, EventType::Modified, stored);
+            match self.type_of(&storage_key, &namespace, &name) {
+                Some(t) if orphaned => {
+                    // Deleted as it now stands: the deletion reads the stored object.
+                    self.put(&storage_key, &namespace, &name, Arc::new(object));
+                    let _ = self.delete(&t, &namespace, &name, Propagation::Background, false);
+                }
+                _ => self.put_modified(&storage_key, &namespace, &name, object),
             }
         }
     }
@@ -344,20 +375,8 @@ impl Store {
     pub(super) fn orphan_dependents(&mut self, owner: &Value) {
         let uid = text(owner, "/metadata/uid").unwrap_or_default().to_string();
         for (storage_key, namespace, name) in self.dependents(owner) {
-            if self
-                .drop_owner_ref(&storage_key, &namespace, &name, &uid)
-                .is_some()
-            {
-                let rv = self.bump();
-                let stored = self
-                    .objects
-                    .get_mut(&storage_key)
-                    .unwrap()
-                    .get_mut(&(namespace.clone(), name.clone()))
-                    .unwrap();
-                stored["metadata"]["resourceVersion"] = json!(rv);
-                let stored = stored.clone();
-                self.record(&storage_key, EventType::Modified, stored);
+            if let Some(object) = self.without_owner_ref(&storage_key, &namespace, &name, &uid) {
+                self.put_modified(&storage_key, &namespace, &name, object);
             }
         }
     }

@@ -8,7 +8,10 @@
 //! nothing; an object with finalizers is only marked for deletion, and goes when the last
 //! finalizer is removed; dependents of a deleted owner are collected.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::{
+    collections::{BTreeMap, VecDeque},
+    sync::Arc,
+};
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
@@ -50,11 +53,11 @@ pub struct Event {
     pub kind: EventType,
     /// The object after the change (before it, for a deletion: with its last resourceVersion).
     /// Shared: the history, every watch and the controllers see the same copy.
-    pub object: std::sync::Arc<Value>,
+    pub object: Arc<Value>,
     /// For an update, the object before it: a watch with selectors sees an object that
     /// starts or stops matching as ADDED or DELETED, as kube-apiserver's watch cache shows it.
     /// `None` where the change cannot alter what a selector sees (a deletion's stages).
-    pub previous: Option<std::sync::Arc<Value>>,
+    pub previous: Option<Arc<Value>>,
 }
 
 /// How a deletion treats the objects that name the deleted one as their owner.
@@ -75,7 +78,9 @@ pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
 /// How many events watches can resume from before a resourceVersion is too old (410).
 pub const DEFAULT_HISTORY: usize = 10_000;
 
-type Objects = BTreeMap<String, BTreeMap<(String, String), Value>>;
+/// Stored objects by storage key, then (namespace, name). Each is shared with the watch
+/// events that carry it, so a write copies the object once, not once per holder.
+type Objects = BTreeMap<String, BTreeMap<(String, String), Arc<Value>>>;
 
 /// The store.
 pub struct Store {
@@ -232,7 +237,7 @@ impl Store {
     }
 
     /// Stores an object, keeping the owner index in step.
-    fn put(&mut self, storage_key: &str, namespace: &str, name: &str, object: Value) {
+    fn put(&mut self, storage_key: &str, namespace: &str, name: &str, object: Arc<Value>) {
         let id = (
             storage_key.to_string(),
             namespace.to_string(),
@@ -280,7 +285,7 @@ impl Store {
     }
 
     /// Removes an object, keeping the owner index in step.
-    fn take(&mut self, storage_key: &str, namespace: &str, name: &str) -> Option<Value> {
+    fn take(&mut self, storage_key: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
         let removed = self
             .objects
             .get_mut(storage_key)?
@@ -335,8 +340,8 @@ impl Store {
             .collect()
     }
 
-    fn record(&mut self, storage_key: &str, kind: EventType, object: Value) {
-        self.record_change(storage_key, kind, object, None);
+    fn record(&mut self, storage_key: &str, kind: EventType, object: impl Into<Arc<Value>>) {
+        self.record_change(storage_key, kind, object.into(), None);
     }
 
     /// [`Store::record`] of an update, with the object before it.
@@ -344,15 +349,15 @@ impl Store {
         &mut self,
         storage_key: &str,
         kind: EventType,
-        object: Value,
-        previous: Option<Value>,
+        object: Arc<Value>,
+        previous: Option<Arc<Value>>,
     ) {
         let event = Event {
             revision: self.revision,
             storage_key: storage_key.into(),
             kind,
-            object: std::sync::Arc::new(object),
-            previous: previous.map(std::sync::Arc::new),
+            object,
+            previous,
         };
         if let Some(changes) = &mut self.changes {
             changes.push(event.clone());
@@ -364,6 +369,38 @@ impl Store {
         let _ = self.events.send(event);
     }
 
+    /// Stores `object` and records the event `kind` for it: one shared copy for the store,
+    /// the history, the watches and the controllers. Returned for a caller that answers with
+    /// it.
+    fn put_recorded(
+        &mut self,
+        storage_key: &str,
+        namespace: &str,
+        name: &str,
+        kind: EventType,
+        object: Value,
+        previous: Option<Arc<Value>>,
+    ) -> Arc<Value> {
+        let shared = Arc::new(object);
+        self.put(storage_key, namespace, name, Arc::clone(&shared));
+        self.record_change(storage_key, kind, Arc::clone(&shared), previous);
+        shared
+    }
+
+    /// The stored object itself (at whichever version of its storage it was written), shared.
+    fn stored(
+        &self,
+        t: &ResourceType,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Arc<Value>, ApiError> {
+        self.objects
+            .get(&t.storage_key())
+            .and_then(|m| m.get(&(namespace.to_string(), name.to_string())))
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&resource_name(t), name))
+    }
+
     fn bump(&mut self) -> String {
         self.revision += 1;
         self.revision.to_string()
@@ -371,11 +408,7 @@ impl Store {
 
     /// The stored object.
     pub fn get(&self, t: &ResourceType, namespace: &str, name: &str) -> Result<Value, ApiError> {
-        self.objects
-            .get(&t.storage_key())
-            .and_then(|m| m.get(&(namespace.to_string(), name.to_string())))
-            .map(|o| with_type(o, t))
-            .ok_or_else(|| ApiError::not_found(&resource_name(t), name))
+        self.stored(t, namespace, name).map(|o| with_type(&o, t))
     }
 
     /// Every stored object of a type (in one namespace, or all), in (namespace, name) order.
@@ -606,12 +639,18 @@ impl Store {
         let rv = self.bump();
         let mut object = object;
         object["metadata"]["resourceVersion"] = json!(rv);
-        self.put(&t.storage_key(), &key.0, &key.1, object.clone());
-        self.record(&t.storage_key(), EventType::Added, object.clone());
+        let stored = self.put_recorded(
+            &t.storage_key(),
+            &key.0,
+            &key.1,
+            EventType::Added,
+            object,
+            None,
+        );
         if t.kind == "Namespace" && t.group.is_empty() {
             self.create_default_service_account(&name);
         }
-        Ok(object)
+        Ok(Arc::unwrap_or_clone(stored))
     }
 
     /// What kube-controller-manager's ServiceAccount controller does for every new namespace:
@@ -645,7 +684,10 @@ impl Store {
     ) -> Result<Value, ApiError> {
         let resource = resource_name(t);
         let namespace = if t.namespaced { namespace } else { "" };
-        let current = self.get(t, namespace, name)?;
+        // Read in place: the stored copy is what the watch event's `previous` shares, and the
+        // version `t` serves is a copy only where a conversion is needed.
+        let stored = self.stored(t, namespace, name)?;
+        let current = presented(&stored, t);
         if let Some(rv) = text(&object, "/metadata/resourceVersion").filter(|rv| !rv.is_empty())
             && Some(rv) != text(&current, "/metadata/resourceVersion")
         {
@@ -659,7 +701,7 @@ impl Store {
         }
         let mut next = if status_write {
             // A status write changes status alone.
-            let mut next = current.clone();
+            let mut next = current.clone().into_owned();
             next["status"] = object.get("status").cloned().unwrap_or(Value::Null);
             // Field ownership of a status write travels with it.
             if let Some(fields) = object["metadata"].get("managedFields") {
@@ -718,8 +760,8 @@ impl Store {
         };
         set_type(&mut next, t);
         next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
-        if next == current {
-            return Ok(current);
+        if next == *current {
+            return Ok(current.into_owned());
         }
         crate::validation::admit(t, &next, Some(&current))?;
         if dry_run {
@@ -729,24 +771,30 @@ impl Store {
             && next["metadata"]["finalizers"]
                 .as_array()
                 .is_none_or(|f| f.is_empty());
+        let previous = match current {
+            std::borrow::Cow::Borrowed(_) => Arc::clone(&stored),
+            std::borrow::Cow::Owned(converted) => Arc::new(converted),
+        };
         let rv = self.bump();
         next["metadata"]["resourceVersion"] = json!(rv);
-        let key = (namespace.to_string(), name.to_string());
-        if finalizing {
-            self.take(&t.storage_key(), &key.0, &key.1);
-            self.record(&t.storage_key(), EventType::Deleted, next.clone());
+        let next = if finalizing {
+            self.take(&t.storage_key(), namespace, name);
+            let next = Arc::new(next);
+            self.record(&t.storage_key(), EventType::Deleted, Arc::clone(&next));
             self.collect_dependents(&next);
+            next
         } else {
-            self.put(&t.storage_key(), &key.0, &key.1, next.clone());
-            self.record_change(
+            self.put_recorded(
                 &t.storage_key(),
+                namespace,
+                name,
                 EventType::Modified,
-                next.clone(),
-                Some(current),
-            );
-        }
+                next,
+                Some(previous),
+            )
+        };
         self.after_removal();
-        Ok(next)
+        Ok(Arc::unwrap_or_clone(next))
     }
 }
 
@@ -908,5 +956,55 @@ mod tests {
             [("b".to_string(), "j2".to_string())],
             "gone once deleted"
         );
+    }
+
+    #[test]
+    fn a_write_is_one_copy_shared_by_the_store_and_the_watch_events() {
+        let registry = Registry::with_builtins();
+        let maps = registry.get("", "v1", "configmaps").unwrap().clone();
+        let mut store = Store::new(100);
+        let namespaces = crate::resources::namespace_type();
+        store
+            .create(&namespaces, "", json!({"metadata": {"name": "a"}}), false)
+            .unwrap();
+        store.track_changes(true);
+        store
+            .create(
+                &maps,
+                "a",
+                json!({"metadata": {"name": "m"}, "data": {"k": "1"}}),
+                false,
+            )
+            .unwrap();
+        let first = store.stored(&maps, "a", "m").unwrap();
+        let replaced = store
+            .replace(
+                &maps,
+                "a",
+                "m",
+                json!({"metadata": {"name": "m"}, "data": {"k": "2"}}),
+                false,
+                false,
+            )
+            .unwrap();
+        let second = store.stored(&maps, "a", "m").unwrap();
+        assert_eq!(replaced["data"]["k"], "2");
+        assert_eq!(*second, replaced, "the answer is what was stored");
+        let changes = store.take_changes();
+        assert_eq!(changes.len(), 2, "the create and the update");
+        assert!(std::sync::Arc::ptr_eq(&changes[0].object, &first));
+        assert!(std::sync::Arc::ptr_eq(&changes[1].object, &second));
+        let previous = changes[1]
+            .previous
+            .as_ref()
+            .expect("an update carries its previous");
+        assert!(
+            std::sync::Arc::ptr_eq(previous, &first),
+            "the update's previous is the stored copy it replaced, not a new one"
+        );
+        assert!(std::sync::Arc::ptr_eq(
+            &store.history_after(0).last().unwrap().object,
+            &second
+        ));
     }
 }
