@@ -39,17 +39,8 @@ impl Store {
             }
             current["metadata"]["deletionTimestamp"] = json!(self.now());
             current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-            let rv = self.bump();
-            current["metadata"]["resourceVersion"] = json!(rv);
-            let stored = self.put_recorded(
-                &t.storage_key(),
-                &key.0,
-                &key.1,
-                EventType::Modified,
-                current,
-                None,
-            );
-            return Ok(Arc::unwrap_or_clone(stored));
+            let stored = self.put_modified(&t.storage_key(), &key.0, &key.1, current);
+            return Ok(Value::clone(&stored));
         }
         self.take(&t.storage_key(), &key.0, &key.1);
         let rv = self.bump();
@@ -71,16 +62,7 @@ impl Store {
         if !current["metadata"]["deletionTimestamp"].is_string() {
             current["metadata"]["deletionTimestamp"] = json!(self.now());
             current["status"] = json!({"phase": "Terminating"});
-            let rv = self.bump();
-            current["metadata"]["resourceVersion"] = json!(rv);
-            current = Arc::unwrap_or_clone(self.put_recorded(
-                &t.storage_key(),
-                "",
-                name,
-                EventType::Modified,
-                current,
-                None,
-            ));
+            current = Value::clone(&self.put_modified(&t.storage_key(), "", name, current));
         }
         // Everything in the namespace is deleted; finalizers hold their objects, and the
         // namespace goes once it is empty.
@@ -157,16 +139,7 @@ impl Store {
                 current["metadata"]["deletionTimestamp"] = json!(self.now());
                 current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
             }
-            let rv = self.bump();
-            current["metadata"]["resourceVersion"] = json!(rv);
-            current = Arc::unwrap_or_clone(self.put_recorded(
-                &t.storage_key(),
-                namespace,
-                name,
-                EventType::Modified,
-                current,
-                None,
-            ));
+            current = Value::clone(&self.put_modified(&t.storage_key(), namespace, name, current));
         }
         self.foreground_waiting
             .insert((t.storage_key(), namespace.to_string(), name.to_string()));
@@ -336,8 +309,14 @@ impl Store {
         Some(object)
     }
 
-    /// Stores `object` under a new resourceVersion and tells the watches.
-    fn put_modified(&mut self, storage_key: &str, namespace: &str, name: &str, mut object: Value) {
+    /// Stores `object` under a new resourceVersion and tells the watches; the stored copy.
+    fn put_modified(
+        &mut self,
+        storage_key: &str,
+        namespace: &str,
+        name: &str,
+        mut object: Value,
+    ) -> Arc<Value> {
         let rv = self.bump();
         object["metadata"]["resourceVersion"] = json!(rv);
         self.put_recorded(
@@ -347,7 +326,7 @@ impl Store {
             EventType::Modified,
             object,
             None,
-        );
+        )
     }
 
     /// Garbage collection: a dependent whose last owner went is deleted (background propagation).
@@ -366,7 +345,9 @@ impl Store {
                     self.put(&storage_key, &namespace, &name, Arc::new(object));
                     let _ = self.delete(&t, &namespace, &name, Propagation::Background, false);
                 }
-                _ => self.put_modified(&storage_key, &namespace, &name, object),
+                _ => {
+                    self.put_modified(&storage_key, &namespace, &name, object);
+                }
             }
         }
     }

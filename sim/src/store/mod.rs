@@ -701,7 +701,7 @@ impl Store {
         }
         let mut next = if status_write {
             // A status write changes status alone.
-            let mut next = current.clone().into_owned();
+            let mut next = Value::clone(&current);
             next["status"] = object.get("status").cloned().unwrap_or(Value::Null);
             // Field ownership of a status write travels with it.
             if let Some(fields) = object["metadata"].get("managedFields") {
