@@ -275,18 +275,19 @@ pub fn merge(live: &mut Value, applied: &Value, schema: Option<&Value>, field: &
 
 /// FieldsV1 JSON for a set of leaf paths.
 pub fn to_fields_v1(paths: &BTreeSet<Vec<String>>) -> Value {
-    let mut root = json!({});
+    let mut root = serde_json::Map::new();
     for path in paths {
         let mut node = &mut root;
         for element in path {
-            node = node
-                .as_object_mut()
-                .unwrap()
-                .entry(element.clone())
-                .or_insert_with(|| json!({}));
+            // Every node this function inserts is an object, so the walk always finds one.
+            let Value::Object(child) = node.entry(element.clone()).or_insert_with(|| json!({}))
+            else {
+                break;
+            };
+            node = child;
         }
     }
-    root
+    Value::Object(root)
 }
 
 /// The leaf paths of FieldsV1 JSON.

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::{
     Api,
     api::{DeleteParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams},
@@ -59,7 +59,18 @@ pub async fn run(objects: usize, watchers: usize) -> Figures {
     let cluster = Cluster::new();
     let maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "default");
     let config_map = |i: usize| -> ConfigMap {
-        serde_json::from_value(json!({"metadata": {"name": format!("bench-{i:06}"), "labels": {"bench": "true"}}, "data": {"payload": "x".repeat(64), "index": i.to_string()}})).unwrap()
+        let pairs = |pairs: [(&str, String); 2]| {
+            Some(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        };
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(format!("bench-{i:06}")),
+                labels: Some([("bench".to_string(), "true".to_string())].into()),
+                ..ObjectMeta::default()
+            },
+            data: pairs([("payload", "x".repeat(64)), ("index", i.to_string())]),
+            ..ConfigMap::default()
+        }
     };
 
     let before = resident_bytes();

@@ -77,7 +77,12 @@ pub fn objects() -> Vec<(&'static str, &'static str, &'static str, Value)> {
     admin.push(json!({"apiGroups": ["authorization.k8s.io"],
         "resources": ["localsubjectaccessreviews"], "verbs": ["create"]}));
     let rbac = "rbac.authorization.k8s.io";
+    let namespace = |name: &str| json!({"metadata": {"name": name}});
     vec![
+        // Namespaces first: the objects after them live in them.
+        ("", "namespaces", "", namespace("default")),
+        ("", "namespaces", "", namespace("kube-system")),
+        ("", "namespaces", "", namespace("kube-public")),
         (
             "",
             "services",

@@ -166,19 +166,6 @@ impl Cluster {
                 watch_endings: WatchEndings::new(),
             })),
         };
-        let namespaces = cluster
-            .lock()
-            .registry
-            .get("", "v1", "namespaces")
-            .cloned()
-            .unwrap();
-        for name in ["default", "kube-system", "kube-public"] {
-            cluster
-                .lock()
-                .store
-                .create(&namespaces, "", json!({"metadata": {"name": name}}), false)
-                .unwrap();
-        }
         for (group, plural, namespace, object) in crate::bootstrap::objects() {
             let mut state = cluster.lock();
             let t = state
@@ -513,7 +500,9 @@ impl Cluster {
             .registry
             .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
             .cloned()
-            .unwrap();
+            .ok_or_else(|| {
+                ApiError::not_found("customresourcedefinitions.apiextensions.k8s.io", "")
+            })?;
         let created = self.lock().store.create(&t, "", crd, false)?;
         self.after_write(&t, &created);
         Ok(created)
@@ -553,8 +542,7 @@ impl Cluster {
         let established = object["status"]["conditions"]
             .as_array()
             .is_some_and(|c| c.iter().any(|c| c["type"] == "Established"));
-        if !established {
-            let mut current = state.store.get(t, "", &name).unwrap();
+        if !established && let Ok(mut current) = state.store.get(t, "", &name) {
             let now = self.clock.rfc3339();
             current["status"] = json!({
                 "acceptedNames": object["spec"]["names"],

@@ -443,7 +443,9 @@ pub(super) fn list(
     {
         let remaining = items.len() - limit;
         items.truncate(limit);
-        metadata["continue"] = json!(key(items.last().unwrap()));
+        if let Some(last) = items.last() {
+            metadata["continue"] = json!(key(last));
+        }
         metadata["remainingItemCount"] = json!(remaining);
     }
     Ok(
@@ -511,10 +513,9 @@ pub(super) fn track(
     match effective["metadata"].get("managedFields") {
         Some(fields) => next["metadata"]["managedFields"] = fields.clone(),
         None => {
-            next["metadata"]
-                .as_object_mut()
-                .unwrap()
-                .remove("managedFields");
+            if let Some(metadata) = next["metadata"].as_object_mut() {
+                metadata.remove("managedFields");
+            }
         }
     }
 }

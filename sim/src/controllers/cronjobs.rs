@@ -295,8 +295,10 @@ pub(crate) fn react_to_job(store: &mut Store, kinds: &Kinds, job: &Value, delete
     let uid = &job["metadata"]["uid"];
     if let Some(active) = status["active"].as_array_mut() {
         active.retain(|r| &r["uid"] != uid);
-        if active.is_empty() {
-            status.as_object_mut().unwrap().remove("active");
+        if active.is_empty()
+            && let Some(status) = status.as_object_mut()
+        {
+            status.remove("active");
         }
     }
     if outcome == Some(Outcome::Complete)
