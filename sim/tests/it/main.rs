@@ -3,12 +3,9 @@
 
 mod controllers;
 mod defaults;
-mod deletes;
 mod faults;
-mod field_validation;
 mod negotiation;
 mod proxy;
 mod scale;
 mod self_reviews;
-mod semantics;
 mod webhooks;

@@ -16,5 +16,6 @@ mod properties;
 mod schema_constraints;
 mod seams;
 mod shared_watches;
+mod sim;
 mod steady_state;
 mod watch_scope;
