@@ -26,10 +26,13 @@ Feature: The rendered configuration is immutable, kept for rollback, and guarded
         extraConfig:
           DEFAULT: {host_href: "https://kms.internal.example"}
       """
+    # ExtraConfigHealthy is never aggregated: an honoured override does not hold Ready down.
+    # (Ready is False for a moment while the new config rolls out; that window is not what
+    # this scenario is about, and a check that waits for it misses it on a busy machine.)
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition          | status | reason              |
       | ExtraConfigHealthy | False  | OwnedKeysOverridden |
-      | Ready              | False  | NotAllReady         |
+      | Ready              | True   | AllReady            |
     And within 1 minute a Warning event "ExtraConfigOwnedKeyOverride" about "barbican" in "openstack" mentions "host_href"
 
   Scenario: every change renders a new Secret and three old ones are kept
