@@ -90,18 +90,12 @@ fi
 # The real-cluster backend of the features (features/tests/real_cluster.rs) reaches its API
 # server through a kubeconfig only; a sim served over HTTP is one, so the path runs here even
 # without Docker (on a machine with Docker, the nextest run below starts kwok instead). It
-# serves the chart's admission webhooks, as an install of the chart has them. The served sim
-# keeps wall-clock time, so this stage mostly waits (two minutes, about a third of a core): it
+# serves the chart's admission webhooks, as an install of the chart has them. A served sim
+# keeps wall-clock time, so this stage mostly waits (about a third of a core per sim): it
 # runs beside the doctests and the tests, its output printed when they are done. Not beside
 # the edit-sequence check: that check paces itself by real pauses between virtual seconds,
 # and with these features beside it took 75.8 s instead of 42.2 s (docs/performance.md).
-stage "the features through a kubeconfig (the sim served over HTTP), beside the tests"
-e2e_kubeconfig="$PWD/target/e2e-sim.kubeconfig"
-e2e_log=target/e2e-features.log
-rm -f "$e2e_kubeconfig"
-"${CARGO_TARGET_DIR:-target}/debug/barbican-sim" serve --admission --kubeconfig-out "$e2e_kubeconfig" &
-e2e_sim=$!
-for _ in $(seq 50); do [ -s "$e2e_kubeconfig" ] && break; sleep 0.1; done
+stage "the features through a kubeconfig (two sims served over HTTP), beside the tests"
 # `--workspace`, not `-p barbican-features`: with one package's dev-dependencies only, tokio
 # loses the test-util feature another package's dev-dependency adds, and cargo compiled the
 # whole dependency tree a second time here (unseen behind -q, minutes of CI).
@@ -113,8 +107,22 @@ for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "real_cluster":
         print(m["executable"])')
-BARBICAN_E2E_KUBECONFIG="$e2e_kubeconfig" "$e2e_binary" >"$e2e_log" 2>&1 &
-e2e_features=$!
+# The scenarios run one at a time on a cluster (they share its namespaces), so the files are
+# split between two served sims, each with a runner of its own (FEATURES_SHARD): on one sim
+# they took 126 s, the longest stage after the build (docs/performance.md).
+e2e_shards=2
+e2e_sims=()
+e2e_runs=()
+for shard in $(seq "$e2e_shards"); do
+  kubeconfig="$PWD/target/e2e-sim-$shard.kubeconfig"
+  rm -f "$kubeconfig"
+  "${CARGO_TARGET_DIR:-target}/debug/barbican-sim" serve --admission --kubeconfig-out "$kubeconfig" &
+  e2e_sims+=($!)
+  for _ in $(seq 50); do [ -s "$kubeconfig" ] && break; sleep 0.1; done
+  BARBICAN_E2E_KUBECONFIG="$kubeconfig" FEATURES_SHARD="$shard/$e2e_shards" "$e2e_binary" \
+    >"target/e2e-features-$shard.log" 2>&1 &
+  e2e_runs+=($!)
+done
 
 # The tests' status is kept until the kubeconfig features have printed theirs, so a failure
 # of either is in the log with its output.
@@ -128,18 +136,25 @@ if cargo nextest --version >/dev/null 2>&1; then
   # (An absolute path: nextest runs each test binary in its package's directory.)
   # The @real-barbican scenarios run after the rest, alone: their barbican processes took the
   # CPU the virtual-time soak tests pace themselves by, and one of those failed beside them.
+  # Three tests per core: most of a test's time is waiting (real pauses between virtual
+  # seconds, timeouts), and at nextest's default of one per core the run took 128 s of wall
+  # time for 84 CPU-s; at three per core 56 s (docs/performance.md).
   FEATURES_JUNIT_DIR="${CARGO_TARGET_DIR:-$PWD/target}/features-junit" \
     cargo nextest run --workspace --locked --no-fail-fast -E 'not binary(real_barbican)' \
-    || tests_status=$?
+    --test-threads "$(( $(nproc) * 3 ))" || tests_status=$?
 else
   cargo test --workspace --locked --no-fail-fast || tests_status=$?
 fi
 
 e2e_status=0
-wait "$e2e_features" || e2e_status=$?
-kill "$e2e_sim" 2>/dev/null || true
-stage "the features through a kubeconfig: their output"
-cat "$e2e_log"
+for shard in $(seq "$e2e_shards"); do
+  status=0
+  wait "${e2e_runs[$((shard - 1))]}" || status=$?
+  kill "${e2e_sims[$((shard - 1))]}" 2>/dev/null || true
+  stage "the features through a kubeconfig, shard $shard of $e2e_shards: their output"
+  cat "target/e2e-features-$shard.log"
+  [ "$status" -eq 0 ] || e2e_status=$status
+done
 if [ "$e2e_status" -ne 0 ]; then
   echo "the features through a kubeconfig failed (exit $e2e_status)" >&2
   exit "$e2e_status"

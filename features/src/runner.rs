@@ -142,6 +142,32 @@ pub fn feature_files() -> Vec<PathBuf> {
     files
 }
 
+/// The environment variable that runs one shard of the feature files: `k/n` keeps every
+/// n-th file starting at the k-th (1-based), so n processes, each on a cluster of its own,
+/// run all of them between them.
+pub const SHARD_VAR: &str = "FEATURES_SHARD";
+
+/// The files of shard `spec` (`k/n`, `1 <= k <= n`); the error names what is allowed.
+pub fn shard<'a>(files: &'a [PathBuf], spec: &str) -> Result<Vec<&'a PathBuf>, String> {
+    let parsed = spec.split_once('/').and_then(|(k, n)| {
+        Some((
+            k.trim().parse::<usize>().ok()?,
+            n.trim().parse::<usize>().ok()?,
+        ))
+    });
+    match parsed {
+        Some((k, n)) if (1..=n).contains(&k) => Ok(files
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % n == k - 1)
+            .map(|(_, f)| f)
+            .collect()),
+        _ => Err(format!(
+            "{SHARD_VAR}={spec:?}: expected k/n with 1 <= k <= n, for example 1/2"
+        )),
+    }
+}
+
 /// A feature file's test name: its file stem.
 pub fn test_name(path: &Path) -> String {
     path.file_stem()
@@ -358,6 +384,28 @@ mod tests {
             .filter(|s| selection.selects(&feature, None, s))
             .map(|s| s.name.clone())
             .collect()
+    }
+
+    #[test]
+    fn shards_split_the_files_between_them_and_a_bad_spec_is_named() {
+        let files: Vec<PathBuf> = ["a", "b", "c", "d", "e"].map(PathBuf::from).into();
+        let names = |spec: &str| -> Vec<String> {
+            shard(&files, spec)
+                .unwrap()
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect()
+        };
+        assert_eq!(names("1/2"), ["a", "c", "e"]);
+        assert_eq!(names("2/2"), ["b", "d"]);
+        assert_eq!(names("1/1"), ["a", "b", "c", "d", "e"]);
+        for bad in ["0/2", "3/2", "1/0", "2", "x/y", ""] {
+            let error = shard(&files, bad).unwrap_err();
+            assert!(
+                error.contains(SHARD_VAR) && error.contains("k/n"),
+                "{bad:?}: {error}"
+            );
+        }
     }
 
     #[test]

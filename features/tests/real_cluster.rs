@@ -8,7 +8,9 @@
 //! The scenarios tagged `@sim-only` (the virtual clock, the audit log, faults, second
 //! simulated clusters) are left out; the rest run one at a time, each cleaning up after
 //! itself. `--tags` and `--name` (or `FEATURES_TAGS` / `FEATURES_SCENARIO`) narrow the run as
-//! for the sim's harness. For nextest this binary is one test, `all_features`.
+//! for the sim's harness; `FEATURES_SHARD=k/n` runs every n-th feature file from the k-th, so
+//! n processes on n clusters share the files (CI runs two on two served sims). For nextest
+//! this binary is one test, `all_features`.
 
 use std::path::PathBuf;
 
@@ -102,7 +104,16 @@ fn main() {
         println!("running the features on {description}, leaving out @{SIM_ONLY}");
     }
     let files = runner::feature_files();
-    let files: Vec<&PathBuf> = files.iter().collect();
+    let files: Vec<&PathBuf> = match std::env::var(runner::SHARD_VAR) {
+        Ok(spec) => match runner::shard(&files, &spec) {
+            Ok(files) => files,
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::exit(2);
+            }
+        },
+        Err(_) => files.iter().collect(),
+    };
     // One scenario at a time: they share the cluster and its namespaces.
     if runner::run_files(&files, &selection, 1) {
         std::process::exit(1);
