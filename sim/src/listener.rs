@@ -112,8 +112,8 @@ mod tests {
     use super::*;
     use tokio::io::AsyncWriteExt;
 
-    #[tokio::test]
-    async fn an_outage_refuses_connections_and_the_same_port_comes_back() {
+    /// A listener that greets each connection, on a free loopback port, and its switch.
+    async fn greeter() -> (SocketAddr, watch::Sender<bool>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (down, watching) = watch::channel(false);
@@ -124,27 +124,7 @@ mod tests {
                 let _ = tcp.write_all(b"hello").await;
             },
         ));
-        assert!(TcpStream::connect(addr).await.is_ok());
-        down.send_replace(true);
-        let mut refused = false;
-        for _ in 0..100 {
-            if TcpStream::connect(addr).await.is_err() {
-                refused = true;
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        assert!(refused, "connections are refused while down");
-        down.send_replace(false);
-        let mut back = false;
-        for _ in 0..100 {
-            if TcpStream::connect(addr).await.is_ok() {
-                back = true;
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        assert!(back, "the same port is served again");
+        (addr, down)
     }
 
     /// Connects to `addr` until `want` says the outcome is the one awaited (a second at most).
@@ -159,17 +139,21 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_outage_refuses_connections_and_the_same_port_comes_back() {
+        let (addr, down) = greeter().await;
+        assert!(TcpStream::connect(addr).await.is_ok());
+        down.send_replace(true);
+        assert!(
+            until(addr, |ok| !ok).await,
+            "connections are refused while down"
+        );
+        down.send_replace(false);
+        assert!(until(addr, |ok| ok).await, "the same port is served again");
+    }
+
+    #[tokio::test]
     async fn no_other_socket_takes_the_port_during_an_outage() {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (down, watching) = watch::channel(false);
-        tokio::spawn(serve_with_outages(
-            listener,
-            watching,
-            |mut tcp| async move {
-                let _ = tcp.write_all(b"hello").await;
-            },
-        ));
+        let (addr, down) = greeter().await;
         down.send_replace(true);
         assert!(until(addr, |ok| !ok).await, "refused while down");
         // A socket that asks for the port while it is down does not get it: on a busy machine
