@@ -59,16 +59,19 @@ pub async fn run(objects: usize, watchers: usize) -> Figures {
     let cluster = Cluster::new();
     let maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "default");
     let config_map = |i: usize| -> ConfigMap {
-        let pairs = |pairs: [(&str, String); 2]| {
-            Some(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-        };
         ConfigMap {
             metadata: ObjectMeta {
                 name: Some(format!("bench-{i:06}")),
                 labels: Some([("bench".to_string(), "true".to_string())].into()),
                 ..ObjectMeta::default()
             },
-            data: pairs([("payload", "x".repeat(64)), ("index", i.to_string())]),
+            data: Some(
+                [
+                    ("payload".to_string(), "x".repeat(64)),
+                    ("index".to_string(), i.to_string()),
+                ]
+                .into(),
+            ),
             ..ConfigMap::default()
         }
     };
