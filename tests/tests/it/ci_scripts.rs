@@ -27,8 +27,15 @@ fn copy(relative: &str, into: &Path) {
 }
 
 fn key(root: &Path) -> String {
+    key_with(root, &[])
+}
+
+/// The key with `extra` files named on the command line (as ci/test.sh names the fakes' binary).
+fn key_with(root: &Path, extra: &[&Path]) -> String {
     let out = Command::new("bash")
         .arg(root.join("ci/python-checks-key.sh"))
+        .args(extra)
+        .current_dir(root)
         .output()
         .expect("run ci/python-checks-key.sh");
     assert!(
@@ -126,4 +133,18 @@ fn the_python_checks_key_follows_their_inputs_and_nothing_else() {
         }
         assert_eq!(key(root), base, "restoring {path} restores the key");
     }
+
+    // A file named on the command line is an input by its content.
+    let binary = root.join("target/debug/barbican-fakes");
+    write(root, "target/debug/barbican-fakes", "one build");
+    let with_binary = key_with(root, &[&binary]);
+    assert_ne!(with_binary, base, "a named file is an input");
+    write(root, "target/debug/barbican-fakes", "one build");
+    assert_eq!(key_with(root, &[&binary]), with_binary, "rewritten alike");
+    write(root, "target/debug/barbican-fakes", "another build");
+    assert_ne!(
+        key_with(root, &[&binary]),
+        with_binary,
+        "a relinked binary changes the key"
+    );
 }
