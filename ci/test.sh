@@ -28,6 +28,19 @@ export BARBICAN_HELM="$PWD/target/tools-venv/bin/helm"
 # printed once those are done.
 mkdir -p target
 python_log=target/python-checks.log
+
+# A Python check's last pass stands while the digest of what it reads (ci/python-checks-key.sh)
+# is the one recorded then: the same inputs give the same verdict. A fresh clone has no record;
+# BARBICAN_PYTHON_CHECKS=always runs the checks regardless.
+passed_before() { # <record> <key>
+  [ "${BARBICAN_PYTHON_CHECKS:-}" != always ] && [ "$2" = "$(cat "$1" 2>/dev/null)" ]
+}
+# Records a pass of the checks whose output is in <log>; a check that skipped itself because
+# PyPI is unreachable did not pass.
+record_pass() { # <record> <key> <log>
+  grep -q 'skipped, PyPI is unreachable' "$3" || echo "$2" >"$1"
+}
+
 (
   # Below the build in the CPU's queue: the build's two cores are the critical path, and these
   # checks (about 225 CPU-s, one process at a time) fill the cores the build leaves idle. Beside
@@ -37,12 +50,10 @@ python_log=target/python-checks.log
   # The fake mariadb-operator's tests on a real server need the distribution's MariaDB.
   stage "MariaDB server and client (apt-get, when missing)"
   ci/install-mariadb.sh
-  # The catalog check and the render conformance read only files and the venvs; while none of
-  # that changes (ci/python-checks-key.sh) their last pass stands. A fresh clone always runs
-  # them; BARBICAN_PYTHON_CHECKS=always runs them regardless.
+  # The catalog check and the render conformance read only files and the venvs.
   stamp=target/python-checks.passed
   key=$(ci/python-checks-key.sh)
-  if [ "${BARBICAN_PYTHON_CHECKS:-}" != always ] && [ "$key" = "$(cat "$stamp" 2>/dev/null)" ]; then
+  if passed_before "$stamp" "$key"; then
     stage "option catalogs and render conformance: inputs unchanged since they passed (key ${key:0:12}), not re-run"
     ran=no
   else
@@ -57,10 +68,10 @@ python_log=target/python-checks.log
   # barbican's pods from these virtualenvs on the sim's kubelet.
   stage "uwsgi and PyMySQL in each release's virtualenv, for the real-barbican scenarios"
   ci/install-real-barbican.sh
-  # A skipped check (PyPI unreachable) is not a pass. The key is taken after the installs above,
-  # so the next run, finding the venvs as they are now, matches it.
-  if [ "$ran" = yes ] && ! grep -q 'skipped, PyPI is unreachable' "$python_log"; then
-    ci/python-checks-key.sh >"$stamp"
+  # The key is taken again after the installs above, so the next run, finding the venvs as
+  # they are now, matches it.
+  if [ "$ran" = yes ]; then
+    record_pass "$stamp" "$(ci/python-checks-key.sh)" "$python_log"
   fi
 ) >"$python_log" 2>&1 &
 python_checks=$!
@@ -91,7 +102,7 @@ export BARBICAN_FAKES_BIN="${CARGO_TARGET_DIR:-target}/debug/barbican-fakes"
 fakes_stamp=target/fakes-conformance.passed
 fakes_log=target/fakes-conformance.log
 fakes_key=$(ci/python-checks-key.sh "$BARBICAN_FAKES_BIN")
-if [ "${BARBICAN_PYTHON_CHECKS:-}" != always ] && [ "$fakes_key" = "$(cat "$fakes_stamp" 2>/dev/null)" ]; then
+if passed_before "$fakes_stamp" "$fakes_key"; then
   stage "barbican's vault plugin and keystonemiddleware against the fakes: inputs unchanged since they passed (key ${fakes_key:0:12}), not re-run"
 else
   rm -f "$fakes_stamp"
@@ -99,9 +110,7 @@ else
   python3 ci/conformance/openbao.py | tee "$fakes_log"
   stage "keystonemiddleware's authtoken validates tokens of the fake Keystone"
   python3 ci/conformance/keystone.py | tee -a "$fakes_log"
-  if ! grep -q 'skipped, PyPI is unreachable' "$fakes_log"; then
-    echo "$fakes_key" >"$fakes_stamp"
-  fi
+  record_pass "$fakes_stamp" "$fakes_key" "$fakes_log"
 fi
 
 stage "the edit-sequence check: 100 generated sequences against fresh installs"
