@@ -86,7 +86,11 @@ stage "build the tests and binaries, with clippy's lints (warnings are errors)"
 # shellcheck source=ci/clippy-env.sh
 source ci/clippy-env.sh
 # --timings leaves target/cargo-timings/cargo-timing.html: where the build's minutes went.
-cargo test --workspace --all-targets --locked --no-run --timings || { stop_python; exit 1; }
+# The targets are --all-targets' but for `--lib`, which would build a library whose manifest
+# says `test = false` as a test harness all the same: barbican-features keeps its unit tests in
+# its `unit` target so that its 10,000 lines are not compiled twice (docs/performance.md).
+cargo test --workspace --bins --tests --benches --examples --locked --no-run --timings ||
+  { stop_python; exit 1; }
 
 python_status=0
 wait "$python_checks" || python_status=$?

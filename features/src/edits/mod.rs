@@ -119,7 +119,7 @@ async fn apply_reaching_webhooks(env: &SimEnv, object: serde_json::Value) -> Res
 
 /// Whether an apply failed because the API server could not call a webhook (kube-apiserver's
 /// 500 `failed calling webhook`), as opposed to a webhook's or the schema's refusal.
-fn webhook_unreachable(error: &str) -> bool {
+pub fn webhook_unreachable(error: &str) -> bool {
     error.contains("failed calling webhook")
 }
 
@@ -478,7 +478,7 @@ async fn edited(
 
 /// Whether an apply failed because the merged object breaks the CRD's schema: the schema
 /// check's 422 (`is invalid`) or the mutating webhook's refusal of an object it cannot read.
-fn refused_by_schema(error: &str) -> bool {
+pub fn refused_by_schema(error: &str) -> bool {
     error.contains("is invalid") || error.contains("does not match the schema")
 }
 
@@ -684,57 +684,4 @@ pub async fn check(
         sequences: seeds.len(),
         wall: started.elapsed(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The 500 kube-apiserver (and the sim) answers when a webhook cannot be called in time is
-    /// applied again; a webhook's denial and the schema's refusal are not.
-    #[test]
-    fn only_an_unreachable_webhook_is_tried_again() {
-        assert!(webhook_unreachable(
-            "applying Barbican barbican: ApiError: Internal error occurred: failed calling webhook \"vbarbican.openstack.c5c3.io\": failed to call webhook: Post \"https://barbican-operator-webhook.barbican-system.svc:443/validate\": context deadline exceeded: InternalError"
-        ));
-        assert!(!webhook_unreachable(
-            "admission webhook \"vbarbican.openstack.c5c3.io\" denied the request: spec.plugins: unknown plugin"
-        ));
-        assert!(!webhook_unreachable(
-            "Barbican.barbican.c5c3.io \"b\" is invalid"
-        ));
-    }
-
-    /// Seed 1110's fourth version drops `secretStoreRef.name` while the defaulted `kind`
-    /// stays: the mutating webhook refuses the merged object, as kube-apiserver's would. The
-    /// check reports the seed as not compared, with the refusal, instead of stopping.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_edit_the_schema_refuses_leaves_its_seed_uncompared() {
-        assert!(refused_by_schema(
-            "admission webhook \"mbarbican.openstack.c5c3.io\" denied the request: the object does not match the schema: spec.secretStoreRef: missing field `name`"
-        ));
-        assert!(!refused_by_schema(
-            "admission webhook denied the request: spec.plugins: unknown plugin"
-        ));
-        let mut told = Vec::new();
-        let report = check(1110..1111, 4, 1, 1, false, &mut |p| told.push(p))
-            .await
-            .unwrap();
-        assert_eq!(report.sequences, 1);
-        assert_eq!(
-            told,
-            vec![Progress::Ran {
-                done: 1,
-                total: 1,
-                differing: 0,
-                not_compared: 1
-            }]
-        );
-        assert!(report.findings.is_empty(), "{:?}", report.findings);
-        let [(seed, why)] = report.not_installable.as_slice() else {
-            panic!("{:?}", report.not_installable);
-        };
-        assert_eq!(*seed, 1110);
-        assert!(why.contains("does not match the schema"), "{why}");
-    }
 }

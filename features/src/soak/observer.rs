@@ -179,7 +179,7 @@ pub(super) fn children_client(env: &SimEnv, subject: &Subject) -> Result<Client,
 }
 
 /// The port a URL reaches: its own, else the scheme's.
-pub(super) fn url_port(url: &str) -> Option<i32> {
+pub fn url_port(url: &str) -> Option<i32> {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split('/').next().unwrap_or(rest);
     match authority.rsplit_once(':') {
