@@ -254,15 +254,6 @@ const SCALABLE: [(&str, &str); 4] = [
     ("apps", "statefulsets"),
 ];
 
-/// The built-in kind served as `plural` (the first version, should there be several); for tests.
-#[cfg(test)]
-pub(crate) fn builtin_type(plural: &str) -> ResourceType {
-    builtins()
-        .into_iter()
-        .find(|t| t.plural == plural)
-        .unwrap_or_else(|| panic!("no built-in {plural}"))
-}
-
 /// The Namespace type (what the store checks a namespaced create against).
 pub fn namespace_type() -> ResourceType {
     builtin("", "v1", "Namespace", "namespaces", false, true, &["ns"])
@@ -673,60 +664,5 @@ impl Registry {
     /// Every served type.
     pub fn all(&self) -> impl Iterator<Item = &ResourceType> {
         self.types.values()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// kube-apiserver prefers `autoscaling/v2` to `v1`, and GA to beta to alpha.
-    #[test]
-    fn versions_sort_as_kubernetes_prefers_them() {
-        let mut versions = vec![
-            "v1", "v1alpha1", "foo", "v2", "v1beta2", "v1beta1", "v2alpha1",
-        ];
-        versions.sort_by(|a, b| by_preference(a, b));
-        assert_eq!(
-            versions,
-            [
-                "v2", "v1", "v1beta2", "v1beta1", "v2alpha1", "v1alpha1", "foo"
-            ]
-        );
-    }
-
-    #[test]
-    fn a_type_recognises_its_storage_key() {
-        let registry = Registry::with_builtins();
-        let deployments = registry.get("apps", "v1", "deployments").unwrap();
-        assert!(deployments.stores(&deployments.storage_key()));
-        assert!(!deployments.stores("batch/jobs"));
-        let namespaces = registry.get("", "v1", "namespaces").unwrap();
-        assert!(namespaces.stores(&namespaces.storage_key()));
-        assert!(!namespaces.stores("apps/namespaces"));
-    }
-
-    /// The comparison without building the string agrees with the built string, for core
-    /// and grouped types, and refuses near misses.
-    #[test]
-    fn a_type_recognises_its_api_version() {
-        let registry = Registry::with_builtins();
-        let deployments = registry.get("apps", "v1", "deployments").unwrap();
-        let namespaces = registry.get("", "v1", "namespaces").unwrap();
-        for t in [deployments, namespaces] {
-            assert!(t.is_api_version(&t.api_version()));
-        }
-        for wrong in [
-            "apps",
-            "apps/",
-            "appsv1",
-            "apps/v1beta1",
-            "v1",
-            "batch/v1",
-            "",
-        ] {
-            assert!(!deployments.is_api_version(wrong), "{wrong}");
-        }
-        assert!(!namespaces.is_api_version("apps/v1"));
     }
 }

@@ -38,12 +38,12 @@ mod auth;
 mod deletes;
 mod discovery;
 mod fault_injection;
-mod narrow;
-mod negotiation;
-mod routing;
-mod scale;
+pub mod narrow;
+pub mod negotiation;
+pub mod routing;
+pub mod scale;
 mod verbs;
-mod watches;
+pub mod watches;
 use self::{admission::*, deletes::*, negotiation::*, routing::*, scale::*, verbs::*, watches::*};
 
 /// The Kubernetes version the sim reports.

@@ -7,7 +7,7 @@
 use super::*;
 
 /// A subresource that writes one field.
-struct Narrow {
+pub struct Narrow {
     /// The subresource's name in the path.
     name: &'static str,
     /// The JSON pointer of the field it writes.
@@ -17,7 +17,7 @@ struct Narrow {
 }
 
 /// The narrow subresources, by resource.
-const NARROW: [(&str, &str, Narrow); 2] = [
+pub const NARROW: [(&str, &str, Narrow); 2] = [
     (
         "certificates.k8s.io",
         "certificatesigningrequests",
@@ -61,7 +61,7 @@ fn narrow_of(t: &ResourceType, subresource: &str) -> Option<&'static Narrow> {
 }
 
 /// `current` with the narrow field taken from `sent` (removed when `sent` has none).
-fn narrowed(narrow: &Narrow, current: &Value, sent: &Value) -> Value {
+pub fn narrowed(narrow: &Narrow, current: &Value, sent: &Value) -> Value {
     let mut next = current.clone();
     match sent.pointer(narrow.pointer) {
         Some(value) => super::scale::set_pointer(&mut next, narrow.pointer, value.clone()),
@@ -165,43 +165,4 @@ pub(super) async fn serve_narrow(
     )
     .await;
     Ok(answer(cluster, t, 200, written, &[], headers))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// kube-apiserver's approval strategy keeps the spec and the issued certificate as
-    /// stored and takes only the conditions from the body.
-    #[test]
-    fn an_approval_takes_the_conditions_alone() {
-        let narrow = &NARROW[0].2;
-        let current = json!({"metadata": {"name": "c", "resourceVersion": "4"},
-            "spec": {"signerName": "example.com/a", "request": "AAA="},
-            "status": {"certificate": "QkJC"}});
-        let sent = json!({"metadata": {"name": "c", "resourceVersion": "4"},
-            "spec": {"signerName": "example.com/other"},
-            "status": {"certificate": "", "conditions": [{"type": "Approved", "status": "True"}]}});
-        let next = narrowed(narrow, &current, &sent);
-        assert_eq!(next["spec"], current["spec"]);
-        assert_eq!(next["status"]["certificate"], "QkJC");
-        assert_eq!(next["status"]["conditions"][0]["type"], "Approved");
-        assert_eq!(next["metadata"]["resourceVersion"], "4");
-    }
-
-    /// The ephemeral containers of a pod are written into a spec that had none, and nothing
-    /// else of the spec moves.
-    #[test]
-    fn ephemeral_containers_are_added_to_the_spec_alone() {
-        let narrow = &NARROW[1].2;
-        let current = json!({"metadata": {"name": "p"},
-            "spec": {"containers": [{"name": "app", "image": "a"}]}});
-        let sent = json!({"metadata": {"name": "p"},
-            "spec": {"containers": [{"name": "app", "image": "changed"}],
-                     "ephemeralContainers": [{"name": "debugger", "image": "busybox"}]}});
-        let next = narrowed(narrow, &current, &sent);
-        assert_eq!(next["spec"]["containers"][0]["image"], "a");
-        assert_eq!(next["spec"]["ephemeralContainers"][0]["name"], "debugger");
-        assert!(next["metadata"]["resourceVersion"].is_null());
-    }
 }

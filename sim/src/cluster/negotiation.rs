@@ -12,7 +12,7 @@ pub(super) const AGGREGATED_DISCOVERY: &str =
 
 /// How a read presents the objects it returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Presentation {
+pub enum Presentation {
     /// The objects as stored.
     Object,
     /// A `meta.k8s.io/v1` Table (what `kubectl get` asks for).
@@ -45,7 +45,7 @@ fn accepted(headers: &HeaderMap) -> Vec<(String, BTreeMap<String, String>)> {
 
 /// What the first media type the sim can answer asks for; kube-apiserver takes the first it
 /// serves, so a Table asked before metadata wins, and plain JSON after both loses to them.
-pub(super) fn presentation(headers: &HeaderMap) -> Presentation {
+pub fn presentation(headers: &HeaderMap) -> Presentation {
     accepted(headers)
         .iter()
         .find_map(|(_, params)| match params.get("as").map(String::as_str) {
@@ -98,7 +98,7 @@ pub(super) fn object_response(code: u16, object: &Value, headers: &HeaderMap) ->
 
 /// Whether the client asks for aggregated discovery in `apidiscovery.k8s.io/v2` before any
 /// plain JSON (a v2beta1-only client gets the plain lists, as from a server without v2beta1).
-pub(super) fn wants_aggregated_discovery(headers: &HeaderMap) -> bool {
+pub fn wants_aggregated_discovery(headers: &HeaderMap) -> bool {
     accepted(headers)
         .iter()
         .find_map(|(_, params)| match params.get("as").map(String::as_str) {
@@ -151,52 +151,5 @@ pub(super) fn present_one(
             crate::table::table(t, std::slice::from_ref(&object), &json!({}), now)
         }
         Presentation::Metadata => partial(&object),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn accept(value: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(header::ACCEPT, value.parse().unwrap());
-        headers
-    }
-
-    #[test]
-    fn the_first_form_the_server_serves_wins_as_in_kube_apiserver() {
-        // kubectl get
-        let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
-        assert_eq!(presentation(&accept(kubectl)), Presentation::Table);
-        // kube-rs's metadata calls and client-go's metadata client
-        let metadata =
-            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
-        assert_eq!(presentation(&accept(metadata)), Presentation::Metadata);
-        assert_eq!(
-            presentation(&accept("application/json")),
-            Presentation::Object
-        );
-        assert_eq!(presentation(&HeaderMap::new()), Presentation::Object);
-        // plain JSON first: the object itself
-        assert_eq!(
-            presentation(&accept(
-                "application/json, application/json;as=Table;g=meta.k8s.io;v=v1"
-            )),
-            Presentation::Object
-        );
-    }
-
-    #[test]
-    fn aggregated_discovery_only_for_v2_asked_before_plain_json() {
-        let client_go = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
-        assert!(wants_aggregated_discovery(&accept(client_go)));
-        assert!(!wants_aggregated_discovery(&accept(
-            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
-        )));
-        assert!(!wants_aggregated_discovery(&accept("application/json")));
-        assert!(!wants_aggregated_discovery(&accept(
-            "application/json,application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-        )));
     }
 }

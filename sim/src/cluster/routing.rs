@@ -24,7 +24,9 @@ pub(super) fn error_response(error: &ApiError) -> Response {
     json_response(error.code, &error.status())
 }
 
-pub(super) fn query(uri: &Uri) -> BTreeMap<String, String> {
+/// The request's query parameters, percent-decoded; a pair that does not decode is skipped and
+/// a later repeat of a key wins.
+pub fn query(uri: &Uri) -> BTreeMap<String, String> {
     uri.query()
         .map(|q| {
             q.split('&')
@@ -40,12 +42,14 @@ pub(super) fn query(uri: &Uri) -> BTreeMap<String, String> {
 /// A boolean query parameter as kube-apiserver reads one (`Convert_Slice_string_To_bool`):
 /// present and anything but `0` or `false` (any case) is true, so `watch=True`, `watch=1` and
 /// a bare `watch` all start a watch.
-pub(super) fn flag(q: &BTreeMap<String, String>, key: &str) -> bool {
+pub fn flag(q: &BTreeMap<String, String>, key: &str) -> bool {
     q.get(key)
         .is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
-pub(super) fn decode(text: &str) -> Option<String> {
+/// `text` percent-decoded (`+` is a space); `None` when an escape's digits are not hex or the
+/// result is not UTF-8.
+pub fn decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -414,26 +418,5 @@ impl Cluster {
             body,
         )
         .await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn query_values_are_percent_decoded() {
-        assert_eq!(
-            decode("tier%20in%20(api%2Cdb)").as_deref(),
-            Some("tier in (api,db)")
-        );
-        assert_eq!(decode("a+b").as_deref(), Some("a b"));
-        assert_eq!(decode("100%").as_deref(), Some("100%"));
-        let uri: Uri = "/api/v1/configmaps?labelSelector=app%3Dbarbican&limit=2"
-            .parse()
-            .unwrap();
-        let q = query(&uri);
-        assert_eq!(q["labelSelector"], "app=barbican");
-        assert_eq!(q["limit"], "2");
     }
 }

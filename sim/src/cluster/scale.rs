@@ -13,7 +13,7 @@ fn at<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
 }
 
 /// A structured LabelSelector as the selector string a Scale carries (`app=x,tier in (a)`).
-fn selector_string(selector: &Value) -> String {
+pub fn selector_string(selector: &Value) -> String {
     match selector.as_str() {
         Some(text) => text.to_string(),
         None => crate::selectors::label_selector_string(selector),
@@ -151,7 +151,7 @@ pub(super) async fn serve_scale(
 }
 
 /// Sets the value at a JSON pointer, creating the objects on the way.
-pub(super) fn set_pointer(object: &mut Value, pointer: &str, value: Value) {
+pub fn set_pointer(object: &mut Value, pointer: &str, value: Value) {
     let mut at = object;
     let parts: Vec<&str> = pointer.split('/').filter(|p| !p.is_empty()).collect();
     let Some((last, path)) = parts.split_last() else {
@@ -164,27 +164,4 @@ pub(super) fn set_pointer(object: &mut Value, pointer: &str, value: Value) {
         at = &mut at[*part];
     }
     at[*last] = value;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_structured_selector_reads_as_kubectl_writes_it() {
-        let selector = json!({"matchLabels": {"app": "barbican"},
-            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["api", "worker"]},
-                                 {"key": "canary", "operator": "DoesNotExist"}]});
-        assert_eq!(
-            selector_string(&selector),
-            "app=barbican,tier in (api,worker),!canary"
-        );
-    }
-
-    #[test]
-    fn set_pointer_creates_the_path() {
-        let mut object = json!({"metadata": {}});
-        set_pointer(&mut object, "/spec/replicas", json!(3));
-        assert_eq!(object["spec"]["replicas"], 3);
-    }
 }

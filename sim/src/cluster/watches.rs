@@ -209,13 +209,13 @@ pub(super) fn watch(
 }
 
 /// How often kube-apiserver's watch cache sends a watcher a bookmark.
-const BOOKMARK_PERIOD: Duration = Duration::from_secs(60);
+pub const BOOKMARK_PERIOD: Duration = Duration::from_secs(60);
 
 /// When a watcher that allows bookmarks gets its next one, as kube-apiserver's cacher decides
 /// (`nextBookmarkTime`): a minute from now, or two seconds before the watch's deadline when
 /// that comes first, so a client can resume from a fresh resourceVersion; none once that time
 /// has passed.
-fn bookmark_after(
+pub fn bookmark_after(
     now: tokio::time::Instant,
     deadline: Option<tokio::time::Instant>,
 ) -> Option<tokio::time::Instant> {
@@ -226,40 +226,4 @@ fn bookmark_after(
     let before_deadline = deadline.checked_sub(Duration::from_secs(2))?;
     let at = heartbeat.min(before_deadline);
     (at > now).then_some(at)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bookmarks_come_a_minute_apart_or_two_seconds_before_the_deadline_as_the_cacher_sends_them() {
-        let now = tokio::time::Instant::now();
-        // No timeoutSeconds: kube-apiserver's bookmarkFrequency, a minute.
-        assert_eq!(bookmark_after(now, None), Some(now + BOOKMARK_PERIOD));
-        // A deadline far off: still a minute.
-        let far = now + Duration::from_secs(290);
-        assert_eq!(bookmark_after(now, Some(far)), Some(now + BOOKMARK_PERIOD));
-        // A deadline within the minute: two seconds before it.
-        let near = now + Duration::from_secs(10);
-        assert_eq!(
-            bookmark_after(now, Some(near)),
-            Some(now + Duration::from_secs(8))
-        );
-        // Within the last two seconds: no bookmark any more.
-        let closing = now + Duration::from_secs(1);
-        assert_eq!(bookmark_after(now, Some(closing)), None);
-    }
-
-    #[test]
-    fn query_booleans_are_true_unless_zero_or_false_in_any_case() {
-        let q = |v: &str| BTreeMap::from([("watch".to_string(), v.to_string())]);
-        for yes in ["true", "True", "TRUE", "1", "yes", ""] {
-            assert!(flag(&q(yes), "watch"), "{yes:?}");
-        }
-        for no in ["false", "False", "FALSE", "0"] {
-            assert!(!flag(&q(no), "watch"), "{no:?}");
-        }
-        assert!(!flag(&BTreeMap::new(), "watch"));
-    }
 }

@@ -101,7 +101,8 @@ impl KubeletConfig {
         }
     }
 
-    fn root_for(&self, object: &Value) -> Option<PathBuf> {
+    /// The directory a Pod's image runs from, when a runtime is configured for it.
+    pub fn root_for(&self, object: &Value) -> Option<PathBuf> {
         self.runtimes
             .iter()
             .find(|r| runs_on(std::slice::from_ref(&r.image), object))
@@ -851,7 +852,7 @@ fn revision(rs: &Value) -> u64 {
 
 /// The container port a Service port reaches on `pod`: `targetPort` as a number, or the
 /// container port of that name, or the Service port itself.
-fn target_port(pod: &Value, port: &Value) -> Option<u16> {
+pub fn target_port(pod: &Value, port: &Value) -> Option<u16> {
     match &port["targetPort"] {
         Value::Number(n) => n.as_u64().and_then(|p| u16::try_from(p).ok()),
         Value::String(name) => pod["spec"]["containers"]
@@ -866,7 +867,7 @@ fn target_port(pod: &Value, port: &Value) -> Option<u16> {
 }
 
 /// Five characters from the alphabet kube-controller-manager names pods with.
-fn suffix(seed: &str, n: u64) -> String {
+pub fn suffix(seed: &str, n: u64) -> String {
     use sha2::{Digest, Sha256};
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let digest = Sha256::digest(format!("{seed}/{n}").as_bytes());
@@ -875,77 +876,4 @@ fn suffix(seed: &str, n: u64) -> String {
         .take(5)
         .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn runtimes_parse_from_flags_and_say_what_is_wanted() {
-        let runtime: Runtime = "ghcr.io/c5c3/barbican:2025.2*=target/venvs/2025.2"
-            .parse()
-            .unwrap();
-        assert_eq!(runtime.image, "ghcr.io/c5c3/barbican:2025.2*");
-        assert_eq!(runtime.root, PathBuf::from("target/venvs/2025.2"));
-        for bad in ["", "=root", "image=", "no-equals"] {
-            assert!(
-                bad.parse::<Runtime>()
-                    .unwrap_err()
-                    .contains("<image glob>=<root directory>")
-            );
-        }
-    }
-
-    #[test]
-    fn the_first_matching_runtime_gives_the_root() {
-        let config = KubeletConfig::new(
-            vec![
-                "*:2025.1=/a".parse().unwrap(),
-                "ghcr.io/c5c3/barbican:*=/b".parse().unwrap(),
-            ],
-            "/state".into(),
-        );
-        let pod = |image: &str| json!({"spec": {"containers": [{"image": image}]}});
-        assert_eq!(
-            config.root_for(&pod("ghcr.io/c5c3/barbican:2025.1")),
-            Some("/a".into())
-        );
-        assert_eq!(
-            config.root_for(&pod("ghcr.io/c5c3/barbican:2025.2")),
-            Some("/b".into())
-        );
-        assert_eq!(config.root_for(&pod("quay.io/other:1")), None);
-    }
-
-    #[test]
-    fn service_ports_reach_numbered_named_or_same_ports() {
-        let pod =
-            json!({"spec": {"containers": [{"ports": [{"name": "api", "containerPort": 9311}]}]}});
-        assert_eq!(
-            target_port(&pod, &json!({"port": 80, "targetPort": 8080})),
-            Some(8080)
-        );
-        assert_eq!(
-            target_port(&pod, &json!({"port": 80, "targetPort": "api"})),
-            Some(9311)
-        );
-        assert_eq!(target_port(&pod, &json!({"port": 9311})), Some(9311));
-        assert_eq!(
-            target_port(&pod, &json!({"port": 80, "targetPort": "nope"})),
-            None
-        );
-    }
-
-    #[test]
-    fn pod_names_take_five_characters_of_the_controllers_alphabet() {
-        let a = suffix("uid-1", 1);
-        assert_eq!(a.len(), 5);
-        assert!(
-            a.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)),
-            "{a}"
-        );
-        assert_ne!(a, suffix("uid-1", 2));
-        assert_eq!(a, suffix("uid-1", 1));
-    }
 }

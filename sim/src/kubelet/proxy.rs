@@ -35,7 +35,7 @@ impl Drop for ServiceProxies {
 }
 
 /// The `host:port address` lines of [`ServiceRegistry::overrides`] as (host, port).
-fn names(overrides: &str) -> Vec<(String, u16)> {
+pub fn names(overrides: &str) -> Vec<(String, u16)> {
     overrides
         .lines()
         .filter_map(|line| {
@@ -104,22 +104,7 @@ impl ServiceProxies {
     /// `<svc>.<ns>.svc` also as `<svc>.<ns>`, and as `<svc>` in its own namespace (what the
     /// cluster DNS's search domains give a pod).
     pub fn hosts(&self, namespace: &str) -> String {
-        self.addresses
-            .iter()
-            .map(|(host, ip)| {
-                let mut names = host.clone();
-                if let Some((service, ns)) = host
-                    .strip_suffix(".svc")
-                    .and_then(|rest| rest.split_once('.'))
-                {
-                    names.push_str(&format!(" {service}.{ns}"));
-                    if ns == namespace {
-                        names.push_str(&format!(" {service}"));
-                    }
-                }
-                format!("{ip} {names}\n")
-            })
-            .collect()
+        hosts(&self.addresses, namespace)
     }
 
     /// Removes the addresses from the loopback.
@@ -134,6 +119,27 @@ impl ServiceProxies {
     }
 }
 
+/// `/etc/hosts` lines for `addresses` as a pod in `namespace` resolves them (see
+/// [`ServiceProxies::hosts`]).
+pub fn hosts(addresses: &BTreeMap<String, Ipv4Addr>, namespace: &str) -> String {
+    addresses
+        .iter()
+        .map(|(host, ip)| {
+            let mut names = host.clone();
+            if let Some((service, ns)) = host
+                .strip_suffix(".svc")
+                .and_then(|rest| rest.split_once('.'))
+            {
+                names.push_str(&format!(" {service}.{ns}"));
+                if ns == namespace {
+                    names.push_str(&format!(" {service}"));
+                }
+            }
+            format!("{ip} {names}\n")
+        })
+        .collect()
+}
+
 /// Forwards each connection to what the registry names `host:port` at that moment.
 async fn forward(listener: TcpListener, registry: ServiceRegistry, host: String, port: u16) {
     while let Ok((mut inbound, _)) = listener.accept().await {
@@ -145,50 +151,5 @@ async fn forward(listener: TcpListener, registry: ServiceRegistry, host: String,
                 let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
             }
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_registry_lines_give_each_name_and_port() {
-        let lines =
-            "db.openstack.svc:3306 127.0.0.1:41000\nvault.example.com:8200 127.0.0.1:41001\n";
-        assert_eq!(
-            names(lines),
-            [
-                ("db.openstack.svc".to_string(), 3306),
-                ("vault.example.com".to_string(), 8200)
-            ]
-        );
-        assert!(names("garbage\n").is_empty());
-    }
-
-    #[test]
-    fn pods_resolve_services_by_their_short_names_in_their_own_namespace() {
-        let mut proxies = ServiceProxies::new(ServiceRegistry::default(), 245);
-        proxies
-            .addresses
-            .insert("db.openstack.svc".into(), Ipv4Addr::new(10, 245, 0, 10));
-        proxies.addresses.insert(
-            "db.openstack.svc.cluster.local".into(),
-            Ipv4Addr::new(10, 245, 0, 11),
-        );
-        proxies
-            .addresses
-            .insert("vault.example.com".into(), Ipv4Addr::new(10, 245, 0, 12));
-        assert_eq!(
-            proxies.hosts("openstack"),
-            "10.245.0.10 db.openstack.svc db.openstack db\n\
-             10.245.0.11 db.openstack.svc.cluster.local\n\
-             10.245.0.12 vault.example.com\n"
-        );
-        assert!(
-            proxies
-                .hosts("other")
-                .starts_with("10.245.0.10 db.openstack.svc db.openstack\n")
-        );
     }
 }

@@ -16,7 +16,7 @@ use Kind::{Bool, BytesMap, Int, IntOrString, QuantityMap, Text, TextMap, Time};
 use messages::{Field, Kind, Message, message_of};
 
 /// The four bytes ahead of every Kubernetes protobuf body.
-const MAGIC: &[u8] = b"k8s\0";
+pub const MAGIC: &[u8] = b"k8s\0";
 
 /// Why a protobuf body could not be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -202,7 +202,8 @@ fn write_value(out: &mut Vec<u8>, field: &Field, value: &Value) -> Option<()> {
     Some(())
 }
 
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+/// Appends `value` as a base-128 varint.
+pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push((value as u8 & 0x7f) | 0x80);
         value >>= 7;
@@ -217,7 +218,7 @@ fn put_varint_field(out: &mut Vec<u8>, number: u64, value: u64) {
 }
 
 /// A length-delimited field: its key (wire type 2), the length, the bytes.
-fn put_bytes(out: &mut Vec<u8>, number: u64, bytes: &[u8]) {
+pub fn put_bytes(out: &mut Vec<u8>, number: u64, bytes: &[u8]) {
     put_varint(out, (number << 3) | 2);
     put_varint(out, bytes.len() as u64);
     out.extend_from_slice(bytes);
@@ -394,10 +395,14 @@ fn text(bytes: &[u8]) -> Result<String, ProtobufError> {
 
 /// A field's value as the wire carries it.
 #[derive(Clone, Copy)]
-enum Wire<'a> {
+pub enum Wire<'a> {
+    /// Wire type 0.
     Varint(u64),
+    /// Wire type 1 (its eight bytes skipped).
     Fixed64,
+    /// Wire type 2: a length-delimited payload.
     Bytes(&'a [u8]),
+    /// Wire type 5 (its four bytes skipped).
     Fixed32,
 }
 
@@ -413,9 +418,14 @@ impl Wire<'_> {
 }
 
 /// The fields of one message's bytes, in order: (field number, value).
-struct Reader<'a>(&'a [u8]);
+pub struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
+    /// The fields of `message`.
+    pub fn new(message: &'a [u8]) -> Self {
+        Self(message)
+    }
+
     fn varint(&mut self) -> Result<u64, ProtobufError> {
         let mut value = 0u64;
         for shift in (0..64).step_by(7) {
@@ -479,295 +489,5 @@ impl<'a> Iterator for Reader<'a> {
             self.0 = &[];
         }
         Some(field)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A length-delimited field, as the encoder writes one.
-    fn bytes(number: u64, value: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        put_bytes(&mut out, number, value);
-        out
-    }
-
-    fn varint(v: u64) -> Vec<u8> {
-        let mut out = Vec::new();
-        put_varint(&mut out, v);
-        out
-    }
-
-    fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
-        let type_meta = [bytes(1, api_version.as_bytes()), bytes(2, kind.as_bytes())].concat();
-        [MAGIC.to_vec(), bytes(1, &type_meta), bytes(2, raw)].concat()
-    }
-
-    /// What `kubectl create secret generic s --from-literal=k=v -n ns` sends, read as the JSON
-    /// object it stands for: maps, bytes as base64, the envelope's type meta.
-    #[test]
-    fn a_secret_reads_as_its_json() {
-        let labels = [bytes(1, b"app"), bytes(2, b"x")].concat();
-        let metadata = [bytes(1, b"s"), bytes(3, b"ns"), bytes(11, &labels)].concat();
-        let data = [bytes(1, b"k"), bytes(2, b"v\x00")].concat();
-        let raw = [bytes(1, &metadata), bytes(2, &data), bytes(3, b"Opaque")].concat();
-        let object = decode(&envelope("v1", "Secret", &raw)).unwrap();
-        // kubectl's Namespace: an empty creationTimestamp (Go's zero time) and an empty status.
-        let namespace = [
-            bytes(1, &[bytes(1, b"tenant"), bytes(8, &[])].concat()),
-            bytes(2, &[]),
-            bytes(3, &[]),
-        ]
-        .concat();
-        assert_eq!(
-            decode(&envelope("v1", "Namespace", &namespace)).unwrap(),
-            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "tenant"},
-                "spec": {}, "status": {}})
-        );
-        assert_eq!(
-            object,
-            json!({"apiVersion": "v1", "kind": "Secret",
-                "metadata": {"name": "s", "namespace": "ns", "labels": {"app": "x"}},
-                "data": {"k": "dgA="}, "type": "Opaque"})
-        );
-    }
-
-    /// Repeated fields become arrays, nested messages objects, varints numbers and booleans.
-    #[test]
-    fn a_role_and_a_review_read_as_their_json() {
-        let rule = [bytes(1, b"get"), bytes(1, b"list"), bytes(3, b"pods")].concat();
-        let raw = [bytes(1, &bytes(1, b"r")), bytes(2, &rule)].concat();
-        let role = decode(&envelope("rbac.authorization.k8s.io/v1", "Role", &raw)).unwrap();
-        assert_eq!(
-            role["rules"],
-            json!([{"verbs": ["get", "list"], "resources": ["pods"]}])
-        );
-        let attributes = [bytes(2, b"create"), bytes(5, b"pods")].concat();
-        let raw = bytes(2, &bytes(1, &attributes));
-        let review = decode(&envelope(
-            "authorization.k8s.io/v1",
-            "SelfSubjectAccessReview",
-            &raw,
-        ))
-        .unwrap();
-        assert_eq!(
-            review["spec"],
-            json!({"resourceAttributes": {"verb": "create", "resource": "pods"}})
-        );
-        let mut spec = bytes(1, b"api");
-        spec.extend(varint(4 << 3));
-        spec.extend(varint(600));
-        let token = decode(&envelope(
-            "authentication.k8s.io/v1",
-            "TokenRequest",
-            &bytes(2, &spec),
-        ))
-        .unwrap();
-        assert_eq!(
-            token["spec"],
-            json!({"audiences": ["api"], "expirationSeconds": 600})
-        );
-    }
-
-    /// Go writes zero non-pointer fields, which its JSON leaves out; a zero pointer field
-    /// (`replicas: 0`) is a value. A workload's status is not read (the API server resets it).
-    #[test]
-    fn zeros_are_read_as_go_reads_them() {
-        let field = |number: u64, v: u64| [varint(number << 3), varint(v)].concat();
-        let metadata = [bytes(1, b"web"), bytes(2, b""), field(7, 0)].concat();
-        let spec = [field(1, 0), field(5, 0), field(7, 0)].concat();
-        let status = field(1, 3);
-        let raw = [bytes(1, &metadata), bytes(2, &spec), bytes(3, &status)].concat();
-        assert_eq!(
-            decode(&envelope("apps/v1", "Deployment", &raw)).unwrap(),
-            json!({"apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": "web"}, "spec": {"replicas": 0}})
-        );
-    }
-
-    /// An Ingress rule embeds its `IngressRuleValue` (`json:",inline"`): on the wire a message
-    /// of its own (field 2), in JSON its `http` sits in the rule. Built as Go writes what
-    /// `kubectl create ingress i --rule=foo.com/bar=svc1:8080` sends, and written back alike.
-    #[test]
-    fn an_ingress_rules_embedded_value_reads_inline_and_writes_nested() {
-        let field = |number: u64, v: u64| [varint(number << 3), varint(v)].concat();
-        let port = [bytes(1, b""), field(2, 8080)].concat();
-        let backend = bytes(4, &[bytes(1, b"svc1"), bytes(2, &port)].concat());
-        let path = [bytes(1, b"/bar"), bytes(2, &backend), bytes(3, b"Exact")].concat();
-        let rule = [bytes(1, b"foo.com"), bytes(2, &bytes(1, &bytes(1, &path)))].concat();
-        let spec = bytes(3, &rule);
-        let raw = [bytes(1, &bytes(1, b"i")), bytes(2, &spec), bytes(3, &[])].concat();
-        let ingress = decode(&envelope("networking.k8s.io/v1", "Ingress", &raw)).unwrap();
-        let expected = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
-            "metadata": {"name": "i"},
-            "spec": {"rules": [{"host": "foo.com", "http": {"paths": [{"path": "/bar",
-                "pathType": "Exact",
-                "backend": {"service": {"name": "svc1", "port": {"number": 8080}}}}]}}]}});
-        assert_eq!(ingress, expected);
-        let written = encode(&expected).expect("an Ingress is described");
-        // Down the written bytes: the envelope's raw object, its spec, its rule, the rule's
-        // field 2, which holds `http` as its field 1.
-        let field_of = |message: &[u8], number: u64| -> Vec<u8> {
-            Reader(message)
-                .find_map(|entry| match entry.unwrap() {
-                    (n, Wire::Bytes(b)) if n == number => Some(b.to_vec()),
-                    _ => None,
-                })
-                .unwrap_or_else(|| panic!("no field {number}"))
-        };
-        let raw = field_of(&written[MAGIC.len()..], 2);
-        let rule = field_of(&field_of(&field_of(&raw, 2), 3), 2);
-        assert!(
-            !field_of(&rule, 1).is_empty(),
-            "http sits in the rule value"
-        );
-        assert_eq!(decode(&written).unwrap(), expected);
-    }
-
-    /// A pod template as this operator renders one (projected and secret volumes, mounts,
-    /// env from Secrets, probes whose handler Go embeds, a preStop hook, security contexts,
-    /// topology spread), what `kubectl create job --from=cronjob/<name>-db-clean` sends back:
-    /// written and read back unchanged, zeros where Go keeps them.
-    #[test]
-    fn a_hardened_pod_template_round_trips() {
-        let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
-            "spec": {"template": {"spec": {
-                "volumes": [
-                    {"name": "config", "projected": {"defaultMode": 288, "sources": [
-                        {"secret": {"name": "c", "items": [{"key": "k", "path": "p", "mode": 0}]}},
-                        {"configMap": {"name": "m", "optional": false}},
-                        {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}}]}},
-                    {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
-                    {"name": "ca", "secret": {"secretName": "ca", "defaultMode": 0}}],
-                "securityContext": {"runAsNonRoot": true, "runAsUser": 42424, "fsGroup": 0,
-                    "seccompProfile": {"type": "RuntimeDefault"}},
-                "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
-                    "whenUnsatisfiable": "ScheduleAnyway",
-                    "labelSelector": {"matchLabels": {"app": "b"}}}],
-                "tolerations": [{"key": "k", "operator": "Exists", "tolerationSeconds": 0}],
-                "containers": [{"name": "c", "image": "i",
-                    "env": [{"name": "P", "valueFrom": {"secretKeyRef": {"name": "s", "key": "password"}}},
-                        {"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
-                    "envFrom": [{"secretRef": {"name": "e"}}],
-                    "volumeMounts": [{"name": "config", "mountPath": "/etc/b", "readOnly": true}],
-                    "readinessProbe": {"httpGet": {"path": "/healthcheck", "port": 9311},
-                        "periodSeconds": 10},
-                    "livenessProbe": {"tcpSocket": {"port": "api"}, "failureThreshold": 3},
-                    "startupProbe": {"exec": {"command": ["true"]}},
-                    "lifecycle": {"preStop": {"sleep": {"seconds": 5}}},
-                    "securityContext": {"allowPrivilegeEscalation": false,
-                        "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}}}]}}}});
-        let written = encode(&job).expect("every field is described");
-        assert_eq!(decode(&written).unwrap(), job);
-    }
-
-    /// The other kinds kubectl's generators send: `create pdb --min-available=0` keeps its
-    /// zero (a pointer), `create priorityclass --value=0` too (`json:"value"`, no omitempty),
-    /// `create quota` reads its quantities.
-    #[test]
-    fn the_remaining_generators_kinds_read_as_their_json() {
-        let field = |number: u64, v: u64| [varint(number << 3), varint(v)].concat();
-        let zero = field(2, 0);
-        let selector = bytes(1, &[bytes(1, b"app"), bytes(2, b"web")].concat());
-        let spec = [bytes(1, &zero), bytes(2, &selector)].concat();
-        let raw = [bytes(1, &bytes(1, b"p")), bytes(2, &spec)].concat();
-        assert_eq!(
-            decode(&envelope("policy/v1", "PodDisruptionBudget", &raw)).unwrap()["spec"],
-            json!({"minAvailable": 0, "selector": {"matchLabels": {"app": "web"}}})
-        );
-        let raw = [bytes(1, &bytes(1, b"low")), field(2, 0), field(3, 0)].concat();
-        assert_eq!(
-            decode(&envelope("scheduling.k8s.io/v1", "PriorityClass", &raw)).unwrap(),
-            json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                "metadata": {"name": "low"}, "value": 0})
-        );
-        let hard = [bytes(1, b"pods"), bytes(2, &bytes(1, b"3"))].concat();
-        let raw = [bytes(1, &bytes(1, b"q")), bytes(2, &bytes(1, &hard))].concat();
-        assert_eq!(
-            decode(&envelope("v1", "ResourceQuota", &raw)).unwrap()["spec"],
-            json!({"hard": {"pods": "3"}})
-        );
-    }
-
-    /// What the sim cannot read is refused with what it is, never dropped.
-    /// An answer in protobuf reads back as the object it was encoded from: what kube-apiserver
-    /// writes for a Namespace (metadata with managedFields, spec, status) and a Secret.
-    #[test]
-    fn an_encoded_answer_reads_back_as_its_json() {
-        let namespace = json!({"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": "openstack", "uid": "u-1", "resourceVersion": "7",
-                "creationTimestamp": "2026-12-02T10:00:00Z",
-                "labels": {"kubernetes.io/metadata.name": "openstack"},
-                "managedFields": [{"manager": "kubectl-create", "operation": "Update",
-                    "apiVersion": "v1", "time": "2026-12-02T10:00:00Z", "fieldsType": "FieldsV1",
-                    "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}}}]},
-            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
-        let bytes = encode(&namespace).expect("a Namespace is described");
-        assert_eq!(decode(&bytes).unwrap(), namespace);
-        let secret = json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-            "metadata": {"name": "s", "namespace": "n"}, "data": {"password": "c2VjcmV0"}});
-        assert_eq!(decode(&encode(&secret).unwrap()).unwrap(), secret);
-        let replicas = json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "d"}, "spec": {"replicas": 0,
-                "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}}}});
-        assert_eq!(decode(&encode(&replicas).unwrap()).unwrap(), replicas);
-    }
-
-    /// What the sim does not describe is answered as JSON, never half-written: an unknown
-    /// field, a kind without a message, a workload's status.
-    #[test]
-    fn an_object_with_an_undescribed_field_is_not_encoded() {
-        assert!(
-            encode(&json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "c"}, "datum": {}}))
-            .is_none()
-        );
-        assert!(
-            encode(&json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
-            "metadata": {"name": "d"}}))
-            .is_none()
-        );
-        assert!(
-            encode(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "d"}, "status": {"replicas": 1}}))
-            .is_none()
-        );
-    }
-
-    #[test]
-    fn an_unknown_kind_or_field_is_refused_by_name() {
-        assert_eq!(decode(b"{}"), Err(ProtobufError::NoMagic));
-        let refused = decode(&envelope("apps/v1", "StatefulSet", &[])).unwrap_err();
-        assert!(
-            refused
-                .to_string()
-                .contains("send StatefulSet (apps/v1) as JSON"),
-            "{refused}"
-        );
-        // A pod template with an affinity: refused by the message and field it is in.
-        let raw = bytes(2, &bytes(3, &bytes(2, &bytes(18, b""))));
-        assert_eq!(
-            decode(&envelope("apps/v1", "Deployment", &raw)),
-            Err(ProtobufError::UnknownField {
-                message: "PodSpec",
-                number: 18,
-                wire: 2
-            })
-        );
-        let raw = bytes(9, b"x");
-        assert_eq!(
-            decode(&envelope("v1", "ConfigMap", &raw)),
-            Err(ProtobufError::UnknownField {
-                message: "ConfigMap",
-                number: 9,
-                wire: 2
-            })
-        );
-        let truncated = [MAGIC, &[0x0a, 0x05, 0x01][..]].concat();
-        assert!(matches!(
-            decode(&truncated),
-            Err(ProtobufError::Malformed(_))
-        ));
     }
 }

@@ -8,4 +8,5 @@ mod negotiation;
 mod proxy;
 mod scale;
 mod self_reviews;
+mod unit;
 mod webhooks;

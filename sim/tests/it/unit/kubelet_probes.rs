@@ -1,0 +1,79 @@
+//! Tests of `barbican_sim::kubelet::probes`.
+
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::io::AsyncWriteExt;
+
+use serde_json::json;
+
+use barbican_sim::kubelet::probes::*;
+
+#[test]
+fn probes_read_their_handler_and_timings_with_kubernetes_defaults() {
+    let container = json!({"ports": [{"name": "barbican-api", "containerPort": 9311}],
+        "readinessProbe": {"httpGet": {"path": "/healthcheck", "port": "barbican-api"},
+            "initialDelaySeconds": 10, "periodSeconds": 15, "timeoutSeconds": 10},
+        "livenessProbe": {"tcpSocket": {"port": 9311}},
+        "startupProbe": {"exec": {"command": ["true"]}}});
+    let readiness = Probe::of(&container, "readinessProbe").unwrap().unwrap();
+    assert_eq!(
+        readiness,
+        Probe {
+            check: Check::Http {
+                port: 9311,
+                path: "/healthcheck".into()
+            },
+            initial_delay: Duration::from_secs(10),
+            period: Duration::from_secs(15),
+            timeout: Duration::from_secs(10),
+            failure_threshold: 3,
+        }
+    );
+    let liveness = Probe::of(&container, "livenessProbe").unwrap().unwrap();
+    assert_eq!(liveness.check, Check::Tcp { port: 9311 });
+    assert_eq!(liveness.period, Duration::from_secs(10));
+    assert!(
+        Probe::of(&container, "startupProbe")
+            .unwrap_err()
+            .contains("httpGet")
+    );
+    assert_eq!(Probe::of(&container, "absentProbe").unwrap(), None);
+}
+
+#[test]
+fn statuses_from_200_to_399_pass() {
+    assert!(status_passes(b"HTTP/1.1 200 OK\r\n"));
+    assert!(status_passes(b"HTTP/1.0 302 Found"));
+    assert!(!status_passes(b"HTTP/1.1 503 Service Unavailable"));
+    assert!(!status_passes(b"garbage"));
+    assert!(!status_passes(b""));
+}
+
+#[tokio::test]
+async fn an_http_probe_reads_the_status_of_a_live_endpoint() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        for answer in ["200 OK", "503 Service Unavailable"] {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 512];
+            let _ = socket.read(&mut buf).await;
+            let _ = socket
+                .write_all(format!("HTTP/1.1 {answer}\r\nContent-Length: 0\r\n\r\n").as_bytes())
+                .await;
+        }
+    });
+    let probe = Probe {
+        check: Check::Http {
+            port,
+            path: "/healthcheck".into(),
+        },
+        initial_delay: Duration::ZERO,
+        period: Duration::from_secs(1),
+        timeout: Duration::from_secs(5),
+        failure_threshold: 1,
+    };
+    let ip = std::net::Ipv4Addr::LOCALHOST;
+    assert!(probe.passes(ip).await);
+    assert!(!probe.passes(ip).await);
+}

@@ -1,0 +1,51 @@
+//! Tests of `barbican_sim::validation`.
+
+use serde_json::json;
+
+use barbican_sim::validation::*;
+
+use super::builtin_type as builtin;
+
+/// kube-apiserver refuses invalid label keys and values and invalid data keys with 422.
+#[test]
+fn labels_and_data_keys_are_validated_as_kube_apiserver_validates_them() {
+    let configmaps = builtin("configmaps");
+    let good = json!({"metadata": {"name": "x",
+        "labels": {"app.kubernetes.io/name": "barbican", "empty": ""},
+        "annotations": {"barbican.c5c3.io/applied-hash": "a"}},
+        "data": {"barbican.conf": "x", "KEY_NAME": "y"}});
+    assert!(admit(&configmaps, &good, None).is_ok());
+    let bad_label = json!({"metadata": {"name": "x", "labels": {"bad key!": "v"}}});
+    let refused = admit(&configmaps, &bad_label, None).unwrap_err();
+    assert_eq!(refused.code, 422);
+    assert!(
+        refused.message.starts_with(
+            "ConfigMap \"x\" is invalid: metadata.labels: Invalid value: \"bad key!\": name part must consist of"
+        ),
+        "{}",
+        refused.message
+    );
+    let bad_value = json!({"metadata": {"name": "x", "labels": {"a": "-v-"}}});
+    assert!(
+        admit(&configmaps, &bad_value, None)
+            .unwrap_err()
+            .message
+            .contains("a valid label must be an empty string")
+    );
+    let bad_prefix = json!({"metadata": {"name": "x", "labels": {"Bad_Prefix/a": "v"}}});
+    assert!(admit(&configmaps, &bad_prefix, None).is_err());
+    let bad_key = json!({"metadata": {"name": "x"}, "data": {"bad key": "v"}});
+    let refused = admit(&configmaps, &bad_key, None).unwrap_err();
+    assert!(
+        refused.message.contains(
+            "data[bad key]: Invalid value: \"bad key\": a valid config key must consist of"
+        ),
+        "{}",
+        refused.message
+    );
+    let secret = json!({"metadata": {"name": "s"}, "stringData": {"..": "v"}});
+    assert!(admit(&builtin("secrets"), &secret, None).is_err());
+    // Data keys mean nothing to other kinds.
+    let service = json!({"metadata": {"name": "s"}, "data": {"bad key": "v"}});
+    assert!(admit(&builtin("services"), &service, None).is_ok());
+}
