@@ -1,11 +1,12 @@
 //! What a failed scenario prints after cucumber's own failure line, so the failure explains
 //! itself without a rerun: every Barbican and BarbicanSecretStore of the scenario as a condition
-//! table and as YAML (status and spec, without managedFields), the newest events, and the
-//! operator's last log lines about each of them.
+//! table and as YAML (status and spec, without managedFields), the newest events, the
+//! operator's last log lines about each of them, and every pod with its containers' states
+//! (what tells a pod that crash-loops from one that is slow to become ready).
 
 use std::fmt::Write;
 
-use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::{core::v1::Pod, events::v1::Event};
 use kube::{
     Api, ResourceExt,
     api::{DynamicObject, ListParams},
@@ -151,5 +152,89 @@ pub async fn explain(env: &SimEnv) -> String {
         let _ = writeln!(out, "    the newest events:");
         out.push_str(&table(&["type", "reason", "about", "note"], &rows));
     }
+    let pods: Vec<Value> = Api::<Pod>::all(env.client.clone())
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| serde_json::to_value(p).ok())
+        .collect();
+    if pods.is_empty() {
+        let _ = writeln!(out, "    no pods");
+    } else {
+        let _ = writeln!(out, "    the pods:");
+        out.push_str(&table(
+            &["pod", "phase", "ready", "restarts", "containers"],
+            &pod_rows(&pods),
+        ));
+    }
     out
+}
+
+/// One row per pod: `namespace/name`, phase, ready containers of all, restarts, and each
+/// container's state as the kubelet reports it, with the last termination when it restarted.
+pub fn pod_rows(pods: &[Value]) -> Vec<[String; 5]> {
+    pods.iter()
+        .map(|pod| {
+            let statuses: Vec<&Value> = pod["status"]["containerStatuses"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .collect();
+            let ready = statuses.iter().filter(|c| c["ready"] == true).count();
+            let restarts: i64 = statuses
+                .iter()
+                .map(|c| c["restartCount"].as_i64().unwrap_or(0))
+                .fold(0, i64::saturating_add);
+            let states: Vec<String> = statuses
+                .iter()
+                .map(|c| {
+                    let mut text = format!(
+                        "{}: {}",
+                        c["name"].as_str().unwrap_or("?"),
+                        container_state(&c["state"])
+                    );
+                    if !c["lastState"]["terminated"].is_null() {
+                        let _ = write!(text, " (last: {})", container_state(&c["lastState"]));
+                    }
+                    text
+                })
+                .collect();
+            [
+                format!(
+                    "{}/{}",
+                    pod["metadata"]["namespace"].as_str().unwrap_or_default(),
+                    pod["metadata"]["name"].as_str().unwrap_or_default()
+                ),
+                pod["status"]["phase"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                format!("{ready}/{}", statuses.len()),
+                restarts.to_string(),
+                states.join("; "),
+            ]
+        })
+        .collect()
+}
+
+/// A container state (`running`, `waiting` or `terminated`) in a few words: the state, its
+/// reason, and a termination's exit code.
+fn container_state(state: &Value) -> String {
+    for key in ["running", "waiting", "terminated"] {
+        let detail = &state[key];
+        if detail.is_null() {
+            continue;
+        }
+        let mut text = key.to_string();
+        if let Some(reason) = detail["reason"].as_str() {
+            let _ = write!(text, " {reason}");
+        }
+        if let Some(code) = detail["exitCode"].as_i64() {
+            let _ = write!(text, ", exit {code}");
+        }
+        return text;
+    }
+    "unknown".to_string()
 }

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use serde_json::json;
+
 use barbican_features::report::*;
 use barbican_features::sim_env::SimEnv;
 
@@ -46,6 +48,8 @@ async fn a_failure_shows_the_conditions_the_object_and_the_events() {
         "{report}"
     );
     assert!(report.contains("about openstack/kms"), "{report}");
+    // No Deployment yet (its Secrets are missing), so no pods: the report says so.
+    assert!(report.contains("    no pods\n"), "{report}");
 }
 
 #[test]
@@ -54,5 +58,48 @@ fn a_table_aligns_its_columns() {
     assert_eq!(
         table(&["condition", "status"], &rows),
         "      | condition | status |\n      | Ready     | True   |\n"
+    );
+}
+
+/// A pod's row says whether it crash-loops (waiting, restarts, the last exit) or runs.
+#[test]
+fn pod_rows_tell_a_crash_loop_from_a_running_pod() {
+    let pods = [
+        json!({"metadata": {"namespace": "openstack", "name": "barbican-a"},
+            "status": {"phase": "Running", "containerStatuses": [{"name": "api", "ready": false,
+                "restartCount": 3,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"reason": "Error", "exitCode": 1}}}]}}),
+        json!({"metadata": {"namespace": "openstack", "name": "barbican-b"},
+            "status": {"phase": "Running", "containerStatuses": [{"name": "api", "ready": true,
+                "restartCount": 0, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}}),
+        json!({"metadata": {"namespace": "openstack", "name": "pending"}, "status": {"phase": "Pending"}}),
+    ];
+    let rows = pod_rows(&pods);
+    assert_eq!(
+        rows[0],
+        [
+            "openstack/barbican-a",
+            "Running",
+            "0/1",
+            "3",
+            "api: waiting CrashLoopBackOff (last: terminated Error, exit 1)"
+        ]
+        .map(String::from)
+    );
+    assert_eq!(
+        rows[1],
+        [
+            "openstack/barbican-b",
+            "Running",
+            "1/1",
+            "0",
+            "api: running"
+        ]
+        .map(String::from)
+    );
+    assert_eq!(
+        rows[2],
+        ["openstack/pending", "Pending", "0/0", "0", ""].map(String::from)
     );
 }
