@@ -86,11 +86,11 @@ pub async fn explain(env: &SimEnv) -> String {
         else {
             continue;
         };
-        let objects = Api::<DynamicObject>::all_with(env.client.clone(), &resource)
-            .list(&ListParams::default())
-            .await
-            .map(|l| l.items)
-            .unwrap_or_default();
+        let objects = listed(Api::<DynamicObject>::all_with(
+            env.client.clone(),
+            &resource,
+        ))
+        .await;
         for object in objects {
             let name = object.name_any();
             let value = serde_json::to_value(&object).unwrap_or_default();
@@ -123,11 +123,7 @@ pub async fn explain(env: &SimEnv) -> String {
             }
         }
     }
-    let mut events = Api::<Event>::all(env.client.clone())
-        .list(&ListParams::default())
-        .await
-        .map(|l| l.items)
-        .unwrap_or_default();
+    let mut events = listed(Api::<Event>::all(env.client.clone())).await;
     events.sort_by_key(|e| e.event_time.clone().map(|t| t.0));
     let rows: Vec<[String; 4]> = events
         .iter()
@@ -152,11 +148,8 @@ pub async fn explain(env: &SimEnv) -> String {
         let _ = writeln!(out, "    the newest events:");
         out.push_str(&table(&["type", "reason", "about", "note"], &rows));
     }
-    let pods: Vec<Value> = Api::<Pod>::all(env.client.clone())
-        .list(&ListParams::default())
+    let pods: Vec<Value> = listed(Api::<Pod>::all(env.client.clone()))
         .await
-        .map(|l| l.items)
-        .unwrap_or_default()
         .iter()
         .filter_map(|p| serde_json::to_value(p).ok())
         .collect();
@@ -170,6 +163,17 @@ pub async fn explain(env: &SimEnv) -> String {
         ));
     }
     out
+}
+
+/// Every object `api` lists, or none when the list fails: a report explains what it can.
+async fn listed<K>(api: Api<K>) -> Vec<K>
+where
+    K: Clone + k8s_openapi::serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default()
 }
 
 /// One row per pod: `namespace/name`, phase, ready containers of all, restarts, and each
