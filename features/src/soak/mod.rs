@@ -69,6 +69,7 @@ pub const BROWNFIELD_URL: &str = "https://vault.example.com:8200";
 /// Where [`Action::UrlEdit`] points it: a port no projection has named.
 pub const UNSERVED_URL: &str = "https://vault-dr.example.com:8300";
 
+/// The release each example Barbican is bumped to, one step past the example's.
 const BUMPS: &[(&str, &str)] = &[(NAMESPACE, "2026.1"), (LEGACY, "2026.1"), (FULL, "2026.2")];
 
 /// One thing the schedule does.
