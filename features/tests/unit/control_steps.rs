@@ -1,7 +1,8 @@
 //! Tests of `barbican_features::control_steps`.
 
-use barbican_features::control_steps::*;
 use serde_json::json;
+
+use barbican_features::control_steps::*;
 
 #[test]
 fn a_table_of_fields_builds_nested_maps_with_yaml_scalars() {

@@ -2,9 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::json;
+
 use barbican_features::edits::compare::*;
 use barbican_operator::api::names::SECRET_STORE_CREDENTIALS_HASH_ANNOTATION;
-use serde_json::json;
 
 #[test]
 fn what_the_server_assigns_and_what_is_minted_compare_equal() {

@@ -2,10 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use barbican_features::edits::generate::*;
-use barbican_operator::api::Barbican;
 use kube::CustomResourceExt;
 use serde_json::{Value, json};
+
+use barbican_features::edits::generate::*;
+use barbican_operator::api::Barbican;
 
 /// A release may stay or move to the next one; a skip or a downgrade does not follow.
 #[test]

@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use cucumber::gherkin;
+
 use barbican_features::runner::*;
 use barbican_features::world::BarbicanWorld;
-use cucumber::gherkin;
 
 fn parsed(text: &str) -> gherkin::Feature {
     gherkin::Feature::parse(text, gherkin::GherkinEnv::default()).unwrap()

@@ -1,14 +1,14 @@
 //! Tests of `barbican_sim::clock`.
 
-use jiff::{SignedDuration, Timestamp};
-
 use std::sync::Arc;
+use std::sync::Mutex as StdMutex;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use jiff::{SignedDuration, Timestamp};
+
 use barbican_sim::clock::*;
-use std::sync::Mutex as StdMutex;
 
 fn at(text: &str) -> Timestamp {
     text.parse().unwrap()

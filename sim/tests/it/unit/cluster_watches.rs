@@ -1,10 +1,9 @@
 //! Tests of `barbican_sim::cluster::watches`.
 
-use barbican_sim::cluster::routing::flag;
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use barbican_sim::cluster::routing::flag;
 use barbican_sim::cluster::watches::*;
 
 #[test]

@@ -1,7 +1,8 @@
 //! Tests of `barbican_sim::controllers`.
 
-use serde_json::json;
 use std::time::Duration;
+
+use serde_json::json;
 
 use barbican_sim::controllers::*;
 

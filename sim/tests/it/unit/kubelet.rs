@@ -1,7 +1,8 @@
 //! Tests of `barbican_sim::kubelet`.
 
-use serde_json::json;
 use std::path::PathBuf;
+
+use serde_json::json;
 
 use barbican_sim::kubelet::*;
 

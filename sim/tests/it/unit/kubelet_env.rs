@@ -1,7 +1,6 @@
 //! Tests of `barbican_sim::kubelet::env`.
 
 use serde_json::Value;
-
 use serde_json::json;
 
 use barbican_sim::kubelet::env::*;

@@ -1,10 +1,10 @@
 //! Tests of `barbican_sim::kubelet::probes`.
 
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
-use tokio::io::AsyncWriteExt;
 
 use serde_json::json;
+use tokio::io::AsyncReadExt;
+use tokio::io::AsyncWriteExt;
 
 use barbican_sim::kubelet::probes::*;
 

@@ -1,7 +1,6 @@
 //! Tests of `barbican_sim::kubelet::proxy`.
 
 use std::collections::BTreeMap;
-
 use std::net::Ipv4Addr;
 
 use barbican_sim::kubelet::proxy::*;

@@ -1,7 +1,6 @@
 //! Tests of `barbican_sim::kubelet::volumes`.
 
 use serde_json::Value;
-
 use serde_json::json;
 
 use barbican_sim::kubelet::volumes::*;

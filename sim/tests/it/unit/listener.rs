@@ -1,13 +1,13 @@
 //! Tests of `barbican_sim::listener`.
 
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
-use tokio::sync::watch;
-
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use barbican_sim::listener::*;
 use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::watch;
+
+use barbican_sim::listener::*;
 
 /// A listener that greets each connection, on a free loopback port, and its switch.
 async fn greeter() -> (SocketAddr, watch::Sender<bool>) {

@@ -1,9 +1,7 @@
 //! Tests of `barbican_sim::printers`.
 
 use jiff::Timestamp;
-
 use serde_json::Value;
-
 use serde_json::json;
 
 use barbican_sim::printers::*;

@@ -1,7 +1,8 @@
 //! Tests of `barbican_sim::proxy`.
 
-use barbican_sim::proxy::*;
 use serde_json::json;
+
+use barbican_sim::proxy::*;
 
 #[test]
 fn the_service_segment_names_scheme_name_and_port() {

@@ -1,7 +1,8 @@
 //! Tests of `barbican_sim::rbac`.
 
-use barbican_sim::rbac::*;
 use serde_json::json;
+
+use barbican_sim::rbac::*;
 
 fn request(method: &str, path: &str) -> Attributes {
     attributes(method, path).expect("a resource request")

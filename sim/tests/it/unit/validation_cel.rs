@@ -1,9 +1,8 @@
 //! Tests of `barbican_sim::validation`.
 
+use kube::core::cel::compile_schema;
 use kube::core::cel::{CompiledSchema, Validator};
 use serde_json::Value;
-
-use kube::core::cel::compile_schema;
 use serde_json::json;
 
 use barbican_sim::validation::*;

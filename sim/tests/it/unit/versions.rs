@@ -1,9 +1,8 @@
 //! Tests of `barbican_sim::versions`.
 
-use barbican_sim::resources::ResourceType;
-
 use serde_json::json;
 
+use barbican_sim::resources::ResourceType;
 use barbican_sim::resources::builtins;
 use barbican_sim::versions::*;
 

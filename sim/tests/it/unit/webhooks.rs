@@ -1,11 +1,10 @@
 //! Tests of `barbican_sim::webhooks`.
 
-use rustls::pki_types::CertificateDer;
-
-use serde_json::Value;
-
-use serde_json::json;
 use std::time::Duration;
+
+use rustls::pki_types::CertificateDer;
+use serde_json::Value;
+use serde_json::json;
 
 use barbican_sim::webhooks::*;
 

@@ -1,7 +1,8 @@
 //! Tests of `barbican_sim::wire_order`.
 
-use barbican_sim::wire_order::*;
 use serde_json::json;
+
+use barbican_sim::wire_order::*;
 
 /// kube-apiserver's NotFound, byte for byte as it writes it.
 #[test]
