@@ -237,6 +237,9 @@ vocabulary! {
         ConfigProjected,
         /// The projection has not landed yet.
         WaitingForProjection,
+        /// A child's name is taken by an object this CR does not own (named in the message);
+        /// the object is left as it is.
+        NameTaken,
     }
 }
 

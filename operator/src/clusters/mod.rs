@@ -28,7 +28,10 @@ use kube::{
 
 pub use registration::{REGISTRATION_LABEL, Registration, RegistrationError};
 
-use crate::controller::{cache::Cache, children::Children};
+use crate::controller::{
+    cache::Cache,
+    children::{Children, Owner},
+};
 
 /// The namespace registration Secrets live in unless `--clusters-namespace` says otherwise.
 pub const DEFAULT_CLUSTERS_NAMESPACE: &str = "c5c3-clusters";
@@ -130,23 +133,19 @@ pub fn may_abandon(deleted_at: Timestamp, first_failed_at: Timestamp, now: Times
     passed(deleted_at) && passed(first_failed_at)
 }
 
-/// Where the children of a CR in `namespace` naming `target` live: the management cluster
-/// (`management`, read through its watch `cache`) without a target, the engaged target cluster otherwise, or the resolver's
-/// error. A failure is recorded at `now` (see [`Registry::first_failure`]).
+/// Where the children of `owner` naming `target` live: the management cluster (`management`,
+/// read through its watch `cache`) without a target, the engaged target cluster otherwise, or
+/// the resolver's error. A failure is recorded at `now` (see [`Registry::first_failure`]).
 pub fn place(
     registry: &Registry,
     management: &Client,
     cache: &Cache,
-    namespace: &str,
+    owner: Owner,
     target: Option<&str>,
     now: Timestamp,
 ) -> Result<Children, ResolveError> {
     let Some(target) = target else {
-        return Ok(Children::local(
-            management.clone(),
-            namespace,
-            cache.clone(),
-        ));
+        return Ok(Children::local(management.clone(), owner, cache.clone()));
     };
     let mut failures = registry.failures.lock().unwrap_or_else(|p| p.into_inner());
     match registry.resolve(target) {
@@ -154,7 +153,7 @@ pub fn place(
             failures.remove(target);
             Ok(Children::remote(
                 engaged.client,
-                namespace,
+                owner,
                 target,
                 engaged.namespaces,
             ))
@@ -420,14 +419,13 @@ mod tests {
         let registry = Registry::default();
         let management = client();
         let place_in = |registry: &Registry, namespace: &str, target: Option<&str>, now| {
-            place(
-                registry,
-                &management,
-                &Cache::default(),
-                namespace,
-                target,
-                now,
-            )
+            let owner = Owner {
+                kind: "Barbican".into(),
+                name: "kms".into(),
+                namespace: namespace.into(),
+                uid: Some("uid-1".into()),
+            };
+            place(registry, &management, &Cache::default(), owner, target, now)
         };
         let local = place_in(&registry, "openstack", None, at(0)).unwrap();
         assert_eq!(local.cluster(), None, "single-cluster");

@@ -5,11 +5,20 @@
 //! Writes are server-side applies under the reference's field manager, forced. An apply is
 //! skipped when the live object already carries everything the desired one says, so a pass
 //! over a converged Barbican sends no write at all.
+//!
+//! Every write passes one ownership rule ([`made_for`]): a child is applied, created or
+//! deleted only when it is absent or was made for the handle's [`Owner`]. A foreign object
+//! that merely shares a child's name is never modified: an apply or create meets
+//! [`ChildError::NameTaken`], a delete leaves it alone, and a delete names the uid it checked
+//! as a precondition, so an object replaced in between is not the one deleted.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{
     Api, Client, Resource,
-    api::{ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams},
+    api::{
+        ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
+        Preconditions,
+    },
 };
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
@@ -44,12 +53,70 @@ impl<K> Child for K where
 {
 }
 
+/// The CR a [`Children`] handle acts for: what the ownership rule compares a live child with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner {
+    /// Its kind (`Barbican`, `BarbicanSecretStore`).
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Its namespace, which is also its children's.
+    pub namespace: String,
+    /// Its uid: the one a controller ownerReference must name.
+    pub uid: Option<String>,
+}
+
+impl Owner {
+    /// The owner `owner` is.
+    pub fn of<O: Resource<DynamicType = ()>>(owner: &O) -> Self {
+        Self {
+            kind: O::kind(&()).into_owned(),
+            name: owner.meta().name.clone().unwrap_or_default(),
+            namespace: owner.meta().namespace.clone().unwrap_or_default(),
+            uid: owner.meta().uid.clone(),
+        }
+    }
+}
+
+/// Why a request about a child did not go through.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    /// The API server refused or could not be reached.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+    /// An object of the child's kind and name exists and was not made for this owner.
+    #[error(transparent)]
+    NameTaken(Box<Taken>),
+}
+
+/// An object in a child's place that is someone else's, and is left as it is.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{kind} {name:?} in namespace {namespace:?}{} exists and is not owned by {owner_kind} {owner:?}; it is left as it is (rename or remove it)",
+    cluster.as_deref().map(|c| format!(" on cluster {c:?}")).unwrap_or_default()
+)]
+pub struct Taken {
+    /// The child's kind.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// The target cluster it is on; `None` on the management cluster.
+    pub cluster: Option<String>,
+    /// The owner's kind.
+    pub owner_kind: String,
+    /// The owner's name.
+    pub owner: String,
+}
+
 /// Where one CR's children live: a client, a namespace, and the cluster's name when it is a
-/// target cluster rather than the management cluster.
+/// target cluster rather than the management cluster; and the CR they are written for.
 #[derive(Clone)]
 pub struct Children {
     client: Client,
     namespace: String,
+    owner: Owner,
     cluster: Option<String>,
     /// The namespaces the target cluster's registration limits the operator to, if any.
     allowed: Option<Vec<String>>,
@@ -93,18 +160,17 @@ pub fn label_owner_refusal(owner_name: &str) -> Option<String> {
 /// own cluster, or what an older operator left on a target), or the three owner labels naming
 /// it, in its namespace.
 pub fn owned_by<K: Resource, O: Resource<DynamicType = ()>>(object: &K, owner: &O) -> bool {
-    let referenced = controlled_by(object, owner);
-    let namespace = owner.meta().namespace.as_deref().unwrap_or_default();
-    let labels = object.meta().labels.clone().unwrap_or_default();
-    let labelled = object.meta().namespace.as_deref() == Some(namespace)
-        && owner_labels(
-            &O::kind(&()),
-            owner.meta().name.as_deref().unwrap_or_default(),
-            namespace,
-        )
-        .iter()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    referenced || labelled
+    labelled_for(object.meta(), &Owner::of(owner))
+}
+
+/// [`owned_by`] over an object's metadata and an [`Owner`].
+fn labelled_for(meta: &ObjectMeta, owner: &Owner) -> bool {
+    let labels = meta.labels.clone().unwrap_or_default();
+    let labelled = meta.namespace.as_deref() == Some(owner.namespace.as_str())
+        && owner_labels(&owner.kind, &owner.name, &owner.namespace)
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v));
+    controlled_by(meta, owner) || labelled
 }
 
 /// Whether `object` was made for `owner` on the cluster `cluster` names (`None`: the
@@ -117,21 +183,25 @@ pub fn made_for<K: Resource, O: Resource<DynamicType = ()>>(
     object: &K,
     owner: &O,
 ) -> bool {
+    is_ours(cluster, object.meta(), &Owner::of(owner))
+}
+
+/// The ownership rule every write of a child passes (see [`made_for`]): whether the object
+/// `meta` describes, on `cluster`, was made for `owner`.
+pub fn is_ours(cluster: Option<&str>, meta: &ObjectMeta, owner: &Owner) -> bool {
     match cluster {
-        Some(_) => owned_by(object, owner),
-        None => controlled_by(object, owner),
+        Some(_) => labelled_for(meta, owner),
+        None => controlled_by(meta, owner),
     }
 }
 
-/// Whether `object` carries a controller ownerReference to `owner`'s uid (never true for an
+/// Whether `meta` carries a controller ownerReference to `owner`'s uid (never true for an
 /// owner without one).
-fn controlled_by<K: Resource, O: Resource>(object: &K, owner: &O) -> bool {
-    let Some(uid) = owner.meta().uid.as_deref() else {
+fn controlled_by(meta: &ObjectMeta, owner: &Owner) -> bool {
+    let Some(uid) = owner.uid.as_deref() else {
         return false;
     };
-    object
-        .meta()
-        .owner_references
+    meta.owner_references
         .iter()
         .flatten()
         .any(|o| o.controller == Some(true) && o.uid == uid)
@@ -212,28 +282,31 @@ fn not_found(error: &kube::Error) -> bool {
 }
 
 impl Children {
-    /// Children on the management cluster (`client`), in `namespace`, read through `cache`.
-    pub fn local(client: Client, namespace: &str, cache: Cache) -> Self {
+    /// The children of `owner` on the management cluster (`client`), in its namespace, read
+    /// through `cache`.
+    pub fn local(client: Client, owner: Owner, cache: Cache) -> Self {
         Self {
             client,
-            namespace: namespace.to_string(),
+            namespace: owner.namespace.clone(),
+            owner,
             cluster: None,
             allowed: None,
             cache: Some(cache),
         }
     }
 
-    /// Children on the target cluster `cluster` (`client`), in `namespace`; `allowed` is the
-    /// registration's namespace list (`None`: cluster-wide).
+    /// The children of `owner` on the target cluster `cluster` (`client`), in its namespace;
+    /// `allowed` is the registration's namespace list (`None`: cluster-wide).
     pub fn remote(
         client: Client,
-        namespace: &str,
+        owner: Owner,
         cluster: &str,
         allowed: Option<Vec<String>>,
     ) -> Self {
         Self {
             client,
-            namespace: namespace.to_string(),
+            namespace: owner.namespace.clone(),
+            owner,
             cluster: Some(cluster.to_string()),
             allowed,
             cache: None,
@@ -423,16 +496,48 @@ impl Children {
         Ok(listed)
     }
 
+    /// The ownership rule ([`is_ours`]) applied to `live`, an object of `kind` this handle
+    /// is about to write: [`ChildError::NameTaken`] when it is someone else's.
+    fn claim(&self, kind: &str, live: &ObjectMeta) -> Result<(), ChildError> {
+        if is_ours(self.cluster(), live, &self.owner) {
+            return Ok(());
+        }
+        Err(ChildError::NameTaken(Box::new(Taken {
+            kind: kind.to_string(),
+            name: live.name.clone().unwrap_or_default(),
+            namespace: self.namespace.clone(),
+            cluster: self.cluster.clone(),
+            owner_kind: self.owner.kind.clone(),
+            owner: self.owner.name.clone(),
+        })))
+    }
+
+    /// Reads the child `name`: `None` when it does not exist, [`ChildError::NameTaken`] when
+    /// an object of that name is someone else's (a step never takes a foreign object's state
+    /// for its child's).
+    pub async fn own<K: Child>(&self, name: &str) -> Result<Option<K>, ChildError> {
+        let live = self.get::<K>(name).await?;
+        if let Some(live) = &live {
+            self.claim(&K::kind(&()), live.meta())?;
+        }
+        Ok(live)
+    }
+
     /// Makes `desired` live: applied when the live object lacks anything it says, left alone
-    /// otherwise. Returns the live object.
-    pub async fn ensure<K: Child>(&self, desired: &K) -> Result<K, kube::Error> {
+    /// otherwise; refused with [`ChildError::NameTaken`] when the live object is not this
+    /// owner's. Returns the live object.
+    pub async fn ensure<K: Child>(&self, desired: &K) -> Result<K, ChildError> {
         let name = desired.meta().name.clone().unwrap_or_default();
         let cached = self.cached::<K>(&name);
         let before = match &cached {
             Cached::Present(object) => object.meta().resource_version.clone(),
             _ => None,
         };
-        let live = ensure_on(self.api::<K>(), desired, cached).await?;
+        let live = known_or_read(cached, &self.api::<K>(), &name).await?;
+        if let Some(live) = &live {
+            self.claim(&K::kind(&()), live.meta())?;
+        }
+        let live = apply_unless_covered(self.api::<K>(), desired, live).await?;
         self.hold(Some(&live));
         if let (Some(cache), Some(before)) = (&self.cache, before) {
             cache.wrote(Some(&self.namespace), &before, &live);
@@ -445,29 +550,40 @@ impl Children {
         &self,
         resource: &ApiResource,
         desired: &DynamicObject,
-    ) -> Result<DynamicObject, kube::Error> {
+    ) -> Result<DynamicObject, ChildError> {
         let name = desired.meta().name.clone().unwrap_or_default();
         let cached = self.cached_dynamic(resource, true, &name);
-        ensure_on(self.dynamic(resource), desired, cached).await
+        let api = self.dynamic(resource);
+        let live = known_or_read(cached, &api, &name).await?;
+        if let Some(live) = &live {
+            self.claim(&resource.kind, live.meta())?;
+        }
+        Ok(apply_unless_covered(api, desired, live).await?)
     }
 
-    /// Creates `object`; an existing one of the same name is returned as it is.
-    pub async fn create<K: Child>(&self, object: &K) -> Result<K, kube::Error> {
+    /// Creates `object`; an existing one of the same name is returned as it is when it is this
+    /// owner's, and refused with [`ChildError::NameTaken`] when it is not.
+    pub async fn create<K: Child>(&self, object: &K) -> Result<K, ChildError> {
         let api = self.api::<K>();
         let live = match api.create(&PostParams::default(), object).await {
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 let name = object.meta().name.clone().unwrap_or_default();
-                api.get(&name).await
+                let live = api.get(&name).await?;
+                self.claim(&K::kind(&()), live.meta())?;
+                live
             }
-            other => other,
-        }?;
+            other => other?,
+        };
         self.hold(Some(&live));
         Ok(live)
     }
 
-    /// Deletes `name` when it exists; `true` when a delete was issued.
+    /// Deletes the child `name` when it exists and is this owner's; `true` when a delete was
+    /// issued. An object of that name that is someone else's is left alone.
     pub async fn delete<K: Child>(&self, name: &str) -> Result<bool, kube::Error> {
-        delete_on(self.api::<K>(), name, self.cached::<K>(name)).await
+        let live = known_or_read(self.cached::<K>(name), &self.api::<K>(), name).await?;
+        self.delete_live(&self.api::<K>(), live.as_ref().map(|l| l.meta()))
+            .await
     }
 
     /// [`Children::delete`] for a kind known only at run time.
@@ -477,7 +593,42 @@ impl Children {
         name: &str,
     ) -> Result<bool, kube::Error> {
         let cached = self.cached_dynamic(resource, true, name);
-        delete_on(self.dynamic(resource), name, cached).await
+        let api = self.dynamic(resource);
+        let live = known_or_read(cached, &api, name).await?;
+        self.delete_live(&api, live.as_ref().map(|l| l.meta()))
+            .await
+    }
+
+    /// Deletes the object `live` describes unless it is gone, going, or not this owner's. The
+    /// delete names the uid that was checked, so an object replaced since is not deleted (the
+    /// API server answers 409 and the next pass looks again).
+    async fn delete_live<K>(
+        &self,
+        api: &Api<K>,
+        live: Option<&ObjectMeta>,
+    ) -> Result<bool, kube::Error>
+    where
+        K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+    {
+        let Some(live) = live else {
+            return Ok(false);
+        };
+        if live.deletion_timestamp.is_some() || !is_ours(self.cluster(), live, &self.owner) {
+            return Ok(false);
+        }
+        let name = live.name.clone().unwrap_or_default();
+        let params = DeleteParams {
+            preconditions: live.uid.clone().map(|uid| Preconditions {
+                uid: Some(uid),
+                resource_version: None,
+            }),
+            ..DeleteParams::background()
+        };
+        match api.delete(&name, &params).await {
+            Ok(_) => Ok(true),
+            Err(e) if not_found(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -522,16 +673,20 @@ pub fn stamped(mut wanted: Value) -> Value {
     wanted
 }
 
-/// Applies `desired` unless the live object covers it. The live object is the cached one when
-/// the cache knows it; a cached "absent" is believed (the apply creates it, or repeats what a
-/// late watch event has not shown yet), and only an unknown one is read.
-async fn ensure_on<K>(api: Api<K>, desired: &K, cached: Cached<K>) -> Result<K, kube::Error>
+/// Applies `desired` unless `live` (the cached object when the cache knows it, a cached
+/// "absent" believed: the apply creates it, or repeats what a late watch event has not shown
+/// yet) already covers it.
+async fn apply_unless_covered<K>(
+    api: Api<K>,
+    desired: &K,
+    live: Option<K>,
+) -> Result<K, kube::Error>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
 {
     let name = desired.meta().name.clone().unwrap_or_default();
     let wanted = stamped(serde_json::to_value(desired).map_err(kube::Error::SerdeError)?);
-    if let Some(live) = known_or_read(cached, &api, &name).await? {
+    if let Some(live) = live {
         let current = serde_json::to_value(&live).map_err(kube::Error::SerdeError)?;
         if covers(&current, &wanted) && !owns_unwanted(&live, &wanted) {
             return Ok(live);
@@ -543,23 +698,6 @@ where
         &Patch::Apply(&wanted),
     )
     .await
-}
-
-/// Deletes `name` unless it is gone or going. A cached "absent" is believed: should the
-/// object exist after all, its watch event wakes another pass, which deletes it.
-async fn delete_on<K>(api: Api<K>, name: &str, cached: Cached<K>) -> Result<bool, kube::Error>
-where
-    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
-{
-    match known_or_read(cached, &api, name).await? {
-        None => Ok(false),
-        Some(live) if live.meta().deletion_timestamp.is_some() => Ok(false),
-        Some(_) => match api.delete(name, &DeleteParams::background()).await {
-            Ok(_) => Ok(true),
-            Err(e) if not_found(&e) => Ok(false),
-            Err(e) => Err(e),
-        },
-    }
 }
 
 /// A client whose requests are never answered, for tests of what is decided before any
@@ -727,10 +865,14 @@ mod tests {
     #[tokio::test]
     async fn remote_children_carry_the_owner_labels_and_no_owner_reference() {
         let owner = barbican("kms");
-        let remote = Children::remote(client(), "openstack", "edge-1", None);
+        let remote = Children::remote(client(), Owner::of(&owner), "edge-1", None);
         assert_eq!(remote.namespace_refusal(), None, "cluster-wide");
-        let limited =
-            Children::remote(client(), "openstack", "edge-1", Some(vec!["tenant".into()]));
+        let limited = Children::remote(
+            client(),
+            Owner::of(&owner),
+            "edge-1",
+            Some(vec!["tenant".into()]),
+        );
         assert!(
             limited
                 .namespace_refusal()
@@ -761,7 +903,7 @@ mod tests {
             "only in the owner's namespace"
         );
 
-        let local = Children::local(client(), "openstack", Cache::default());
+        let local = Children::local(client(), Owner::of(&owner), Cache::default());
         let mut meta = ObjectMeta::default();
         local.stamp(&mut meta, &owner);
         let reference = &meta.owner_references.clone().unwrap()[0];

@@ -50,18 +50,19 @@ pub struct Env {
 }
 
 impl Env {
-    /// Where the children of a CR in `namespace` live: the management cluster, or the
-    /// registered target cluster `target` (see [`crate::clusters::place`]), as of now.
-    pub fn place(
+    /// Where the children of `owner` live: the management cluster, or the registered target
+    /// cluster `target` (see [`crate::clusters::place`]), as of now. Every write through the
+    /// handle passes the ownership rule for `owner` ([`crate::controller::children::is_ours`]).
+    pub fn place<O: kube::Resource<DynamicType = ()>>(
         &self,
-        namespace: &str,
+        owner: &O,
         target: Option<&str>,
     ) -> Result<Children, crate::clusters::ResolveError> {
         crate::clusters::place(
             &self.clusters,
             &self.client,
             &self.cache,
-            namespace,
+            crate::controller::children::Owner::of(owner),
             target,
             self.clock.now(),
         )

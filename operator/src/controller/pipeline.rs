@@ -35,6 +35,12 @@ pub trait Context: Clone + Send {
     fn conditions(&self) -> &[Condition];
     /// The same, to change.
     fn conditions_mut(&mut self) -> &mut Vec<Condition>;
+    /// Shows `error`, a failure of the step that owns `condition`, on that condition when it is
+    /// the CR's to read there (a foreign object in a child's place); the runner calls it for
+    /// every failure, before the pass ends.
+    fn report_failure(&mut self, condition: BarbicanConditionType, error: &StepError) {
+        let _ = (condition, error);
+    }
 }
 
 /// One step of the table.
@@ -99,7 +105,7 @@ pub struct Pass {
     pub ran: Vec<&'static str>,
 }
 
-async fn timed<C>(
+async fn timed<C: Context>(
     step: &Step<C>,
     context: &mut C,
     recorder: &dyn Recorder,
@@ -109,6 +115,7 @@ async fn timed<C>(
     recorder.duration(step.name, started.elapsed());
     if let Err(error) = &outcome {
         recorder.error(step.name, step.condition, error);
+        context.report_failure(step.condition, error);
     }
     outcome
 }

@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use super::children::ChildError;
+
 /// What kind of failure a step met.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
@@ -17,6 +19,9 @@ pub enum ErrorKind {
     DependencyNotReady,
     /// The CR's placement forbids the step (a target cluster outside its namespaces).
     Placement,
+    /// A child's name is taken by an object that is not this CR's; the step's condition says
+    /// which (reason `NameTaken`), and the object is left as it is.
+    NameTaken,
 }
 
 impl ErrorKind {
@@ -27,6 +32,7 @@ impl ErrorKind {
             Self::InvalidInput => "invalid_input",
             Self::DependencyNotReady => "dependency_not_ready",
             Self::Placement => "placement",
+            Self::NameTaken => "name_taken",
         }
     }
 }
@@ -57,12 +63,17 @@ impl StepError {
         Self::new(ErrorKind::InvalidInput, message)
     }
 
-    /// A request to the API server failed while the step was doing `what`.
-    pub fn api(what: &str, source: kube::Error) -> Self {
-        Self {
-            kind: ErrorKind::Api,
-            what: what.to_string(),
-            source: Some(source),
+    /// A request about a child failed while the step was doing `what`: the API server's
+    /// error, or a foreign object in the child's place ([`ErrorKind::NameTaken`], told on its
+    /// own: what the step was doing adds nothing to "this name is someone else's").
+    pub fn api(what: &str, source: impl Into<ChildError>) -> Self {
+        match source.into() {
+            ChildError::Api(source) => Self {
+                kind: ErrorKind::Api,
+                what: what.to_string(),
+                source: Some(source),
+            },
+            ChildError::NameTaken(taken) => Self::new(ErrorKind::NameTaken, taken.to_string()),
         }
     }
 
@@ -73,7 +84,7 @@ impl StepError {
 }
 
 /// `map_err` adapter: `.map_err(|e| api_error("reading the Deployment", e))`.
-pub fn api_error(what: &str, source: kube::Error) -> StepError {
+pub fn api_error(what: &str, source: impl Into<ChildError>) -> StepError {
     StepError::api(what, source)
 }
 
@@ -107,6 +118,7 @@ impl Eq for StepError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::children::Taken;
 
     #[test]
     fn an_api_failure_says_what_was_being_done_and_keeps_the_client_error() {
@@ -126,17 +138,37 @@ mod tests {
     }
 
     #[test]
+    fn a_foreign_object_in_a_childs_place_is_its_own_kind_naming_the_object() {
+        let taken = ChildError::NameTaken(Box::new(Taken {
+            kind: "Service".into(),
+            name: "kms".into(),
+            namespace: "team-b".into(),
+            cluster: Some("edge-1".into()),
+            owner_kind: "Barbican".into(),
+            owner: "kms".into(),
+        }));
+        let error = api_error("applying the Service", taken);
+        assert_eq!(error.metric_label(), "name_taken");
+        assert_eq!(
+            error.to_string(),
+            "Service \"kms\" in namespace \"team-b\" on cluster \"edge-1\" exists and is not owned by Barbican \"kms\"; it is left as it is (rename or remove it)"
+        );
+        assert!(std::error::Error::source(&error).is_none());
+    }
+
+    #[test]
     fn every_kind_has_its_own_label() {
         let labels: std::collections::BTreeSet<_> = [
             ErrorKind::Api,
             ErrorKind::InvalidInput,
             ErrorKind::DependencyNotReady,
             ErrorKind::Placement,
+            ErrorKind::NameTaken,
         ]
         .map(ErrorKind::metric_label)
         .into_iter()
         .collect();
-        assert_eq!(labels.len(), 4);
+        assert_eq!(labels.len(), 5);
         assert_eq!(
             StepError::invalid_input("spec.x: not allowed").to_string(),
             "spec.x: not allowed"

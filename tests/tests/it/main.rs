@@ -4,6 +4,7 @@
 mod admission_corpus;
 mod admission_on_sim;
 mod chart;
+mod child_ownership;
 mod ci_scripts;
 mod clusters_registry;
 mod concurrency;

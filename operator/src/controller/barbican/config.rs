@@ -133,16 +133,15 @@ async fn policy_from_config_map(state: &mut State) -> Result<BTreeMap<String, St
 async fn write(state: &mut State, rendered: &Rendered) -> Result<String, StepError> {
     let name = rendered.secret_name(&state.name());
     let base = format!("{}-config", state.name());
-    match state.children.get::<Secret>(&name).await {
-        Ok(Some(live)) if owned_by(&live, &state.barbican) => return Ok(name),
-        Ok(Some(_)) => {
-            return Err(config_error(
-                state,
-                format!("config Secret {name:?} exists and is not owned by this Barbican"),
-            ));
-        }
-        Ok(None) => {}
-        Err(e) => return Err(api_error("reading the config Secret", e)),
+    // The name is the content's hash: a Secret of this owner under it already holds it.
+    if state
+        .children
+        .own::<Secret>(&name)
+        .await
+        .map_err(|e| api_error("reading the config Secret", e))?
+        .is_some()
+    {
+        return Ok(name);
     }
     let mut metadata = owned_metadata(state, &name);
     metadata
@@ -162,17 +161,11 @@ async fn write(state: &mut State, rendered: &Rendered) -> Result<String, StepErr
         ),
         ..Secret::default()
     };
-    let live = state
+    state
         .children
         .create(&secret)
         .await
         .map_err(|e| api_error("creating the config Secret", e))?;
-    if !owned_by(&live, &state.barbican) {
-        return Err(config_error(
-            state,
-            format!("config Secret {name:?} exists and is not owned by this Barbican"),
-        ));
-    }
     Ok(name)
 }
 
@@ -188,7 +181,7 @@ async fn prune(state: &State, current: &str) -> Result<(), StepError> {
         .collect();
     let live = state
         .children
-        .get::<Deployment>(&state.name())
+        .own::<Deployment>(&state.name())
         .await
         .map_err(|e| api_error("reading the Deployment", e))?;
     let mounted = live.as_ref().and_then(mounted_config).unwrap_or_default();
@@ -208,7 +201,7 @@ pub fn config(state: &mut State) -> StepFuture<'_> {
         if !state.projection.valid {
             let live = state
                 .children
-                .get::<Deployment>(&state.name())
+                .own::<Deployment>(&state.name())
                 .await
                 .map_err(|e| api_error("reading the Deployment", e))?;
             state.config_secret = live.as_ref().and_then(mounted_config).unwrap_or_default();

@@ -234,7 +234,7 @@ pub fn database(state: &mut State) -> StepFuture<'_> {
         let job_name = db_sync_job_name(&name);
         let live = state
             .children
-            .get::<Job>(&job_name)
+            .own::<Job>(&job_name)
             .await
             .map_err(|e| api_error("reading the db-sync Job", e))?;
         if let Some(job) = &live
@@ -307,17 +307,13 @@ pub fn database(state: &mut State) -> StepFuture<'_> {
                 .map_err(|e| api_error("replacing the db-sync Job", e))?;
         }
         jobs::set_attempt(&mut desired, next_attempt);
-        match state
+        // Our old Job may still be being deleted: `create` returns it, and the next pass
+        // creates the new one.
+        state
             .children
-            .api::<Job>()
-            .create(&Default::default(), &desired)
+            .create(&desired)
             .await
-        {
-            Ok(_) => {}
-            // The old Job is still being deleted: the next pass creates it.
-            Err(kube::Error::Api(s)) if s.code == 409 => {}
-            Err(e) => return Err(api_error("creating the db-sync Job", e)),
-        }
+            .map_err(|e| api_error("creating the db-sync Job", e))?;
         in_progress(state)
     })
 }

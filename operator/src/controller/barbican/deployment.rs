@@ -276,7 +276,7 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
         let (name, namespace) = (state.name(), state.namespace());
         let live = state
             .children
-            .get::<Deployment>(&name)
+            .own::<Deployment>(&name)
             .await
             .map_err(|e| api_error("reading the Deployment", e))?;
         let inputs = Inputs {
@@ -323,7 +323,7 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
 
         let live_service = state
             .children
-            .get::<Service>(&name)
+            .own::<Service>(&name)
             .await
             .map_err(|e| api_error("reading the Service", e))?;
         let narrow = service::selector(&name, true, true);

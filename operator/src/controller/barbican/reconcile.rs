@@ -126,14 +126,13 @@ fn abandoned_note(cluster: &str, barbican: &Barbican, why: &str) -> String {
 /// the sweep of a target cluster, then the release. A target that does not resolve holds the
 /// finalizers (15 s requeues) until both windows have run out, then they go without cleanup.
 async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error> {
-    let namespace = barbican.namespace().unwrap_or_default();
     let target = barbican
         .spec
         .target_cluster_ref
         .as_ref()
         .map(|t| t.name.clone());
     let now = env.clock.now();
-    let children = match env.place(&namespace, target.as_deref()) {
+    let children = match env.place(barbican.as_ref(), target.as_deref()) {
         Ok(children) => children,
         Err(unresolved) => {
             let cluster = target.unwrap_or_default();
@@ -270,7 +269,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
         .as_ref()
         .map(|t| t.name.as_str());
     // Ahead of every step and of the finalizers: nothing is created on any cluster.
-    let children = match env.place(&namespace, target) {
+    let children = match env.place(barbican.as_ref(), target) {
         Ok(children) => children,
         Err(unresolved) => {
             gate(&env, &barbican, unresolved.to_string()).await?;

@@ -8,13 +8,17 @@ use kube::{Resource, ResourceExt};
 
 use super::{credentials::Digests, projection::Projection};
 use crate::{
-    api::barbican::{Barbican, BarbicanStatus},
+    api::{
+        barbican::{Barbican, BarbicanStatus},
+        conditions::{BarbicanConditionType, Reason},
+    },
     controller::{
         children::Children,
         env::Env,
         events::{EventWhy, Severity, reference},
         pipeline::Context,
         status::{Report, set},
+        step_error::{ErrorKind, StepError},
     },
 };
 
@@ -51,6 +55,17 @@ impl Context for State {
     }
     fn conditions_mut(&mut self) -> &mut Vec<Condition> {
         &mut self.status.conditions
+    }
+    /// A child's name taken by a foreign object is the CR's to fix: its step's condition says
+    /// which object (reason `NameTaken`); other failures are the runner's to count and retry.
+    fn report_failure(&mut self, condition: BarbicanConditionType, error: &StepError) {
+        if error.kind == ErrorKind::NameTaken {
+            self.report(Report::not_ready(
+                condition,
+                Reason::NameTaken,
+                error.what.clone(),
+            ));
+        }
     }
 }
 

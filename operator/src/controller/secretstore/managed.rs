@@ -37,7 +37,10 @@ use crate::{
         secret_store::{BarbicanSecretStore, CA_KEY, ROLE_ID_KEY, SECRET_ID_KEY},
     },
     clusters::tunnel::Tunnel,
-    controller::{children::Children, env::Env},
+    controller::{
+        children::{ChildError, Children},
+        env::Env,
+    },
     metrics::Trigger,
     openbao::{self, BARBICAN_ROLE, OpenBao, PROVISIONER_ROLE, Target},
     render::secrets::value,
@@ -86,6 +89,20 @@ fn available(cluster: &DynamicObject) -> bool {
         .into_iter()
         .flatten()
         .any(|c| c["type"] == "Available" && c["status"] == "True")
+}
+
+/// A request about `<store>-approle` that did not go through: the API server's error as it
+/// is, or a foreign Secret in its place as the store's own failure on CredentialsReady.
+fn name_taken(error: ChildError) -> Result<Findings, kube::Error> {
+    match error {
+        ChildError::Api(error) => Err(error),
+        ChildError::NameTaken(taken) => Ok(Findings::credentials_failed(
+            true,
+            Reason::NameTaken,
+            taken.to_string(),
+            RETRY,
+        )),
+    }
 }
 
 fn provisioning(reason: Reason, message: impl Into<String>) -> Findings {
@@ -157,7 +174,12 @@ pub async fn pass(
     };
     // A passing verdict drawn from these same inputs is reused until it is due.
     let secret_name = approle_secret_name(&store.name_any());
-    let secret = children.get::<Secret>(&secret_name).await?;
+    // Before anything is minted: a foreign Secret in `<store>-approle`'s place is neither
+    // read as this store's credentials nor overwritten.
+    let secret = match children.own::<Secret>(&secret_name).await {
+        Ok(secret) => secret,
+        Err(error) => return name_taken(error),
+    };
     let key = super::verified::key(store);
     let inputs = |secret: Option<&Secret>| {
         format!(
@@ -401,7 +423,10 @@ impl Mint<'_> {
         let mut desired = approle_secret(self.store, self.role_id, &minted.value, &stamp);
         // On a target cluster the owner labels stand in for the ownerReference.
         self.children.stamp(&mut desired.metadata, self.store);
-        let written = self.children.ensure(&desired).await?;
+        let written = match self.children.ensure(&desired).await {
+            Ok(written) => written,
+            Err(error) => return name_taken(error).map(|findings| (findings, None)),
+        };
         let (store, namespace) = (
             self.store.name_any(),
             self.store.namespace().unwrap_or_default(),

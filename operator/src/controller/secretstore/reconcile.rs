@@ -105,7 +105,7 @@ async fn release(
     let now = env.clock.now();
     let mut unresolved = Vec::new();
     for cluster in remote_clusters(store, parent) {
-        match env.place(&namespace, Some(&cluster)) {
+        match env.place(store, Some(&cluster)) {
             Ok(children) => {
                 let secret = children
                     .get::<Secret>(&secret_name)
@@ -279,7 +279,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         .and_then(|p| p.spec.target_cluster_ref.as_ref())
         .map(|t| t.name.as_str());
     let placed = env
-        .place(&namespace, target)
+        .place(&store, target)
         .map_err(|e| e.to_string())
         .and_then(|children| match children.namespace_refusal() {
             // Nothing is read or written outside the registered namespaces.
