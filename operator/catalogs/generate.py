@@ -5,7 +5,8 @@ For each release it installs barbican from PyPI into a venv under target/catalog
 the namespace list from barbican's own oslo-config-generator configuration (shipped in the
 sdist as etc/oslo-config-generator/barbican.conf), and asks oslo.config for every option of
 those namespaces. The operator renders [keystone_authtoken] auth_type = password, so the options
-of keystoneauth's password plugin are added to that section as well.
+of keystoneauth's password plugin are added to that section as well. Each option records
+whether oslo.config marks it `secret` (a credential the operator keeps out of the file).
 
 Output, per release: <out>/<release>.json (sections -> options, with deprecated names mapped to
 their replacement) and <out>/<release>.constraints.txt (the exact packages it was generated
@@ -51,7 +52,12 @@ def group_name(group):
 sections = {}
 def add(group, opt):
     section = sections.setdefault(group_name(group), {"options": {}, "deprecated": {}})
-    section["options"][opt.dest] = {"deprecatedForRemoval": bool(getattr(opt, "deprecated_for_removal", False))}
+    section["options"][opt.dest] = {
+        "deprecatedForRemoval": bool(getattr(opt, "deprecated_for_removal", False)),
+        # oslo.config's own mark for a credential (it masks these in its logs): the operator
+        # refuses every such option in extraConfig and plugins.
+        "secret": bool(getattr(opt, "secret", False)),
+    }
     for old in getattr(opt, "deprecated_opts", None) or []:
         old_group = group_name(old.group) if old.group else group_name(group)
         old_name = (old.name or opt.dest).replace("-", "_")

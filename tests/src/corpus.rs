@@ -55,6 +55,8 @@ pub const BARBICAN_RULES: &[&str] = &[
     "extra-config-credential-spellings",
     "plugin-credentials",
     "config-size-bounds",
+    "config-code-execution",
+    "config-secret-options",
 ];
 
 /// The same for BarbicanSecretStore.

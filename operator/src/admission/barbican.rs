@@ -77,7 +77,7 @@ pub fn validate_barbican(
     check_secret_store_ref(v, new);
     check_resources(v, new, lookups);
     check_extra_config(v, operation, old, new);
-    check_plugins(v, new);
+    check_plugins(v, operation, old, new);
     check_middleware(v, new);
     check_target_cluster_ref(v, old, new);
     verdict
@@ -340,6 +340,11 @@ fn check_url(verdict: &mut Verdict, field: &str, url: Option<&str>) {
         verdict.require(field, problem);
         return;
     }
+    // Refused without quoting the URL: its userinfo is a credential.
+    if url.is_some_and(crate::api::secret_store::url_has_userinfo) {
+        verdict.require(field, crate::api::secret_store::USERINFO_REFUSED);
+        return;
+    }
     if let Some(url) = url
         && let Err(why) = url_host(url)
     {
@@ -592,8 +597,17 @@ fn selects(
 }
 
 /// Plugin sections are written verbatim: section names, option names and values must survive
-/// the INI syntax, and no credential the operator keeps out of the file may come in this way.
-fn check_plugins(verdict: &mut Verdict, new: &Barbican) {
+/// the INI syntax, no credential the operator keeps out of the file may come in this way, the
+/// section must be one of barbican's plugin groups, and its options the release catalog's. The
+/// catalog-backed rules re-run on update only when their inputs changed (as for extraConfig):
+/// an unrelated edit, or the finalizer's, never refuses a CR admitted before; the renderer
+/// still never renders what they refuse.
+fn check_plugins(
+    verdict: &mut Verdict,
+    operation: Operation,
+    old: Option<&Barbican>,
+    new: &Barbican,
+) {
     let plugins = new.spec.plugins.as_deref().unwrap_or_default();
     if plugins.len() > MAX_PLUGINS as usize {
         verdict.require(
@@ -601,23 +615,45 @@ fn check_plugins(verdict: &mut Verdict, new: &Barbican) {
             format!("must have at most {MAX_PLUGINS} items"),
         );
     }
+    let release = &new.spec.open_stack_release;
+    let changed = match (operation, old) {
+        (Operation::Update, Some(old)) => {
+            old.spec.plugins != new.spec.plugins || old.spec.open_stack_release != *release
+        }
+        _ => true,
+    };
     for (i, plugin) in plugins.iter().enumerate() {
         let section = &plugin.config_section;
         if let Some(config) = &plugin.config {
             check_section_bounds(verdict, &format!("spec.plugins[{i}].config"), config);
         }
+        let field = format!("spec.plugins[{i}].configSection");
         if let Some(problem) = section_name_problem(section) {
-            verdict.require(format!("spec.plugins[{i}].configSection"), problem);
+            verdict.require(field, problem);
+        } else if changed
+            && let Some(problem) = config_ownership::plugin_section_problem(release, section)
+        {
+            verdict.reject(field, section, problem);
+        } else if changed
+            && let (Some(catalog), Some(config)) = (catalog::for_release(release), &plugin.config)
+        {
+            catalog::check_section(
+                verdict,
+                catalog,
+                &format!("spec.plugins[{i}].config"),
+                section,
+                config,
+            );
         }
         for (key, value) in plugin.config.iter().flatten() {
             if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
                 verdict.require(format!("spec.plugins[{i}].config"), problem);
             }
-            refuse_credential(
+            refuse_untrusted(
                 verdict,
                 &format!("spec.plugins[{i}].config[{key}]"),
-                section,
-                key,
+                (release, section, key),
+                changed,
             );
         }
     }
@@ -645,20 +681,23 @@ fn check_section_bounds(
     }
 }
 
-/// Refuses `[section] key` at `field` when it is one of the credentials the registry keeps out
-/// of the file, the section compared as oslo.config reads it (`[VAULT_PLUGIN]` is
-/// `[vault_plugin]`), whatever the release.
-fn refuse_credential(verdict: &mut Verdict, field: &str, section: &str, key: &str) {
-    if let Some(owned) = config_ownership::owned(section, key)
-        && let Some(why) = owned.rejected
-    {
-        verdict.require(
-            field,
-            format!(
-                "[{}] {} is managed through {} and must not be set in the config: {why}",
-                owned.section, owned.key, owned.owned_by
-            ),
-        );
+/// Refuses `[section] key` of `release` at `field` when a tenant may not set it
+/// ([`config_ownership::untrusted`]: a credential, an option naming a path barbican loads code
+/// from or writes to). With `changed` false (an update that left the option's inputs as they
+/// were) only the registry's own refusals apply, as they always have.
+fn refuse_untrusted(
+    verdict: &mut Verdict,
+    field: &str,
+    (release, section, key): (&str, &str, &str),
+    changed: bool,
+) {
+    let why = if changed {
+        config_ownership::untrusted(release, section, key)
+    } else {
+        config_ownership::rejected_owned(section, key)
+    };
+    if let Some(why) = why {
+        verdict.require(field, why);
     }
 }
 
@@ -734,16 +773,6 @@ fn check_extra_config(
             }
         }
     }
-    for (section, options) in extra {
-        for key in options.keys() {
-            refuse_credential(
-                verdict,
-                &format!("spec.extraConfig[{section}][{key}]"),
-                section,
-                key,
-            );
-        }
-    }
     // On update the catalog re-runs only when one of its inputs changed, so an unrelated edit
     // cannot retroactively refuse a CR a regenerated catalog has since invalidated.
     let inputs_changed = match (operation, old) {
@@ -753,6 +782,16 @@ fn check_extra_config(
         }
         _ => true,
     };
+    for (section, options) in extra {
+        for key in options.keys() {
+            refuse_untrusted(
+                verdict,
+                &format!("spec.extraConfig[{section}][{key}]"),
+                (&new.spec.open_stack_release, section, key),
+                inputs_changed,
+            );
+        }
+    }
     if inputs_changed {
         catalog::check(verdict, &new.spec.open_stack_release, extra);
     }

@@ -1,66 +1,14 @@
-//! The per-release option catalogs: which `[section] option` names barbican reads in each
-//! OpenStack release, generated from barbican's own option definitions by
-//! `operator/catalogs/generate.py` and embedded in the binary.
+//! The admission check of option names against the per-release option catalogs
+//! ([`crate::api::catalog`]).
 
-use std::{collections::BTreeMap, sync::OnceLock};
-
-use serde::Deserialize;
+use std::collections::BTreeMap;
 
 use super::verdict::Verdict;
+pub use crate::api::catalog::{
+    Catalog, OptionFacts, SECRET_STORE_SECTION_PREFIX, Section, for_release, releases,
+};
 use crate::api::config_ownership;
 use crate::render::ini::{key_problem, section_name_problem};
-
-/// What one release knows.
-#[derive(Debug, Deserialize)]
-pub struct Catalog {
-    /// The OpenStack release.
-    pub release: String,
-    /// The barbican version it was generated from.
-    pub barbican: String,
-    /// Section name to its options.
-    pub sections: BTreeMap<String, Section>,
-}
-
-/// The options of one section.
-#[derive(Debug, Deserialize)]
-pub struct Section {
-    /// Current option names.
-    pub options: BTreeMap<String, serde_json::Value>,
-    /// Deprecated names, each mapped to its replacement (`[section] option`).
-    pub deprecated: BTreeMap<String, String>,
-}
-
-const EMBEDDED: &[(&str, &str)] = &[
-    ("2025.1", include_str!("../../catalogs/2025.1.json")),
-    ("2025.2", include_str!("../../catalogs/2025.2.json")),
-    ("2026.1", include_str!("../../catalogs/2026.1.json")),
-    ("2026.2", include_str!("../../catalogs/2026.2.json")),
-];
-
-/// The catalog of `release`, if one is embedded.
-pub fn for_release(release: &str) -> Option<&'static Catalog> {
-    static CATALOGS: OnceLock<BTreeMap<&'static str, Catalog>> = OnceLock::new();
-    CATALOGS
-        .get_or_init(|| {
-            EMBEDDED
-                .iter()
-                .map(|(release, json)| {
-                    let catalog: Catalog =
-                        serde_json::from_str(json).expect("embedded catalogs are generated JSON");
-                    (*release, catalog)
-                })
-                .collect()
-        })
-        .get(release)
-}
-
-/// Releases with an embedded catalog.
-pub fn releases() -> impl Iterator<Item = &'static str> {
-    EMBEDDED.iter().map(|(release, _)| *release)
-}
-
-/// Prefix of the per-store sections, whose names come from store CRs and no catalog can list.
-pub const SECRET_STORE_SECTION_PREFIX: &str = "secretstore:";
 
 /// Checks every extraConfig option name against the release's catalog: unknown sections and
 /// options are violations naming the release; deprecated names are admitted with a warning
@@ -84,34 +32,48 @@ pub fn check(
         {
             continue;
         }
-        // As oslo.config reads it: `[VAULT_PLUGIN]` is `[vault_plugin]`.
-        let normalized = config_ownership::oslo_section(section);
-        let name = normalized.as_str();
-        let known = catalog.sections.get(name);
-        for option in options.keys() {
-            if key_problem(option).is_some() || config_ownership::owned(name, option).is_some() {
-                continue;
-            }
-            match known {
-                Some(s) if s.options.contains_key(option) => {}
-                Some(s) => match s.deprecated.get(option) {
-                    Some(replacement) => verdict.warn(format!(
-                        "spec.extraConfig[{section}][{option}] is deprecated in OpenStack release {release}; use {replacement}"
-                    )),
-                    None => verdict.reject(
-                        format!("spec.extraConfig[{section}][{option}]"),
-                        option,
-                        format!("unknown option [{name}] {option} for OpenStack release {release} (barbican {})", catalog.barbican),
-                    ),
-                },
-                None => {
-                    verdict.reject(
-                        format!("spec.extraConfig[{section}]"),
-                        section,
-                        format!("unknown section [{section}] for OpenStack release {release} (barbican {})", catalog.barbican),
-                    );
-                    break;
-                }
+        let field = format!("spec.extraConfig[{section}]");
+        check_section(verdict, catalog, &field, section, options);
+    }
+}
+
+/// Checks the option names of the INI section `section` (written at `field`, each option at
+/// `field[option]`) against `catalog`, as [`check`] describes.
+pub fn check_section(
+    verdict: &mut Verdict,
+    catalog: &Catalog,
+    field: &str,
+    section: &str,
+    options: &BTreeMap<String, String>,
+) {
+    let release = &catalog.release;
+    // As oslo.config reads it: `[VAULT_PLUGIN]` is `[vault_plugin]`.
+    let normalized = config_ownership::oslo_section(section);
+    let name = normalized.as_str();
+    let known = catalog.sections.get(name);
+    for option in options.keys() {
+        if key_problem(option).is_some() || config_ownership::owned(name, option).is_some() {
+            continue;
+        }
+        match known {
+            Some(s) if s.options.contains_key(option) => {}
+            Some(s) => match s.deprecated.get(option) {
+                Some(replacement) => verdict.warn(format!(
+                    "{field}[{option}] is deprecated in OpenStack release {release}; use {replacement}"
+                )),
+                None => verdict.reject(
+                    format!("{field}[{option}]"),
+                    option,
+                    format!("unknown option [{name}] {option} for OpenStack release {release} (barbican {})", catalog.barbican),
+                ),
+            },
+            None => {
+                verdict.reject(
+                    field,
+                    section,
+                    format!("unknown section [{section}] for OpenStack release {release} (barbican {})", catalog.barbican),
+                );
+                break;
             }
         }
     }

@@ -143,21 +143,165 @@ pub const OWNED_KEYS: &[OwnedKey] = &[
 ];
 
 /// The section oslo.config reads `section` as: it lowercases every group name but `DEFAULT`
-/// (so `[VAULT_PLUGIN]` is `[vault_plugin]`). `default` in any case is taken as `DEFAULT`
-/// here, one step stricter than oslo.config (which reads `[default]` as a group of that name),
-/// so no spelling of it escapes the registry. Option names oslo.config compares exactly.
+/// with Python's `str.lower()` (so `[VAULT_PLUGIN]` is `[vault_plugin]`, and so is a name
+/// spelled with the Kelvin sign, `'\u{212a}'.lower() == 'k'`), which Rust's Unicode
+/// `to_lowercase` matches. `default` in any case is taken as `DEFAULT` here, one step
+/// stricter than oslo.config (which reads `[default]` as a group of that name), so no
+/// spelling of it escapes the registry.
 pub fn oslo_section(section: &str) -> String {
-    if section.eq_ignore_ascii_case("DEFAULT") {
+    let folded = section.to_lowercase();
+    if folded == "default" {
         "DEFAULT".to_string()
     } else {
-        section.to_ascii_lowercase()
+        folded
     }
 }
 
-/// The registry entry for `[section] key`, if the operator owns it, with `section` compared
-/// as oslo.config reads it ([`oslo_section`]).
+/// The option `key` names as this registry compares it: oslo.config registers an option's
+/// `dest` with `-` turned into `_`, so both spellings are taken as one.
+fn oslo_key(key: &str) -> String {
+    key.replace('-', "_")
+}
+
+/// Why `[section] key` is refused when it is one of the registry's owned keys whose override
+/// is refused outright (the three credentials), with the registry's reason.
+pub fn rejected_owned(section: &str, key: &str) -> Option<String> {
+    let owned = owned(section, key)?;
+    owned.rejected.map(|why| {
+        format!(
+            "[{}] {} is managed through {} and must not be set in the config: {why}",
+            owned.section, owned.key, owned.owned_by
+        )
+    })
+}
+
+/// An option that makes barbican load code from, or write to, a path the value names: no
+/// tenant chooses such a path in a pod the operator runs.
+pub struct HostPathOption {
+    /// INI section.
+    pub section: &'static str,
+    /// Option name.
+    pub key: &'static str,
+    /// What barbican does with the path.
+    pub why: &'static str,
+}
+
+/// The options no catalog can mark (oslo.config has no type for "a path that runs code or
+/// receives writes"): logging's file options and the PKCS#11 library. Held to by admission
+/// and the renderer alike.
+pub const HOST_PATH_OPTIONS: &[HostPathOption] = &[
+    HostPathOption {
+        section: "DEFAULT",
+        key: "log_config_append",
+        why: "oslo.log hands the file to logging.config.fileConfig, which evaluates its handler classes and arguments as Python",
+    },
+    HostPathOption {
+        section: "DEFAULT",
+        key: "log_dir",
+        why: "barbican writes its log files into the directory",
+    },
+    HostPathOption {
+        section: "DEFAULT",
+        key: "log_file",
+        why: "barbican writes its log to the file",
+    },
+    HostPathOption {
+        section: "DEFAULT",
+        key: "watch_log_file",
+        why: "it reopens the log file named by log_file when the file moves",
+    },
+    HostPathOption {
+        section: "oslo_reports",
+        key: "log_dir",
+        why: "oslo.reports writes its reports into the directory",
+    },
+    HostPathOption {
+        section: "oslo_reports",
+        key: "file_event_handler",
+        why: "oslo.reports watches the file and writes a report when it changes",
+    },
+    HostPathOption {
+        section: "p11_crypto_plugin",
+        key: "library_path",
+        why: "barbican loads the file as a shared library into every API process",
+    },
+    HostPathOption {
+        section: "oslo_policy",
+        key: "policy_dirs",
+        why: "oslo.policy reads rules from every file in the directories, past spec.policyOverrides",
+    },
+];
+
+/// Why a tenant may not set `[section] key` in `spec.extraConfig` or `spec.plugins` for
+/// `release`: a credential the registry keeps out of the file, an option that loads code from
+/// or writes to a path ([`HOST_PATH_OPTIONS`]), or an option barbican's own definitions mark
+/// `secret` (any catalog's, for a release without one). `None`: it may be set (an owned key
+/// the registry honours is the renderer's to report). Section and key are compared as
+/// oslo.config reads them. Admission refuses what this names, and the renderer never renders
+/// it, so a CR that reached etcd without the webhook is held to the same rule.
+pub fn untrusted(release: &str, section: &str, key: &str) -> Option<String> {
+    let (section, key) = (oslo_section(section), oslo_key(key));
+    if owned(&section, &key).is_some() {
+        return rejected_owned(&section, &key);
+    }
+    if let Some(path) = HOST_PATH_OPTIONS
+        .iter()
+        .find(|p| p.section == section && p.key == key)
+    {
+        return Some(format!(
+            "[{section}] {key} names a path in the pod and cannot be set: {}",
+            path.why
+        ));
+    }
+    let secret = super::catalog::speaking_for(release).iter().any(|catalog| {
+        catalog
+            .sections
+            .get(&section)
+            .and_then(|s| s.options.get(&key))
+            .is_some_and(|o| o.secret)
+    });
+    secret.then(|| {
+        format!(
+            "[{section}] {key} is a credential (barbican's option definitions mark it secret) and cannot be set in the config, where it would sit in plain text in the Secret every API pod mounts"
+        )
+    })
+}
+
+/// The suffix barbican's plugin groups carry (`[vault_plugin]`, `[p11_crypto_plugin]`).
+pub const PLUGIN_SECTION_SUFFIX: &str = "_plugin";
+
+/// Why `section` cannot be a `spec.plugins[].configSection` for `release`: a plugin section
+/// is one of barbican's plugin groups that the release's catalog knows (any catalog's, for a
+/// release without one). Anything else (`[DEFAULT]`, `[handlers]`, a per-store section)
+/// would let a plugin entry write options no catalog check sees.
+pub fn plugin_section_problem(release: &str, section: &str) -> Option<String> {
+    let folded = oslo_section(section);
+    let catalogs = super::catalog::speaking_for(release);
+    let known = |name: &str| {
+        name.ends_with(PLUGIN_SECTION_SUFFIX)
+            && catalogs.iter().any(|c| c.sections.contains_key(name))
+    };
+    if known(&folded) {
+        return None;
+    }
+    let mut sections: Vec<&str> = catalogs
+        .iter()
+        .flat_map(|c| c.sections.keys())
+        .map(String::as_str)
+        .filter(|s| known(s))
+        .collect();
+    sections.sort_unstable();
+    sections.dedup();
+    Some(format!(
+        "must be one of barbican's plugin sections for OpenStack release {release}: {}",
+        sections.join(", ")
+    ))
+}
+
+/// The registry entry for `[section] key`, if the operator owns it, with `section` and `key`
+/// compared as oslo.config reads them ([`oslo_section`]).
 pub fn owned(section: &str, key: &str) -> Option<&'static OwnedKey> {
-    let section = oslo_section(section);
+    let (section, key) = (oslo_section(section), oslo_key(key));
     OWNED_KEYS
         .iter()
         .find(|k| k.section == section && k.key == key)
@@ -219,10 +363,100 @@ mod tests {
             Some("root_token_id")
         );
         assert!(owned("Keystone_AuthToken", "password").is_some());
-        // Option names it compares exactly.
+        // As Python's str.lower() folds it: the Kelvin sign is a `k`.
+        assert!(owned("\u{212a}EYSTONE_AUTHTOKEN", "password").is_some());
+        assert!(
+            owned("d\u{212a}fault", "host_href").is_none(),
+            "not DEFAULT"
+        );
+        // Option names it compares exactly, `-` and `_` alike.
         assert!(owned("vault_plugin", "ROOT_TOKEN_ID").is_none());
+        assert!(owned("vault_plugin", "root-token-id").is_some());
         assert!(owned("database", "max_retries").is_none());
         assert!(owned("DEFAULT", "debug").is_none());
+    }
+
+    #[test]
+    fn credentials_come_from_the_catalogs_secret_marks_and_paths_from_the_registry() {
+        // Marked secret by barbican's own option definitions, not on any hand list.
+        for (section, key) in [
+            ("simple_crypto_plugin", "kek"),
+            ("kmip_plugin", "password"),
+            ("p11_crypto_plugin", "login"),
+            ("DEFAULT", "transport_url"),
+            ("keystone_authtoken", "memcache_secret_key"),
+            ("oslo_messaging_notifications", "transport_url"),
+        ] {
+            for release in ["2025.1", "2026.2", "2031.1"] {
+                let why = untrusted(release, section, key)
+                    .unwrap_or_else(|| panic!("[{section}] {key} in {release}"));
+                assert!(why.contains("mark it secret"), "{why}");
+            }
+        }
+        // The registry's three keep their own reasons.
+        assert!(
+            untrusted("2025.2", "VAULT_PLUGIN", "root_token_id")
+                .unwrap()
+                .contains("prefers a root token over AppRole")
+        );
+        // Owned keys the registry honours are reported by the renderer, not refused here.
+        assert_eq!(untrusted("2025.2", "database", "connection"), None);
+        assert_eq!(untrusted("2025.2", "vault_plugin", "approle_role_id"), None);
+        // Code and files: every spelling.
+        for (section, key) in [
+            ("DEFAULT", "log_config_append"),
+            ("default", "log-config-append"),
+            ("DEFAULT", "log_dir"),
+            ("DEFAULT", "log_file"),
+            ("P11_CRYPTO_PLUGIN", "library_path"),
+            ("oslo_policy", "policy_dirs"),
+        ] {
+            let why = untrusted("2026.1", section, key).unwrap_or_else(|| panic!("{key}"));
+            assert!(why.contains("names a path in the pod"), "{why}");
+        }
+        assert!(
+            untrusted("2026.1", "DEFAULT", "log_config_append")
+                .unwrap()
+                .contains("logging.config.fileConfig")
+        );
+        // Everyday options pass.
+        for (section, key) in [
+            ("DEFAULT", "debug"),
+            ("vault_plugin", "timeout"),
+            ("oslo_messaging_notifications", "driver"),
+        ] {
+            assert_eq!(untrusted("2026.1", section, key), None, "[{section}] {key}");
+        }
+    }
+
+    #[test]
+    fn a_plugin_section_is_one_of_the_catalogs_plugin_groups() {
+        for section in [
+            "vault_plugin",
+            "VAULT_PLUGIN",
+            "simple_crypto_plugin",
+            "p11_crypto_plugin",
+        ] {
+            assert_eq!(plugin_section_problem("2025.2", section), None, "{section}");
+        }
+        for section in [
+            "DEFAULT",
+            "formatters",
+            "handler_h",
+            "keystone_authtoken",
+            "secretstore:openbao-primary",
+            "my_plugin",
+        ] {
+            let problem = plugin_section_problem("2025.2", section).unwrap();
+            assert!(
+                problem.contains("plugin sections for OpenStack release 2025.2")
+                    && problem.contains("vault_plugin"),
+                "{problem}"
+            );
+        }
+        // A release without a catalog is held to what any catalog knows.
+        assert_eq!(plugin_section_problem("2031.1", "kmip_plugin"), None);
+        assert!(plugin_section_problem("2031.1", "handlers").is_some());
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod api_server;
 pub mod autoscaling;
 pub mod barbican;
 pub mod cache;
+pub mod catalog;
 pub mod conditions;
 pub mod config_ownership;
 pub mod database;

@@ -94,6 +94,11 @@ pub fn check_path(value: &str) -> Result<(), &'static str> {
     }
 }
 
+/// Why a URL carrying userinfo is refused wherever the operator takes one (a store's server,
+/// the Keystone endpoints): it would be echoed in errors, rendered into barbican.conf, and
+/// (as `www_authenticate_uri`) sent to every client in a 401's WWW-Authenticate header.
+pub const USERINFO_REFUSED: &str = "must not carry credentials before the host (user:password@), since the URL is rendered into barbican.conf and sent to clients";
+
 /// Whether a server URL names credentials before its host (`https://user:pass@host`): they
 /// would be echoed wherever the URL is (errors, the rendered `vault_url`).
 pub fn url_has_userinfo(url: &str) -> bool {

@@ -208,12 +208,21 @@ pub fn plugin_sections(spec: &BarbicanSpec) -> Result<Ini, RenderError> {
     for (i, plugin) in spec.plugins.iter().flatten().enumerate() {
         let field = format!("spec.plugins[{i}]");
         super::check_section(&format!("{field}.configSection"), &plugin.config_section)?;
+        let release = &spec.open_stack_release;
+        if let Some(problem) =
+            config_ownership::plugin_section_problem(release, &plugin.config_section)
+        {
+            return Err(RenderError {
+                field: format!("{field}.configSection"),
+                problem,
+            });
+        }
         ini.ensure_section(&plugin.config_section);
         for (key, value) in plugin.config.iter().flatten() {
             let field = format!("{field}.config[{key}]");
             super::check_key(&field, key)?;
             super::check_value(&field, value)?;
-            never_rendered(&field, &plugin.config_section, key)?;
+            never_rendered(&field, release, &plugin.config_section, key)?;
             ini.set(&plugin.config_section, key, value);
         }
     }
@@ -231,7 +240,7 @@ pub fn extra_config(spec: &BarbicanSpec) -> Result<(Ini, Vec<String>), RenderErr
             let field = format!("spec.extraConfig[{section}][{key}]");
             super::check_key(&field, key)?;
             super::check_value(&field, value)?;
-            never_rendered(&field, section, key)?;
+            never_rendered(&field, &spec.open_stack_release, section, key)?;
             if let Some(owned) = config_ownership::owned(section, key) {
                 overridden.push(format!("[{}] {key}", owned.section));
             }
@@ -241,18 +250,16 @@ pub fn extra_config(spec: &BarbicanSpec) -> Result<(Ini, Vec<String>), RenderErr
     Ok((ini, overridden))
 }
 
-/// Refuses `[section] key` at `field` when it is a credential the registry keeps out of the
-/// file: refused at admission, so a CR that bypassed it (in `extraConfig` or `plugins`, in
-/// any spelling of the section) still never renders one.
-fn never_rendered(field: &str, section: &str, key: &str) -> Result<(), RenderError> {
-    match config_ownership::owned(section, key) {
-        Some(owned) if owned.rejected.is_some() => Err(RenderError {
+/// Refuses `[section] key` at `field` when a tenant may not set it
+/// ([`config_ownership::untrusted`]): refused at admission, so a CR that bypassed it (in
+/// `extraConfig` or `plugins`, in any spelling of the section) still never renders one, and
+/// the pods keep the last config rendered before it.
+fn never_rendered(field: &str, release: &str, section: &str, key: &str) -> Result<(), RenderError> {
+    match config_ownership::untrusted(release, section, key) {
+        Some(why) => Err(RenderError {
             field: field.to_string(),
-            problem: format!(
-                "is managed through {} and is never rendered",
-                owned.owned_by
-            ),
+            problem: format!("is never rendered: {why}"),
         }),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }

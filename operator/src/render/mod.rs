@@ -145,6 +145,23 @@ pub fn render(spec: &BarbicanSpec, inputs: &Inputs) -> Result<Rendered, RenderEr
             check_value(field, value)?;
         }
     }
+    for (field, url) in [
+        (
+            "spec.keystoneEndpoint",
+            Some(spec.keystone_endpoint.as_str()),
+        ),
+        (
+            "spec.keystonePublicEndpoint",
+            spec.keystone_public_endpoint.as_deref(),
+        ),
+    ] {
+        if url.is_some_and(crate::api::secret_store::url_has_userinfo) {
+            return Err(RenderError {
+                field: field.to_string(),
+                problem: crate::api::secret_store::USERINFO_REFUSED.to_string(),
+            });
+        }
+    }
     if let Some(servers) = barbican_conf::memcached_servers(spec) {
         check_value("spec.cache", &servers)?;
     }
@@ -249,6 +266,56 @@ mod tests {
                 .chars()
                 .all(|c| c.is_ascii_hexdigit())
         );
+    }
+
+    /// A CR that reached etcd without the webhook (an install without it, or one the
+    /// webhook admitted before a catalog marked an option) is held to the same rules: nothing
+    /// that runs code, writes a path or carries a credential is rendered, and the error names
+    /// the field, never the value.
+    #[test]
+    fn what_admission_refuses_is_never_rendered() {
+        let render_with = |patch: serde_json::Value| {
+            let spec: BarbicanSpec =
+                serde_json::from_value(with_spec(minimal_barbican(), &patch)["spec"].clone())
+                    .unwrap();
+            render(&spec, &Inputs::default())
+        };
+        for (patch, field, problem) in [
+            (
+                json!({"extraConfig": {"DEFAULT": {"log_config_append": "/etc/barbican/barbican.conf"}}}),
+                "spec.extraConfig[DEFAULT][log_config_append]",
+                "logging.config.fileConfig",
+            ),
+            (
+                json!({"plugins": [{"name": "h", "configSection": "handler_h", "config": {"class": "__import__('os')"}}]}),
+                "spec.plugins[0].configSection",
+                "plugin sections",
+            ),
+            (
+                json!({"plugins": [{"name": "s", "configSection": "simple_crypto_plugin", "config": {"kek": "planted-kek"}}]}),
+                "spec.plugins[0].config[kek]",
+                "mark it secret",
+            ),
+            (
+                json!({"extraConfig": {"\u{212a}EYSTONE_AUTHTOKEN": {"memcache_secret_key": "planted"}}}),
+                "spec.extraConfig[\u{212a}EYSTONE_AUTHTOKEN][memcache_secret_key]",
+                "mark it secret",
+            ),
+            (
+                json!({"keystonePublicEndpoint": "https://u:planted-pw@keystone.example.com/v3"}),
+                "spec.keystonePublicEndpoint",
+                "must not carry credentials",
+            ),
+        ] {
+            let error = render_with(patch.clone()).unwrap_err();
+            assert_eq!(error.field, field, "{patch}");
+            assert!(
+                error.problem.contains(problem),
+                "{patch}: {}",
+                error.problem
+            );
+            assert!(!error.to_string().contains("planted"), "{error}");
+        }
     }
 
     #[test]
