@@ -42,15 +42,23 @@ pub struct PluginSpec {
     /// Name of the plugin, for the reader.
     #[schemars(length(min = 1, max = 253))]
     pub name: String,
-    /// The INI section the options are rendered into; the list-map key, so two plugins cannot
-    /// claim one section and server-side apply merges entries by section.
-    #[schemars(length(min = 1, max = 253))]
+    /// The INI section the options are rendered into: one of barbican's plugin groups
+    /// (`vault_plugin`, `p11_crypto_plugin`, ...), which the webhook checks against the
+    /// release's option catalog. The list-map key, so two plugins cannot claim one section and
+    /// server-side apply merges entries by section.
+    #[schemars(length(min = 1, max = 253), regex(pattern = PLUGIN_SECTION_PATTERN))]
     pub config_section: String,
     /// Options of the section: at most 128, values up to 4096 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "plugin_config_schema")]
     pub config: Option<BTreeMap<String, String>>,
 }
+
+/// What the schema alone can say of a plugin section, so an install without the webhooks
+/// still never writes `[DEFAULT]`, logging's `[handlers]` or a store's section through a
+/// plugin: ASCII letters, digits and `_`, ending in `_plugin` in any case (oslo.config
+/// lowercases group names). The webhook and the renderer hold it to the catalog's groups.
+pub const PLUGIN_SECTION_PATTERN: &str = "^[A-Za-z0-9_]*_[Pp][Ll][Uu][Gg][Ii][Nn]$";
 
 /// Most plugin entries `spec.plugins` may hold.
 pub const MAX_PLUGINS: u32 = 32;

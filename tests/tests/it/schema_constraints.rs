@@ -280,12 +280,23 @@ fn barbican_openapi_constraints() {
             ),
             (
                 "/spec/plugins",
-                json!([{"name": "a", "configSection": "s"}, {"name": "b", "configSection": "t"}]),
+                json!([{"name": "a", "configSection": "vault_plugin"}, {"name": "b", "configSection": "KMIP_PLUGIN"}]),
                 None,
+            ),
+            // Only a plugin group: never DEFAULT, logging's sections or a store's.
+            (
+                "/spec/plugins",
+                json!([{"name": "a", "configSection": "handler_h"}]),
+                Some(("spec.plugins[0].configSection", "should match")),
             ),
             (
                 "/spec/plugins",
-                json!([{"name": "a", "configSection": "s"}, {"name": "b", "configSection": "s"}]),
+                json!([{"name": "a", "configSection": "secretstore:x_plugin"}]),
+                Some(("spec.plugins[0].configSection", "should match")),
+            ),
+            (
+                "/spec/plugins",
+                json!([{"name": "a", "configSection": "s_plugin"}, {"name": "b", "configSection": "s_plugin"}]),
                 Some(("spec.plugins[1]", "Duplicate value")),
             ),
             (
@@ -340,14 +351,14 @@ fn barbican_openapi_constraints() {
                 "/spec/plugins",
                 json!(
                     (0..33)
-                        .map(|i| json!({"name": "p", "configSection": format!("s{i}")}))
+                        .map(|i| json!({"name": "p", "configSection": format!("s{i}_plugin")}))
                         .collect::<Vec<_>>()
                 ),
                 Some(("spec.plugins", "must have at most 32 items")),
             ),
             (
                 "/spec/plugins",
-                json!([{"name": "p", "configSection": "s", "config": {"k": "x".repeat(4097)}}]),
+                json!([{"name": "p", "configSection": "s_plugin", "config": {"k": "x".repeat(4097)}}]),
                 Some(("spec.plugins[0].config.k", "may not be more than 4096")),
             ),
         ],
