@@ -128,8 +128,19 @@ pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 /// idle before its first request or between two (kube-apiserver sends its request at once and
 /// reconnects when it needs to).
 pub const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-/// The most connections served at once; further ones wait in the listen queue.
-pub const MAX_CONNECTIONS: usize = 128;
+/// How long one request may take from its headers to the answer, its body included: a client
+/// that trickles a body is answered 408 and its connection closed. kube-apiserver's own
+/// webhook timeout is 10 s by default, so no honest request needs longer.
+pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a connection is served in all; then it is closed gracefully (the request in
+/// flight is answered) and the client reconnects, as kube-apiserver does.
+pub const CONNECTION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(300);
+/// The most requests one HTTP/2 connection may have in flight at once.
+pub const MAX_STREAMS: u32 = 16;
+/// The most connections served at once. When every slot is taken, a new connection takes the
+/// slot of the one that has gone longest without progress (see [`Stalls`]), so clients that
+/// trickle bytes cannot keep an honest one out.
+pub const MAX_CONNECTIONS: usize = 256;
 
 /// The router: the four endpoints and `/healthz`.
 pub fn router<L: LookupSource>(lookups: Arc<L>) -> Router {
@@ -182,15 +193,8 @@ pub async fn serve(
     let acceptor = TlsAcceptor::from(Arc::new(config));
     tokio::pin!(shutdown);
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let stalls = Arc::new(Stalls::default());
     loop {
-        // A free slot first: past the cap, connections wait in the kernel's queue.
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => match slot {
-                Ok(slot) => slot,
-                Err(_) => return Ok(()),
-            },
-            () = &mut shutdown => return Ok(()),
-        };
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -201,12 +205,102 @@ pub async fn serve(
             },
             () = &mut shutdown => return Ok(()),
         };
+        // Every slot taken: the connection stalled longest gives its slot up. It ends at once
+        // (its task drops the connection), so the wait is short; a slot not freed within the
+        // handshake bound means the new connection is dropped, not that the loop stops.
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                stalls.evict_oldest();
+                match tokio::time::timeout(HANDSHAKE_TIMEOUT, slots.clone().acquire_owned()).await {
+                    Ok(Ok(slot)) => slot,
+                    Ok(Err(_)) => return Ok(()),
+                    Err(_) => {
+                        tracing::warn!(%peer, "webhook connection dropped: no slot came free");
+                        continue;
+                    }
+                }
+            }
+        };
         let acceptor = acceptor.clone();
         let service = router.clone();
+        let stalls = stalls.clone();
         tokio::spawn(async move {
-            connection(acceptor, tcp, peer, service).await;
+            let (id, evicted) = stalls.enter();
+            tokio::select! {
+                () = connection(acceptor, tcp, peer, service, &stalls, id) => {}
+                () = evicted.notified() => {
+                    tracing::debug!(%peer, "webhook connection evicted: it made no progress the longest while every slot was taken");
+                }
+            }
+            stalls.leave(id);
             drop(slot);
         });
+    }
+}
+
+/// When each connection being served last made progress (it was accepted, a request of it
+/// started, or an answer of it was sent), so that a full server can take the slot of the one
+/// stalled longest. A client trickling a body stalls from the moment its request starts; an
+/// honest request in flight made progress a moment ago; an idle keep-alive connection stalls
+/// from its last answer, and is the cheapest to close (its client reconnects).
+#[derive(Default)]
+pub struct Stalls {
+    live: std::sync::Mutex<StallTable>,
+}
+
+#[derive(Default)]
+struct StallTable {
+    next: u64,
+    connections: std::collections::BTreeMap<u64, (std::time::Instant, Arc<tokio::sync::Notify>)>,
+}
+
+impl Stalls {
+    fn table(&self) -> std::sync::MutexGuard<'_, StallTable> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a new connection; returns its id and what tells it to end.
+    pub fn enter(&self) -> (u64, Arc<tokio::sync::Notify>) {
+        let mut table = self.table();
+        let id = table.next;
+        table.next = table.next.wrapping_add(1);
+        let evicted = Arc::new(tokio::sync::Notify::new());
+        table
+            .connections
+            .insert(id, (std::time::Instant::now(), evicted.clone()));
+        (id, evicted)
+    }
+
+    /// Connection `id` made progress now.
+    pub fn progressed(&self, id: u64) {
+        if let Some(entry) = self.table().connections.get_mut(&id) {
+            entry.0 = std::time::Instant::now();
+        }
+    }
+
+    /// Connection `id` has ended.
+    pub fn leave(&self, id: u64) {
+        self.table().connections.remove(&id);
+    }
+
+    /// Tells the connection that has gone longest without progress to end; `false` when
+    /// there is none.
+    pub fn evict_oldest(&self) -> bool {
+        let mut table = self.table();
+        let oldest = table
+            .connections
+            .iter()
+            .min_by_key(|(_, (since, _))| *since)
+            .map(|(id, _)| *id);
+        match oldest.and_then(|id| table.connections.remove(&id)) {
+            Some((_, evicted)) => {
+                // `notify_one` keeps the permit for a task not yet waiting on it.
+                evicted.notify_one();
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -215,6 +309,8 @@ async fn connection(
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
     service: Router,
+    stalls: &Arc<Stalls>,
+    id: u64,
 ) {
     let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
         Ok(Ok(tls)) => tls,
@@ -236,16 +332,27 @@ async fn connection(
         .http2()
         .timer(hyper_util::rt::TokioTimer::new())
         .keep_alive_interval(Some(HEADER_TIMEOUT))
-        .keep_alive_timeout(HEADER_TIMEOUT);
+        .keep_alive_timeout(HEADER_TIMEOUT)
+        .max_concurrent_streams(MAX_STREAMS)
+        // Streams a client opens and resets at once cost the server work but count against
+        // no limit: a handful is what a client legitimately cancels.
+        .max_pending_accept_reset_streams(Some(MAX_STREAMS as usize))
+        .max_header_list_size(64 * 1024);
     // hyper's header timeout runs from the first request on; a client that completes the
     // handshake and then says nothing is cut off here.
     let first_request = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let noted = first_request.clone();
-    let service = TowerToHyperService::new(tower::ServiceExt::map_request(
-        service,
+    let stalls = stalls.clone();
+    let service = TowerToHyperService::new(tower::service_fn(
         move |request: hyper::Request<hyper::body::Incoming>| {
             noted.store(true, std::sync::atomic::Ordering::Relaxed);
-            request
+            stalls.progressed(id);
+            let (stalls, service) = (stalls.clone(), service.clone());
+            async move {
+                let answer = bounded(service, request).await;
+                stalls.progressed(id);
+                Ok::<_, std::convert::Infallible>(answer)
+            }
         },
     ));
     let connection = builder.serve_connection(TokioIo::new(tls), service);
@@ -262,8 +369,36 @@ async fn connection(
             tracing::debug!(%peer, "webhook client sent no request; connection closed");
             return;
         }
+        () = tokio::time::sleep(CONNECTION_LIFETIME) => {
+            // Past its lifetime: the request in flight is answered, then the connection ends
+            // (bounded by the request deadline).
+            connection.as_mut().graceful_shutdown();
+            tokio::time::timeout(REQUEST_TIMEOUT, &mut connection)
+                .await
+                .unwrap_or(Ok(()))
+        }
     };
     if let Err(e) = served {
         tracing::debug!(%peer, error = %e, "webhook connection ended with an error");
+    }
+}
+
+/// Serves `request` within [`REQUEST_TIMEOUT`], its body's reading included; past it the
+/// answer is 408 and the unread body ends the connection.
+async fn bounded(
+    service: Router,
+    request: hyper::Request<hyper::body::Incoming>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let call = tower::ServiceExt::oneshot(service, request.map(axum::body::Body::new));
+    match tokio::time::timeout(REQUEST_TIMEOUT, call).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(never)) => match never {},
+        Err(_) => (
+            http::StatusCode::REQUEST_TIMEOUT,
+            [(http::header::CONNECTION, "close")],
+            "the request was not received within the webhook's request deadline",
+        )
+            .into_response(),
     }
 }

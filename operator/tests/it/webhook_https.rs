@@ -470,3 +470,63 @@ async fn a_client_that_completes_the_handshake_and_says_nothing_is_cut_off() {
     let mut idle = connect(&webhook, &pki.ca).await.unwrap();
     closes_within(&mut idle, HEADER_TIMEOUT).await;
 }
+
+/// Opens a connection that starts a review announcing a 7 MB body and sends one byte of it:
+/// what a client trickling its body one byte every few seconds looks like to the server.
+async fn trickling(webhook: &Webhook, ca: &str) -> tokio_rustls::client::TlsStream<TcpStream> {
+    use tokio::io::AsyncWriteExt;
+    let mut tls = connect(webhook, ca).await.unwrap();
+    let head = format!(
+        "POST {} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 7000000\r\n\r\n{{",
+        Endpoint::ValidateBarbican.path()
+    );
+    tls.write_all(head.as_bytes()).await.unwrap();
+    tls.flush().await.unwrap();
+    tls
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_clients_past_every_slot_leave_an_honest_review_answered_at_once() {
+    use barbican_operator::admission::server::MAX_CONNECTIONS;
+    let pki = pki();
+    let webhook = start("slowloris", &pki, KnownState::default()).await;
+    // More trickling clients than the server has slots: each new one takes the slot of the
+    // one stalled longest.
+    let mut slow = Vec::new();
+    for _ in 0..MAX_CONNECTIONS + 44 {
+        slow.push(trickling(&webhook, &pki.ca).await);
+    }
+    let answer = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        review(
+            &webhook,
+            &pki.ca,
+            Endpoint::ValidateBarbican,
+            review_body("Barbican", minimal_barbican()),
+        ),
+    )
+    .await
+    .expect("an honest review is answered within a second");
+    assert_eq!(answer["allowed"], true, "{answer}");
+    assert_eq!(answer["uid"], ADMISSION_UID);
+    drop(slow);
+}
+
+#[tokio::test]
+async fn a_body_trickled_past_the_request_deadline_is_answered_408_and_closed() {
+    use barbican_operator::admission::server::REQUEST_TIMEOUT;
+    use tokio::io::AsyncReadExt;
+    let pki = pki();
+    let webhook = start("trickle", &pki, KnownState::default()).await;
+    let mut slow = trickling(&webhook, &pki.ca).await;
+    let mut answer = Vec::new();
+    tokio::time::timeout(
+        REQUEST_TIMEOUT + std::time::Duration::from_secs(5),
+        slow.read_to_end(&mut answer),
+    )
+    .await
+    .expect("the server ends the request at its deadline")
+    .ok();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
