@@ -15,6 +15,9 @@ pub fn admit(t: &ResourceType, object: &Value, old: Option<&Value>) -> Result<()
     if t.group.is_empty() && matches!(t.kind.as_str(), "ConfigMap" | "Secret") {
         causes.extend(data_key_causes(object));
     }
+    if t.group == "events.k8s.io" && t.kind == "Event" {
+        causes.extend(event_note_causes(object));
+    }
     let Some(schema) = &t.schema else {
         if causes.is_empty() {
             return Ok(());
@@ -243,6 +246,23 @@ fn metadata_causes(object: &Value) -> Vec<Cause> {
         }
     }
     causes
+}
+
+/// The most bytes an events.k8s.io Event's `note` may hold (kube-apiserver's
+/// `NoteLengthLimit`): bytes of UTF-8, not characters.
+pub const EVENT_NOTE_LIMIT: usize = 1024;
+
+/// An events.k8s.io Event's `note` past [`EVENT_NOTE_LIMIT`] bytes, as kube-apiserver refuses it.
+fn event_note_causes(object: &Value) -> Vec<Cause> {
+    let note = object["note"].as_str().unwrap_or_default();
+    if note.len() <= EVENT_NOTE_LIMIT {
+        return Vec::new();
+    }
+    vec![(
+        "note".to_string(),
+        format!("Too long: may not be more than {EVENT_NOTE_LIMIT} bytes"),
+        "FieldValueTooLong".to_string(),
+    )]
 }
 
 /// A ConfigMap's `data` and `binaryData` keys and a Secret's `data` and `stringData` keys:

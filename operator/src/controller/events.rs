@@ -150,6 +150,22 @@ pub struct Events {
     series: Arc<Mutex<HashMap<SeriesKey, Series>>>,
 }
 
+/// The most bytes an Event's note may hold: events.k8s.io/v1 validates `note` at 1 KiB of
+/// UTF-8 (not characters), and refuses the Event past it.
+pub const MAX_NOTE_BYTES: usize = 1024;
+
+/// `note` cut to at most [`MAX_NOTE_BYTES`] bytes, on a character boundary.
+pub fn clip_note(note: &str) -> &str {
+    if note.len() <= MAX_NOTE_BYTES {
+        return note;
+    }
+    let mut end = MAX_NOTE_BYTES;
+    while !note.is_char_boundary(end) {
+        end = end.saturating_sub(1);
+    }
+    note.get(..end).unwrap_or_default()
+}
+
 /// The reference to an object events are about.
 pub fn reference<K: Resource<DynamicType = ()>>(object: &K) -> ObjectReference {
     object.object_ref(&())
@@ -178,7 +194,7 @@ impl Events {
         let reason = reason.into().as_str();
         let namespace = regarding.namespace.clone().unwrap_or_default();
         let now = self.clock.now();
-        let note: String = note.chars().take(1024).collect();
+        let note = clip_note(note).to_string();
         let key: SeriesKey = (
             namespace.clone(),
             regarding.name.clone().unwrap_or_default(),
@@ -268,6 +284,23 @@ pub fn describe<K: Resource>(object: &K) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_note_is_cut_at_one_kib_of_utf8_on_a_character_boundary() {
+        assert_eq!(clip_note("short"), "short");
+        let ascii = "a".repeat(2000);
+        assert_eq!(clip_note(&ascii).len(), 1024);
+        // 'é' is two bytes and 'あ' three: 1024 characters of them are far over 1 KiB.
+        for text in ["é".repeat(1024), format!("a{}", "あ".repeat(600))] {
+            let clipped = clip_note(&text);
+            assert!(clipped.len() <= MAX_NOTE_BYTES, "{}", clipped.len());
+            assert!(
+                clipped.len() > MAX_NOTE_BYTES - 4,
+                "cut no shorter than it must be"
+            );
+            assert!(text.starts_with(clipped));
+        }
+    }
 
     #[test]
     fn an_event_carries_its_own_reason_or_the_condition_s() {

@@ -49,3 +49,25 @@ fn labels_and_data_keys_are_validated_as_kube_apiserver_validates_them() {
     let service = json!({"metadata": {"name": "s"}, "data": {"bad key": "v"}});
     assert!(admit(&builtin("services"), &service, None).is_ok());
 }
+
+/// An events.k8s.io Event's note is bounded in bytes of UTF-8, not characters: 1024 'é' are
+/// 2048 bytes and refused, as kube-apiserver refuses them.
+#[test]
+fn an_event_note_past_one_kib_of_utf8_is_refused() {
+    let events = barbican_sim::resources::builtins()
+        .into_iter()
+        .find(|t| t.group == "events.k8s.io" && t.kind == "Event")
+        .unwrap();
+    let event = |note: String| json!({"metadata": {"name": "e"}, "note": note});
+    assert!(admit(&events, &event("a".repeat(1024)), None).is_ok());
+    let refused = admit(&events, &event("é".repeat(1024)), None).unwrap_err();
+    assert_eq!(refused.code, 422);
+    assert!(
+        refused
+            .message
+            .contains("note: Too long: may not be more than 1024 bytes"),
+        "{}",
+        refused.message
+    );
+    assert!(admit(&events, &event("é".repeat(512)), None).is_ok());
+}
