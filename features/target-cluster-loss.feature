@@ -135,6 +135,24 @@ Feature: A Barbican placed on a target cluster, and what happens when that clust
     And within 1 minute a Warning event "RemoteChildrenAbandoned" about "barbican" in "openstack" mentions "edge-1"
     And the Deployment "barbican" in "openstack" has "/metadata/name" set to "barbican"
 
+  Scenario: deleting a Barbican whose registered target forbids every request ends within ten minutes with a warning
+    Given the target cluster "edge-1" is registered
+    And within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    # Registered and reachable, but every request of the operator's is refused from now on.
+    When the API server answers by the fault rule "code=403"
+    And the Barbican "barbican" in "openstack" is deleted
+    And the BarbicanSecretStore "vault-legacy" in "openstack" is deleted
+    And 8 minutes pass
+    Then the Barbican "barbican" in "openstack" has "/metadata/name" set to "barbican"
+    And within 4 minutes the Barbican "barbican" in "openstack" is gone
+    And within 1 minute a Warning event "RemoteChildrenAbandoned" about "barbican" in "openstack" mentions "the API server answered 403"
+    And within 1 minute the BarbicanSecretStore "vault-legacy" in "openstack" is gone
+    And within 1 minute a Warning event "RemoteChildrenAbandoned" about "vault-legacy" in "openstack" mentions "kept failing for 10 minutes"
+    When the API server's fault rules are cleared
+    Then the Deployment "barbican" in "openstack" has "/metadata/name" set to "barbican"
+
   Scenario: an operator restarted during the wait starts its own five minutes
     Given the target cluster "edge-1" is registered
     And within 3 minutes the Barbican "barbican" in "openstack" reports:

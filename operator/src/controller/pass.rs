@@ -38,7 +38,43 @@ pub enum Next {
     AwaitChange,
 }
 
+/// How long after its deletion a CR waits for its cleanup. Past it the finalizer is released
+/// anyway, with a Warning naming what is left: a Database held by a foreign finalizer (or a
+/// mariadb-operator that was uninstalled), or a target cluster that is registered but refuses
+/// every request, must not keep the CR in Terminating for ever.
+pub const FINALIZER_BOUND: Duration = Duration::from_secs(10 * 60);
+
+/// Whether a CR deleted at `deleted_at` has waited past [`FINALIZER_BOUND`] at `now`.
+pub fn past_finalizer_bound(deleted_at: Option<jiff::Timestamp>, now: jiff::Timestamp) -> bool {
+    let bound =
+        jiff::SignedDuration::try_from(FINALIZER_BOUND).unwrap_or(jiff::SignedDuration::MAX);
+    deleted_at.is_some_and(|at| now.duration_since(at) >= bound)
+}
+
+/// A client error told by its kind alone: the HTTP status a server answered, or that no
+/// answer came.
+pub fn failure_kind(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => format!("the API server answered {}", status.code),
+        _ => "no answer from the API server".to_string(),
+    }
+}
+
 /// Wraps a client error with what the pass was doing when it failed.
 pub fn api_failed(what: &'static str) -> impl FnOnce(kube::Error) -> Error {
     move |source| Error::Api { what, source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_finalizer_wait_is_bounded_to_ten_minutes_after_the_deletion() {
+        let at = |s: &str| s.parse::<jiff::Timestamp>().unwrap();
+        let deleted = Some(at("2026-01-01T00:00:00Z"));
+        assert!(!past_finalizer_bound(deleted, at("2026-01-01T00:09:59Z")));
+        assert!(past_finalizer_bound(deleted, at("2026-01-01T00:10:00Z")));
+        assert!(!past_finalizer_bound(None, at("2030-01-01T00:00:00Z")));
+    }
 }

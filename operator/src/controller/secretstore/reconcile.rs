@@ -25,10 +25,10 @@ use crate::{
     controller::{
         barbican::pod::mounted_config,
         cache::current,
-        children::{Children, owned_by},
+        children::Children,
         env::Env,
         events::{Severity, reference},
-        pass::{Error, Next, api_failed},
+        pass::{Error, FINALIZER_BOUND, Next, api_failed, failure_kind, past_finalizer_bound},
         status::Report,
         writes::{patch_metadata, write_finalizers, write_status},
     },
@@ -104,26 +104,36 @@ async fn release(
     let secret_name = approle_secret_name(&store.name_any());
     let now = env.clock.now();
     let mut unresolved = Vec::new();
+    let mut failed = Vec::new();
     for cluster in remote_clusters(store, parent) {
         match env.place(store, Some(&cluster)) {
-            Ok(children) => {
-                let secret = children
-                    .get::<Secret>(&secret_name)
-                    .await
-                    .map_err(api_failed("reading the credentials Secret"))?;
-                if secret.is_some_and(|s| owned_by(&s, store)) {
-                    children
-                        .delete::<Secret>(&secret_name)
-                        .await
-                        .map_err(api_failed("deleting the credentials Secret"))?;
+            // Only a Secret carrying this store's ownership is deleted (the ownership rule
+            // of every child delete).
+            Ok(children) => match children.namespace_refusal() {
+                Some(refusal) => failed.push((cluster, refusal)),
+                None => {
+                    if let Err(e) = children.delete::<Secret>(&secret_name).await {
+                        failed.push((cluster, format!("deleting it failed: {}", failure_kind(&e))));
+                    }
                 }
-            }
+            },
             Err(why) => unresolved.push((cluster, why)),
         }
     }
+    // A cluster that resolves but fails the delete (refused, forbidden, outside its
+    // namespaces) is retried every 15 s until the finalizer bound; then the finalizer goes
+    // with a Warning naming what stays, as for a cluster that does not resolve.
+    let deleted_at = store.metadata.deletion_timestamp.as_ref().map(|t| t.0);
     let waiting = unresolved
         .iter()
-        .find(|(cluster, _)| !env.clusters.gives_up_on(cluster, &store.metadata, now));
+        .find(|(cluster, _)| !env.clusters.gives_up_on(cluster, &store.metadata, now))
+        .map(|(cluster, why)| (cluster, why.to_string()))
+        .or_else(|| {
+            failed
+                .first()
+                .filter(|_| !past_finalizer_bound(deleted_at, now))
+                .map(|(cluster, why)| (cluster, why.clone()))
+        });
     if let Some((cluster, why)) = waiting {
         let findings = Findings {
             credentials: Some(Report::not_ready(
@@ -182,6 +192,24 @@ async fn release(
         return Ok(Next::AwaitChange);
     }
     forget(env, store);
+    if !failed.is_empty() {
+        let clusters: Vec<String> = failed
+            .iter()
+            .map(|(c, why)| format!("{c:?} ({why})"))
+            .collect();
+        env.events
+            .publish(
+                &reference(store),
+                Severity::Warning,
+                EventReason::RemoteChildrenAbandoned,
+                &format!(
+                    "cleanup on target cluster {} kept failing for {} minutes after the deletion; the finalizer is released without it. Left behind there in namespace {namespace:?}: the Secret {secret_name:?}",
+                    clusters.join(", "),
+                    FINALIZER_BOUND.as_secs() / 60
+                ),
+            )
+            .await;
+    }
     if !unresolved.is_empty() {
         let clusters: Vec<String> = unresolved
             .iter()
