@@ -268,3 +268,71 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
     Then within 3 minutes the Barbican "barbican" in "openstack" reports:
       | condition | status | reason   |
       | Ready     | True   | AllReady |
+
+  # The ownership rule, one child kind at a time: team B's object under the name a child of
+  # the Barbican takes is never modified or deleted, and the step that wanted the name says
+  # which object is in its way.
+  Scenario Outline: team B's <kind> under a child's name is left as it is, and <condition> names it
+    Given team B's <kind> "<name>" in "openstack"
+    And the example "barbicansecretstore-managed.yaml" is applied
+    When the example "barbican.yaml" is applied
+    Then within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition   | status | reason    |
+      | <condition> | False  | NameTaken |
+    And within 1 minute the <condition> condition of the Barbican "barbican" in "openstack" mentions "<kind> "
+    And within 1 minute the <condition> condition of the Barbican "barbican" in "openstack" mentions "<name>"
+    And within 1 minute the <condition> condition of the Barbican "barbican" in "openstack" mentions "exists and is not owned by Barbican"
+    When 5 minutes pass
+    Then team B's objects are untouched
+
+    Examples:
+      | kind                | name                   | condition       |
+      | Secret              | barbican-db-connection | SecretsReady    |
+      | CronJob             | barbican-db-clean      | DBCleanReady    |
+      | Database            | barbican               | DatabaseReady   |
+      | User                | barbican               | DatabaseReady   |
+      | Grant               | barbican               | DatabaseReady   |
+      | Job                 | barbican-db-sync       | DatabaseReady   |
+      | Deployment          | barbican               | DeploymentReady |
+      | Service             | barbican               | DeploymentReady |
+      | PodDisruptionBudget | barbican               | DeploymentReady |
+
+  # Children the spec does not ask for: the operator deletes its own when a field goes away,
+  # but a foreign object under the name is not its own, so it stays and the Barbican is Ready.
+  Scenario: team B's HPA, NetworkPolicy and HTTPRoute under the Barbican's name stay as they are
+    Given team B's HorizontalPodAutoscaler "barbican" in "openstack"
+    And team B's NetworkPolicy "barbican" in "openstack"
+    And team B's HTTPRoute "barbican" in "openstack"
+    And the example "barbicansecretstore-managed.yaml" is applied
+    When the example "barbican.yaml" is applied
+    Then within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition          | status | reason                   |
+      | Ready              | True   | AllReady                 |
+      | HPAReady           | True   | HPANotRequired           |
+      | NetworkPolicyReady | True   | NetworkPolicyNotRequired |
+    When 5 minutes pass
+    Then team B's objects are untouched
+
+  Scenario: team B's Secret under a store's credentials name is neither read nor overwritten
+    Given team B's Secret "openbao-primary-approle" in "openstack"
+    When the example "barbicansecretstore-managed.yaml" is applied
+    And the example "barbican.yaml" is applied
+    Then within 3 minutes the BarbicanSecretStore "openbao-primary" in "openstack" reports:
+      | condition        | status | reason    |
+      | CredentialsReady | False  | NameTaken |
+    And within 1 minute the CredentialsReady condition of the BarbicanSecretStore "openbao-primary" in "openstack" mentions "is not owned by BarbicanSecretStore"
+    When 5 minutes pass
+    Then team B's objects are untouched
+
+  Scenario: with every child name taken, deleting the Barbican leaves all of team B's objects
+    Given team B's objects under every child name of the Barbican "barbican" with the store "openbao-primary" in "openstack"
+    And the example "barbicansecretstore-managed.yaml" is applied
+    When the example "barbican.yaml" is applied
+    Then within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason    |
+      | SecretsReady | False  | NameTaken |
+    When the BarbicanSecretStore "openbao-primary" in "openstack" is deleted
+    And the Barbican "barbican" in "openstack" is deleted
+    Then within 12 minutes the Barbican "barbican" in "openstack" is gone
+    And within 1 minute the BarbicanSecretStore "openbao-primary" in "openstack" is gone
+    And team B's objects are untouched

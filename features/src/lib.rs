@@ -14,6 +14,7 @@ pub mod control_steps;
 pub mod edits;
 pub mod examples;
 pub mod log_capture;
+pub mod neighbours;
 pub mod pod_steps;
 pub mod report;
 pub mod rng;

@@ -20,6 +20,8 @@ pub struct BarbicanWorld {
     pub started: Option<std::time::Instant>,
     /// What the API server answered to the last `the following is submitted:`.
     submitted: Option<Result<(), Error>>,
+    /// Team B's objects the scenario planted under child names (see [`crate::neighbours`]).
+    pub(crate) neighbours: Vec<crate::neighbours::Planted>,
 }
 
 impl BarbicanWorld {

@@ -533,7 +533,7 @@ impl Children {
             Cached::Present(object) => object.meta().resource_version.clone(),
             _ => None,
         };
-        let live = known_or_read(cached, &self.api::<K>(), &name).await?;
+        let live = present_or_read(cached, &self.api::<K>(), &name).await?;
         if let Some(live) = &live {
             self.claim(&K::kind(&()), live.meta())?;
         }
@@ -554,7 +554,7 @@ impl Children {
         let name = desired.meta().name.clone().unwrap_or_default();
         let cached = self.cached_dynamic(resource, true, &name);
         let api = self.dynamic(resource);
-        let live = known_or_read(cached, &api, &name).await?;
+        let live = present_or_read(cached, &api, &name).await?;
         if let Some(live) = &live {
             self.claim(&resource.kind, live.meta())?;
         }
@@ -673,9 +673,8 @@ pub fn stamped(mut wanted: Value) -> Value {
     wanted
 }
 
-/// Applies `desired` unless `live` (the cached object when the cache knows it, a cached
-/// "absent" believed: the apply creates it, or repeats what a late watch event has not shown
-/// yet) already covers it.
+/// Applies `desired` unless `live` (the object as [`present_or_read`] found it) already
+/// covers it.
 async fn apply_unless_covered<K>(
     api: Api<K>,
     desired: &K,
@@ -698,6 +697,26 @@ where
         &Patch::Apply(&wanted),
     )
     .await
+}
+
+/// The object as the cache holds it, read from the API server when the cache does not hold
+/// it. A cached "absent" is not believed before a write: the watch cache follows the
+/// operator's own children (by their labels), so a foreign object under a child's name is
+/// absent from it, and an apply believing the cache would take that object over. Creating a
+/// child costs this one read; a converged pass finds every child in the cache and reads
+/// nothing.
+async fn present_or_read<K>(
+    cached: Cached<K>,
+    api: &Api<K>,
+    name: &str,
+) -> Result<Option<K>, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    match cached {
+        Cached::Present(object) => Ok(Some(object)),
+        Cached::Absent | Cached::Unknown => api.get_opt(name).await,
+    }
 }
 
 /// A client whose requests are never answered, for tests of what is decided before any

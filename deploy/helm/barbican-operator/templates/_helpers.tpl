@@ -108,8 +108,9 @@ of them, in a Role per namespace of watchNamespaces otherwise. */}}
     verbs: [get]
   # The children of a Barbican, read from the watch cache. Server-side apply creates and
   # updates them; the ones whose block can go away (or that are replaced) are deleted, the rest
-  # are garbage-collected. `get` is granted where a pass reads a child it may have created a
-  # moment ago (the cache has not seen it yet).
+  # are garbage-collected. `get` reads a child the cache does not hold before it is written:
+  # one created a moment ago, or an object of someone else's under the child's name, which the
+  # ownership rule leaves alone.
   - apiGroups: [""]
     resources: [services]
     verbs: [get, list, watch, create, patch]
@@ -121,19 +122,19 @@ of them, in a Role per namespace of watchNamespaces otherwise. */}}
     verbs: [get, list, watch, create, delete]
   - apiGroups: [batch]
     resources: [cronjobs]
-    verbs: [list, watch, create, patch]
+    verbs: [get, list, watch, create, patch]
   - apiGroups: [policy]
     resources: [poddisruptionbudgets]
-    verbs: [list, watch, create, patch]
+    verbs: [get, list, watch, create, patch]
   - apiGroups: [autoscaling]
     resources: [horizontalpodautoscalers]
-    verbs: [list, watch, create, patch, delete]
+    verbs: [get, list, watch, create, patch, delete]
   - apiGroups: [networking.k8s.io]
     resources: [networkpolicies]
-    verbs: [list, watch, create, patch, delete]
+    verbs: [get, list, watch, create, patch, delete]
   - apiGroups: [gateway.networking.k8s.io]
     resources: [httproutes]
-    verbs: [list, watch, create, patch, delete]
+    verbs: [get, list, watch, create, patch, delete]
   # mariadb-operator: the cluster is read, the database, user and grant are managed (and
   # deleted by the finalizer). The inputs below are read from the watch cache; `get` serves
   # a kind whose CRD was installed after the operator started (it has no watch then).

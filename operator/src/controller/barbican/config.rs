@@ -24,6 +24,7 @@ use crate::{
     api::conditions::EventReason,
     api::conditions::{BarbicanConditionType as T, Reason},
     controller::{
+        children::ChildError,
         events::Severity,
         pipeline::{Outcome, StepFuture},
         status::Report,
@@ -169,6 +170,17 @@ async fn write(state: &mut State, rendered: &Rendered) -> Result<String, StepErr
     Ok(name)
 }
 
+/// The config Secret the Barbican's Deployment mounts now; empty without one. A foreign
+/// Deployment under its name mounts nothing of this Barbican's (the Deployment step reports
+/// it as NameTaken), so it counts as none here.
+async fn mounted_now(state: &State) -> Result<String, StepError> {
+    match state.children.own::<Deployment>(&state.name()).await {
+        Ok(live) => Ok(live.as_ref().and_then(mounted_config).unwrap_or_default()),
+        Err(ChildError::NameTaken(_)) => Ok(String::new()),
+        Err(e) => Err(api_error("reading the Deployment", e)),
+    }
+}
+
 async fn prune(state: &State, current: &str) -> Result<(), StepError> {
     let selector = format!("{CONFIG_BASE_LABEL}={}-config", state.name());
     let owned: Vec<Secret> = state
@@ -179,12 +191,7 @@ async fn prune(state: &State, current: &str) -> Result<(), StepError> {
         .into_iter()
         .filter(|s| owned_by(s, &state.barbican))
         .collect();
-    let live = state
-        .children
-        .own::<Deployment>(&state.name())
-        .await
-        .map_err(|e| api_error("reading the Deployment", e))?;
-    let mounted = live.as_ref().and_then(mounted_config).unwrap_or_default();
+    let mounted = mounted_now(state).await?;
     for name in prunable(&state.name(), &[current, &mounted], owned) {
         state
             .children
@@ -199,12 +206,7 @@ async fn prune(state: &State, current: &str) -> Result<(), StepError> {
 pub fn config(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
         if !state.projection.valid {
-            let live = state
-                .children
-                .own::<Deployment>(&state.name())
-                .await
-                .map_err(|e| api_error("reading the Deployment", e))?;
-            state.config_secret = live.as_ref().and_then(mounted_config).unwrap_or_default();
+            state.config_secret = mounted_now(state).await?;
             return Ok(Outcome::Done);
         }
         let inputs = Inputs {

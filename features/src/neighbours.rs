@@ -1,0 +1,238 @@
+//! Foreign neighbours: objects of every kind the operator writes, under the very names a
+//! Barbican's children take, made and owned by someone else (team B). The operator's ownership
+//! rule says none of them is ever modified or deleted, whatever the Barbican's spec or history;
+//! [`plant`] makes them and records what each one says, [`untouched`] proves the rule by
+//! reading them back. What an object "says" leaves out what other controllers write of
+//! anyone's objects: status (the HPA controller, the Gateway), finalizers (mariadb-operator),
+//! annotations (the Deployment controller's revision). What the operator would write (its
+//! owner labels, an ownerReference, the spec, the data) and any field its field manager holds
+//! are compared.
+
+use cucumber::{given, then};
+use serde_json::{Value, json};
+
+use crate::{
+    BarbicanWorld,
+    sim_env::{Error, SimEnv},
+};
+
+/// The label every neighbour carries, so a reader tells them from the operator's children.
+pub const TEAM_LABEL: (&str, &str) = ("example.com/team", "b");
+
+/// The children a Barbican named `barbican` with the stores `stores` takes names for, as
+/// (kind, name): one object per kind under the Barbican's own name, the three by-suffix
+/// children, and each store's credentials Secret.
+pub fn child_names(barbican: &str, stores: &[&str]) -> Vec<(&'static str, String)> {
+    let mut names: Vec<(&'static str, String)> = [
+        "Deployment",
+        "Service",
+        "PodDisruptionBudget",
+        "HorizontalPodAutoscaler",
+        "NetworkPolicy",
+        "HTTPRoute",
+        "Database",
+        "User",
+        "Grant",
+    ]
+    .into_iter()
+    .map(|kind| (kind, barbican.to_string()))
+    .collect();
+    names.extend([
+        ("Secret", format!("{barbican}-db-connection")),
+        ("Job", format!("{barbican}-db-sync")),
+        ("CronJob", format!("{barbican}-db-clean")),
+    ]);
+    names.extend(stores.iter().map(|store| {
+        (
+            "Secret",
+            barbican_operator::api::names::approle_secret_name(store),
+        )
+    }));
+    names
+}
+
+/// A small valid object of `kind` named `name` in `namespace`, as team B would write it: its
+/// own labels and selector, no ownerReference, no owner labels.
+pub fn object(kind: &str, name: &str, namespace: &str) -> Result<Value, Error> {
+    let (api_version, kind) = crate::sim_env::api_version_of(kind)?;
+    let labels = json!({TEAM_LABEL.0: TEAM_LABEL.1});
+    let pod = json!({
+        "metadata": {"labels": labels},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "app", "image": "team-b/app:1"}]}
+    });
+    let spec = match kind {
+        "Deployment" => json!({"replicas": 0, "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "team-b/app:1"}]}}}),
+        "Service" => json!({"selector": labels, "ports": [{"port": 80}]}),
+        "PodDisruptionBudget" => json!({"maxUnavailable": 1, "selector": {"matchLabels": labels}}),
+        "HorizontalPodAutoscaler" => json!({"minReplicas": 1, "maxReplicas": 2,
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "team-b-app"}}),
+        "NetworkPolicy" => {
+            json!({"podSelector": {"matchLabels": labels}, "policyTypes": ["Ingress"]})
+        }
+        "HTTPRoute" => json!({"parentRefs": [{"name": "team-b-gateway"}],
+            "rules": [{"backendRefs": [{"name": "team-b-app", "port": 80}]}]}),
+        "Database" => json!({"mariaDbRef": {"name": "team-b-mariadb"}, "name": "team_b"}),
+        "User" => json!({"mariaDbRef": {"name": "team-b-mariadb"},
+            "passwordSecretKeyRef": {"name": "team-b-db", "key": "password"}}),
+        "Grant" => json!({"mariaDbRef": {"name": "team-b-mariadb"}, "privileges": ["SELECT"],
+            "database": "team_b", "table": "*", "username": "team_b"}),
+        "Job" => json!({"template": pod}),
+        "CronJob" => json!({"schedule": "0 3 * * *", "suspend": true,
+            "jobTemplate": {"spec": {"template": pod}}}),
+        "Secret" => {
+            return Ok(json!({"apiVersion": api_version, "kind": kind,
+                "metadata": {"name": name, "namespace": namespace, "labels": labels},
+                "stringData": {"owner": "team-b"}}));
+        }
+        other => return Err(format!("no neighbour of kind {other}")),
+    };
+    Ok(json!({"apiVersion": api_version, "kind": kind,
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": spec}))
+}
+
+/// One neighbour as it was made.
+#[derive(Clone, Debug)]
+pub struct Planted {
+    /// Its kind.
+    pub kind: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// What it said right after it was made ([`content`]).
+    pub content: Value,
+}
+
+/// What `object` says, for comparing before and after: its uid (a deleted and recreated
+/// object is not the same one), labels and ownerReferences, and everything but `metadata`
+/// and `status`.
+pub fn content(object: &kube::api::DynamicObject) -> Value {
+    let mut value = serde_json::to_value(object).unwrap_or_default();
+    let meta = &object.metadata;
+    if let Some(map) = value.as_object_mut() {
+        map.remove("status");
+        map.insert(
+            "metadata".into(),
+            json!({"uid": meta.uid, "labels": meta.labels,
+                "ownerReferences": meta.owner_references}),
+        );
+    }
+    value
+}
+
+/// Whether the operator holds any field of `object`: its apply field manager, or the manager
+/// the API server names after its User-Agent for its patches.
+fn operator_manages(object: &kube::api::DynamicObject) -> bool {
+    let agent = barbican_operator::clusters::USER_AGENT
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    object
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .any(|entry| {
+            let manager = entry.manager.as_deref().unwrap_or_default();
+            manager == barbican_operator::api::names::FIELD_MANAGER || manager == agent
+        })
+}
+
+/// Makes team B's object of each (kind, name) of `names` in `namespace`, where the scenario
+/// works, and records what each was made as.
+pub async fn plant(
+    env: &SimEnv,
+    namespace: &str,
+    names: &[(&str, String)],
+) -> Result<Vec<Planted>, Error> {
+    let mut planted = Vec::new();
+    for (kind, name) in names {
+        let made = env.apply(object(kind, name, namespace)?).await?;
+        planted.push(Planted {
+            kind: kind.to_string(),
+            namespace: namespace.to_string(),
+            name: name.clone(),
+            content: content(&made),
+        });
+    }
+    Ok(planted)
+}
+
+/// What became of `planted` that should not have: each neighbour modified (what it says
+/// changed, or the operator's field manager holds a field of it) or deleted. Empty: every one
+/// is as team B made it.
+pub async fn touched(env: &SimEnv, planted: &[Planted]) -> Result<Vec<String>, Error> {
+    let mut touched = Vec::new();
+    for neighbour in planted {
+        let (kind, namespace, name) = (&neighbour.kind, &neighbour.namespace, &neighbour.name);
+        match env.get(kind, namespace, name).await? {
+            None => touched.push(format!("{kind} {namespace}/{name} was deleted")),
+            Some(live) if live.metadata.deletion_timestamp.is_some() => {
+                touched.push(format!("{kind} {namespace}/{name} is being deleted"));
+            }
+            Some(live) if operator_manages(&live) => {
+                touched.push(format!(
+                    "{kind} {namespace}/{name} carries fields the operator applied"
+                ));
+            }
+            Some(live) => {
+                if content(&live) != neighbour.content {
+                    touched.push(format!(
+                        "{kind} {namespace}/{name} was modified: {} became {}",
+                        neighbour.content,
+                        content(&live)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(touched)
+}
+
+/// [`touched`] as a check: an error listing every neighbour the operator modified or deleted.
+pub async fn untouched(env: &SimEnv, planted: &[Planted]) -> Result<(), Error> {
+    let touched = touched(env, planted).await?;
+    if touched.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "team B's objects were touched: {}",
+            touched.join("; ")
+        ))
+    }
+}
+
+#[given(expr = "team B's {word} {string} in {string}")]
+async fn one_neighbour(world: &mut BarbicanWorld, kind: String, name: String, namespace: String) {
+    let planted = plant(world.env(), &namespace, &[(kind.as_str(), name)])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    world.neighbours.extend(planted);
+}
+
+#[given(
+    expr = "team B's objects under every child name of the Barbican {string} with the store {string} in {string}"
+)]
+async fn every_neighbour(
+    world: &mut BarbicanWorld,
+    barbican: String,
+    store: String,
+    namespace: String,
+) {
+    let names = child_names(&barbican, &[store.as_str()]);
+    let planted = plant(world.env(), &namespace, &names)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    world.neighbours.extend(planted);
+}
+
+#[then("team B's objects are untouched")]
+async fn neighbours_untouched(world: &mut BarbicanWorld) {
+    assert!(!world.neighbours.is_empty(), "no neighbour was planted");
+    untouched(world.env(), &world.neighbours)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+}
