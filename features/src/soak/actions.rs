@@ -287,6 +287,18 @@ pub(super) async fn sabotage_now(env: &SimEnv, sabotage: Sabotage) -> Result<(),
                 .await
                 .map_err(|e| e.to_string())?;
         }
+        Sabotage::TakeOverNeighbour => {
+            let labels =
+                barbican_operator::controller::children::owner_labels("Barbican", NAME, NEIGHBOURS);
+            Api::<k8s_openapi::api::core::v1::Service>::namespaced(operator, NEIGHBOURS)
+                .patch(
+                    NAME,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"metadata": {"labels": labels}})),
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+        }
     }
     Ok(())
 }

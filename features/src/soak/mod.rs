@@ -62,6 +62,10 @@ pub const API_FAULTS: &[&str] = &[
     "agent=barbican-operator,verb=create,code=429,retry-after=2,rate=0.3",
     "agent=barbican-operator,verb=list,code=500,rate=0.3",
 ];
+/// The namespace where team B's objects take every child name of the minimal example
+/// (Barbican [`NAME`] with the store [`STORE`]) before it is applied: the soak's proof that
+/// no fault, restart, edit or deletion makes the operator touch an object it does not own.
+pub const NEIGHBOURS: &str = "neighbours";
 /// The brownfield example's store.
 pub const BROWNFIELD_STORE: &str = "vault-legacy";
 /// The URL the brownfield example's store names.
@@ -155,16 +159,19 @@ pub enum Sabotage {
     CountJobTwice,
     /// Widens the brownfield Barbican's NetworkPolicy to a port no valid projection named.
     WidenEgress,
+    /// Puts the operator's owner labels on team B's Service in [`NEIGHBOURS`].
+    TakeOverNeighbour,
 }
 
 impl Sabotage {
     /// Every sabotage.
-    pub const ALL: [Sabotage; 5] = [
+    pub const ALL: [Sabotage; 6] = [
         Sabotage::DeleteMountedConfig,
         Sabotage::LeakSecretId,
         Sabotage::PromoteWithoutSync,
         Sabotage::CountJobTwice,
         Sabotage::WidenEgress,
+        Sabotage::TakeOverNeighbour,
     ];
 
     /// The invariant that must catch it.
@@ -175,6 +182,7 @@ impl Sabotage {
             Sabotage::PromoteWithoutSync => Invariant::ReleaseAfterSync,
             Sabotage::CountJobTwice => Invariant::JobsCountedOnce,
             Sabotage::WidenEgress => Invariant::EgressWithinProjection,
+            Sabotage::TakeOverNeighbour => Invariant::ForeignObjectsUntouched,
         }
     }
 }
@@ -194,6 +202,9 @@ pub enum Invariant {
     JobsCountedOnce,
     /// No CR stays Terminating past the spec's windows.
     TerminatingBounded,
+    /// Team B's objects under every child name of the Barbican in [`NEIGHBOURS`] are never
+    /// modified or deleted, and that Barbican reports the names taken.
+    ForeignObjectsUntouched,
     /// Once the faults stop, everything becomes Ready, and once deleted, everything goes.
     Converges,
 }
@@ -338,6 +349,7 @@ pub async fn run_seed(seed: u64, options: &Options) -> Result<SeedReport, Error>
     let mut env = SimEnv::start(true).await?;
     env.cluster.seed_faults(seed);
     examples::apply_examples(&env).await?;
+    let neighbours = plant_neighbours(&env).await?;
     restrict_legacy_egress(&env).await?;
     let mut observer = Observer::start(&env, seed).await?;
     env.eventually(Duration::from_secs(600), || all_ready(&env))
@@ -368,7 +380,13 @@ pub async fn run_seed(seed: u64, options: &Options) -> Result<SeedReport, Error>
     let mut waited = Duration::ZERO;
     let mut last = String::new();
     while waited < deadline {
-        match all_ready(&env).await {
+        // The neighbours' Barbican too must have reported the names taken: a pass that met a
+        // fault before the name was on the error backoff when the faults stopped.
+        let settled = match all_ready(&env).await {
+            Ok(()) => names_taken_reported(&env).await,
+            Err(e) => Err(e),
+        };
+        match settled {
             Ok(()) => {
                 converged_after = Some(elapsed(&env, observer.started));
                 break;
@@ -378,6 +396,7 @@ pub async fn run_seed(seed: u64, options: &Options) -> Result<SeedReport, Error>
         run_for(&env, &mut observer, STEP).await;
         waited += STEP;
     }
+    check_neighbours(&env, &mut observer, &neighbours, true).await?;
     if converged_after.is_none() {
         observer.violation(
             &env,
@@ -390,6 +409,7 @@ pub async fn run_seed(seed: u64, options: &Options) -> Result<SeedReport, Error>
         );
     } else {
         teardown(&env, &mut observer, options.settle_within).await?;
+        check_neighbours(&env, &mut observer, &neighbours, false).await?;
     }
     let virtual_seconds = elapsed(&env, observer.started);
     Ok(SeedReport {
@@ -402,9 +422,84 @@ pub async fn run_seed(seed: u64, options: &Options) -> Result<SeedReport, Error>
     })
 }
 
+/// The CRs of the [`NEIGHBOURS`] namespace.
+fn neighbour_crs() -> [(&'static str, &'static str, &'static str); 2] {
+    [
+        ("BarbicanSecretStore", NEIGHBOURS, STORE),
+        ("Barbican", NEIGHBOURS, NAME),
+    ]
+}
+
+/// Gives [`NEIGHBOURS`] the minimal example's prerequisites, team B's objects under every
+/// child name of its Barbican and store, then the example itself.
+async fn plant_neighbours(env: &SimEnv) -> Result<Vec<crate::neighbours::Planted>, Error> {
+    use crate::{examples::in_namespace, neighbours, sim_env::MINIMAL_PREREQUISITES};
+    env.apply_yaml(&in_namespace(MINIMAL_PREREQUISITES, NEIGHBOURS))
+        .await?;
+    let planted =
+        neighbours::plant(env, NEIGHBOURS, &neighbours::child_names(NAME, &[STORE])).await?;
+    env.apply_yaml(&in_namespace(
+        &examples::example("barbicansecretstore-managed.yaml")?,
+        NEIGHBOURS,
+    ))
+    .await?;
+    env.apply_yaml(&in_namespace(
+        &examples::example("barbican.yaml")?,
+        NEIGHBOURS,
+    ))
+    .await?;
+    Ok(planted)
+}
+
+/// [`Invariant::ForeignObjectsUntouched`]: team B's objects are as they were made, and (while
+/// the Barbican is there, `live`) it reports a name taken.
+async fn check_neighbours(
+    env: &SimEnv,
+    observer: &mut Observer,
+    planted: &[crate::neighbours::Planted],
+    live: bool,
+) -> Result<(), Error> {
+    let touched = crate::neighbours::touched(env, planted).await?;
+    if !touched.is_empty() {
+        observer.violation(
+            env,
+            Invariant::ForeignObjectsUntouched,
+            "neighbours",
+            touched.join("; "),
+        );
+    }
+    if live && let Err(missing) = names_taken_reported(env).await {
+        observer.violation(
+            env,
+            Invariant::ForeignObjectsUntouched,
+            "neighbours-reported",
+            missing,
+        );
+    }
+    Ok(())
+}
+
+/// Whether the Barbican in [`NEIGHBOURS`] reports a name taken; the error lists its
+/// conditions.
+async fn names_taken_reported(env: &SimEnv) -> Result<(), Error> {
+    let barbican = env.barbican(NEIGHBOURS, NAME).await?;
+    let conditions = barbican.status.map(|s| s.conditions).unwrap_or_default();
+    if conditions.iter().any(|c| c.reason == "NameTaken") {
+        return Ok(());
+    }
+    let seen: Vec<String> = conditions
+        .iter()
+        .map(|c| format!("{} {} {}", c.type_, c.status, c.reason))
+        .collect();
+    Err(format!(
+        "Barbican {NEIGHBOURS}/{NAME} reports no NameTaken condition: {}",
+        seen.join(", ")
+    ))
+}
+
 /// Deletes every example CR and waits for all of them to go.
 async fn teardown(env: &SimEnv, observer: &mut Observer, within: Duration) -> Result<(), Error> {
-    for (kind, namespace, name) in examples::watched() {
+    for (kind, namespace, name) in examples::watched().into_iter().chain(neighbour_crs()) {
         let api = env.api_of(kind, namespace).await?;
         let _ = api.delete(name, &DeleteParams::default()).await;
     }
@@ -412,7 +507,7 @@ async fn teardown(env: &SimEnv, observer: &mut Observer, within: Duration) -> Re
     let mut left = Vec::new();
     while waited < within {
         left.clear();
-        for (kind, namespace, name) in examples::watched() {
+        for (kind, namespace, name) in examples::watched().into_iter().chain(neighbour_crs()) {
             if env.get(kind, namespace, name).await?.is_some() {
                 left.push(format!("{kind} {namespace}/{name}"));
             }
