@@ -192,6 +192,57 @@ pub async fn touched(env: &SimEnv, planted: &[Planted]) -> Result<Vec<String>, E
     Ok(touched)
 }
 
+/// What became of team B's objects named by `names` in `namespace` that should not have,
+/// judged without a record of them (where they were planted by a setup that keeps none, as
+/// the edit-sequence check's prerequisites): each must exist, carry team B's label and no
+/// owner of the operator's (ownerReference, owner labels, a field held by its field manager),
+/// and still say everything [`object`] made it say.
+pub async fn left_alone(
+    env: &SimEnv,
+    namespace: &str,
+    names: &[(&str, String)],
+) -> Result<Vec<String>, Error> {
+    let mut touched = Vec::new();
+    for (kind, name) in names {
+        let Some(live) = env.get(kind, namespace, name).await? else {
+            touched.push(format!("{kind} {namespace}/{name} was deleted"));
+            continue;
+        };
+        let made = object(kind, name, namespace)?;
+        let value = serde_json::to_value(&live).unwrap_or_default();
+        let owner_label = barbican_operator::api::names::OWNER_NAME_LABEL;
+        let labels = &value["metadata"]["labels"];
+        let problem = if operator_manages(&live) {
+            Some("carries fields the operator applied")
+        } else if live.metadata.owner_references.is_some() {
+            Some("carries an ownerReference")
+        } else if !labels[owner_label].is_null() {
+            Some("carries the operator's owner labels")
+        } else if labels[TEAM_LABEL.0] != TEAM_LABEL.1 || !within(&made["spec"], &value["spec"]) {
+            Some("no longer says what team B made it say")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            touched.push(format!("{kind} {namespace}/{name} {problem}"));
+        }
+    }
+    Ok(touched)
+}
+
+/// Whether `have` says everything `want` says (what the server defaults besides is allowed).
+fn within(want: &Value, have: &Value) -> bool {
+    match (want, have) {
+        (Value::Object(want), Value::Object(have)) => want
+            .iter()
+            .all(|(k, w)| have.get(k).is_some_and(|h| within(w, h))),
+        (Value::Array(want), Value::Array(have)) => {
+            want.len() == have.len() && want.iter().zip(have).all(|(w, h)| within(w, h))
+        }
+        (want, have) => want == have,
+    }
+}
+
 /// [`touched`] as a check: an error listing every neighbour the operator modified or deleted.
 pub async fn untouched(env: &SimEnv, planted: &[Planted]) -> Result<(), Error> {
     let touched = touched(env, planted).await?;
