@@ -153,6 +153,30 @@ Feature: A Barbican placed on a target cluster, and what happens when that clust
     When the API server's fault rules are cleared
     Then the Deployment "barbican" in "openstack" has "/metadata/name" set to "barbican"
 
+  Scenario: team B's objects on the target cluster under the Barbican's child names are never touched
+    # The scenario works on edge-1: these are the target cluster's, where ownership is told by
+    # the owner labels alone.
+    Given team B's NetworkPolicy "barbican" in "openstack"
+    And team B's HorizontalPodAutoscaler "barbican" in "openstack"
+    And team B's Job "barbican-db-sync" in "openstack"
+    When the target cluster "edge-1" is registered
+    Then within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition          | status | reason                   |
+      | DatabaseReady      | False  | NameTaken                |
+    And within 1 minute the DatabaseReady condition of the Barbican "barbican" in "openstack" mentions "on cluster"
+    When 5 minutes pass
+    Then team B's objects are untouched
+    When the Job "barbican-db-sync" in "openstack" is deleted
+    Then within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition          | status | reason                   |
+      | Ready              | True   | AllReady                 |
+      | NetworkPolicyReady | True   | NetworkPolicyNotRequired |
+      | HPAReady           | True   | HPANotRequired           |
+    When the Barbican "barbican" in "openstack" is deleted
+    Then within 3 minutes the Barbican "barbican" in "openstack" is gone
+    And the NetworkPolicy "barbican" in "openstack" has "/metadata/labels/example.com~1team" set to "b"
+    And the HorizontalPodAutoscaler "barbican" in "openstack" has "/metadata/labels/example.com~1team" set to "b"
+
   Scenario: an operator restarted during the wait starts its own five minutes
     Given the target cluster "edge-1" is registered
     And within 3 minutes the Barbican "barbican" in "openstack" reports:

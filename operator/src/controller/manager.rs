@@ -232,7 +232,8 @@ impl<K: Resource<DynamicType = ()> + 'static> Runtime<K> {
                 self.requeues.schedule(key, after);
             }
             Err(error) => {
-                let after = self.requeues.failed(&key);
+                let backoff = self.requeues.failed(&key);
+                let after = error.retry_cap().map_or(backoff, |cap| backoff.min(cap));
                 tracing::warn!(object = %key, %error, retry_in = ?after, "reconcile failed");
                 self.requeues.schedule(key, after);
             }

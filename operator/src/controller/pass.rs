@@ -29,6 +29,26 @@ pub enum Error {
     Panicked,
 }
 
+/// How often a CR whose child's name is taken looks again, at most: the foreign object's
+/// removal wakes nothing (it carries nothing that names the CR), so the error backoff's
+/// 5-minute steps would leave the CR waiting long after the name came free.
+pub const NAME_TAKEN_RETRY: Duration = Duration::from_secs(30);
+
+impl Error {
+    /// The longest the retry after this failure may wait: [`NAME_TAKEN_RETRY`] for a name
+    /// taken by a foreign object, the backoff's own bound otherwise.
+    pub fn retry_cap(&self) -> Option<Duration> {
+        match self {
+            Error::Step { source, .. }
+                if source.kind == crate::controller::step_error::ErrorKind::NameTaken =>
+            {
+                Some(NAME_TAKEN_RETRY)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// What a pass asks of the scheduler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
@@ -68,6 +88,21 @@ pub fn api_failed(what: &'static str) -> impl FnOnce(kube::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_taken_name_is_looked_at_again_within_thirty_seconds() {
+        use crate::controller::step_error::{ErrorKind, StepError};
+        let step = |kind| Error::Step {
+            step: "Deployment",
+            source: StepError::new(kind, "x"),
+        };
+        assert_eq!(
+            step(ErrorKind::NameTaken).retry_cap(),
+            Some(NAME_TAKEN_RETRY)
+        );
+        assert_eq!(step(ErrorKind::Api).retry_cap(), None);
+        assert_eq!(Error::Panicked.retry_cap(), None);
+    }
 
     #[test]
     fn the_finalizer_wait_is_bounded_to_ten_minutes_after_the_deletion() {
