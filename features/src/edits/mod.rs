@@ -443,7 +443,9 @@ pub async fn run(sequences: &[(u64, Vec<Version>)]) -> Result<Vec<Finding>, Erro
         let Some(neighbour) = neighbour(namespace) else {
             continue;
         };
-        let touched = crate::neighbours::left_alone(&history, namespace, &[neighbour]).await?;
+        let (kind, name) = neighbour;
+        let neighbour = crate::neighbours::Neighbour::new(kind, namespace, &name);
+        let touched = crate::neighbours::touched(&history, &[neighbour]).await?;
         if !touched.is_empty() {
             neighbours_touched.insert(namespace.clone(), touched);
         }

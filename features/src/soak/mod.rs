@@ -432,7 +432,7 @@ fn neighbour_crs() -> [(&'static str, &'static str, &'static str); 2] {
 
 /// Gives [`NEIGHBOURS`] the minimal example's prerequisites, team B's objects under every
 /// child name of its Barbican and store, then the example itself.
-async fn plant_neighbours(env: &SimEnv) -> Result<Vec<crate::neighbours::Planted>, Error> {
+async fn plant_neighbours(env: &SimEnv) -> Result<Vec<crate::neighbours::Neighbour>, Error> {
     use crate::{examples::in_namespace, neighbours, sim_env::MINIMAL_PREREQUISITES};
     env.apply_yaml(&in_namespace(MINIMAL_PREREQUISITES, NEIGHBOURS))
         .await?;
@@ -456,7 +456,7 @@ async fn plant_neighbours(env: &SimEnv) -> Result<Vec<crate::neighbours::Planted
 async fn check_neighbours(
     env: &SimEnv,
     observer: &mut Observer,
-    planted: &[crate::neighbours::Planted],
+    planted: &[crate::neighbours::Neighbour],
     live: bool,
 ) -> Result<(), Error> {
     let touched = crate::neighbours::touched(env, planted).await?;

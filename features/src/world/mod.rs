@@ -21,7 +21,7 @@ pub struct BarbicanWorld {
     /// What the API server answered to the last `the following is submitted:`.
     submitted: Option<Result<(), Error>>,
     /// Team B's objects the scenario planted under child names (see [`crate::neighbours`]).
-    pub(crate) neighbours: Vec<crate::neighbours::Planted>,
+    pub(crate) neighbours: Vec<crate::neighbours::Neighbour>,
 }
 
 impl BarbicanWorld {

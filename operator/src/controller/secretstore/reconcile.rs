@@ -192,42 +192,43 @@ async fn release(
         return Ok(Next::AwaitChange);
     }
     forget(env, store);
-    if !failed.is_empty() {
-        let clusters: Vec<String> = failed
-            .iter()
-            .map(|(c, why)| format!("{c:?} ({why})"))
-            .collect();
-        env.events
-            .publish(
-                &reference(store),
-                Severity::Warning,
-                EventReason::RemoteChildrenAbandoned,
-                &format!(
-                    "cleanup on target cluster {} kept failing for {} minutes after the deletion; the finalizer is released without it. Left behind there in namespace {namespace:?}: the Secret {secret_name:?}",
-                    clusters.join(", "),
-                    FINALIZER_BOUND.as_secs() / 60
-                ),
+    let notes = [
+        (!failed.is_empty()).then(|| {
+            format!(
+                "cleanup on target cluster {} kept failing for {} minutes after the deletion; the finalizer is released without it",
+                listed(&failed),
+                FINALIZER_BOUND.as_secs() / 60
             )
-            .await;
-    }
-    if !unresolved.is_empty() {
-        let clusters: Vec<String> = unresolved
-            .iter()
-            .map(|(c, why)| format!("{c:?} ({why})"))
-            .collect();
+        }),
+        (!unresolved.is_empty()).then(|| {
+            format!(
+                "target cluster {} stayed unresolvable past both 5-minute windows; the finalizer is released without cleanup",
+                listed(&unresolved)
+            )
+        }),
+    ];
+    for note in notes.into_iter().flatten() {
         env.events
             .publish(
                 &reference(store),
                 Severity::Warning,
                 EventReason::RemoteChildrenAbandoned,
                 &format!(
-                    "target cluster {} stayed unresolvable past both 5-minute windows; the finalizer is released without cleanup. Left behind there in namespace {namespace:?}: the Secret {secret_name:?}",
-                    clusters.join(", ")
+                    "{note}. Left behind there in namespace {namespace:?}: the Secret {secret_name:?}"
                 ),
             )
             .await;
     }
     Ok(Next::AwaitChange)
+}
+
+/// Clusters with why each was given up on, for a Warning: `"a" (why), "b" (why)`.
+fn listed<W: std::fmt::Display>(clusters: &[(String, W)]) -> String {
+    clusters
+        .iter()
+        .map(|(cluster, why)| format!("{cluster:?} ({why})"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Records the target cluster on the store (the annotation and the remote-children finalizer)
