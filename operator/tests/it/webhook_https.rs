@@ -530,3 +530,104 @@ async fn a_body_trickled_past_the_request_deadline_is_answered_408_and_closed() 
     let answer = String::from_utf8_lossy(&answer);
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
 }
+
+/// A TLS connection to the webhook that asks for HTTP/2 (ALPN `h2`).
+async fn connect_h2(webhook: &Webhook, ca: &str) -> tokio_rustls::client::TlsStream<TcpStream> {
+    let mut roots = RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
+        .unwrap();
+    let mut config = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = TcpStream::connect(webhook.addr).await.unwrap();
+    TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http2_connection_has_at_most_its_stream_limit_in_flight() {
+    use barbican_operator::admission::server::{MAX_STREAMS, REQUEST_TIMEOUT};
+    use futures::StreamExt;
+    use http_body_util::{BodyExt, StreamBody};
+    use hyper::body::Frame;
+    let pki = pki();
+    let webhook = start("streams", &pki, KnownState::default()).await;
+    let tls = connect_h2(&webhook, &pki.ca).await;
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (sender, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        TokioIo::new(tls),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(connection);
+    // Every stream the server allows, each a review whose body never ends.
+    let mut held = Vec::new();
+    for _ in 0..MAX_STREAMS {
+        let trickle = futures::stream::once(async {
+            Ok::<_, std::convert::Infallible>(Frame::data(Bytes::from_static(b"{")))
+        })
+        .chain(futures::stream::pending());
+        let request = Request::builder()
+            .method("POST")
+            .uri(format!(
+                "https://localhost{}",
+                Endpoint::ValidateBarbican.path()
+            ))
+            .header("content-type", "application/json")
+            .body(BodyExt::boxed(StreamBody::new(trickle)))
+            .unwrap();
+        let mut sender = sender.clone();
+        let mut sent = Box::pin(async move { sender.send_request(request).await });
+        // Polled once here, the request is queued on the connection in this order, ahead of
+        // the one past the limit.
+        assert!(futures::poll!(&mut sent).is_pending());
+        held.push(tokio::spawn(sent));
+    }
+    let honest = || {
+        let body = BodyExt::boxed(
+            Full::new(Bytes::from(review_body("Barbican", minimal_barbican())))
+                .map_err(|never| match never {}),
+        );
+        Request::builder()
+            .method("POST")
+            .uri(format!(
+                "https://localhost{}",
+                Endpoint::ValidateBarbican.path()
+            ))
+            .header("content-type", "application/json")
+            .body(body)
+            .unwrap()
+    };
+    // One more stream is refused (REFUSED_STREAM) or waits while all are held...
+    let mut extra = sender.clone();
+    match tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        extra.send_request(honest()),
+    )
+    .await
+    {
+        Err(_) => {}
+        Ok(Err(e)) => assert!(format!("{e:?}").contains("REFUSED_STREAM"), "{e:?}"),
+        Ok(Ok(answer)) => panic!("a stream past the limit was served: {}", answer.status()),
+    }
+    // ...the held ones end at the request deadline, and the connection serves again.
+    for held in held {
+        let answer =
+            tokio::time::timeout(REQUEST_TIMEOUT + std::time::Duration::from_secs(5), held)
+                .await
+                .expect("a held stream ends at the request deadline")
+                .unwrap()
+                .unwrap();
+        assert_eq!(answer.status(), 408);
+    }
+    let mut sender = sender.clone();
+    let answer = sender.send_request(honest()).await.unwrap();
+    assert_eq!(answer.status(), 200);
+}
