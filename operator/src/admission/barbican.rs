@@ -15,25 +15,20 @@ use crate::api::{
     policy::POLICY_RULES_OR_CONFIGMAP_MESSAGE,
 };
 use crate::render::{
-    ini::{key_problem, section_name_problem, value_problem},
+    ini::{key_problem, value_problem},
     paste::BUILT_IN_FILTERS,
 };
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
-    catalog, cron,
+    cron,
     defaulting::default_barbican,
     lookups::Lookups,
     quantity,
     verdict::{Operation, Verdict, has_line_break},
 };
-use crate::api::{
-    config_ownership,
-    db_clean::DbCleanSpec,
-    paste::{MAX_EXTRA_CONFIG_SECTIONS, MAX_OPTION_VALUE_LENGTH, MAX_PLUGINS, MAX_SECTION_OPTIONS},
-    refs::is_dns1123_subdomain,
-};
+use crate::api::{db_clean::DbCleanSpec, refs::is_dns1123_subdomain};
 
 /// Why `targetClusterRef` cannot change, appended to the schema rule's message.
 pub const TARGET_CLUSTER_REF_IMMUTABLE_REASON: &str = "changing it would strand the children already created on the previously selected cluster, so delete and recreate the Barbican instead";
@@ -76,8 +71,8 @@ pub fn validate_barbican(
     check_db_clean(v, operation, old, new);
     check_secret_store_ref(v, new);
     check_resources(v, new, lookups);
-    check_extra_config(v, operation, old, new);
-    check_plugins(v, operation, old, new);
+    config::check_extra_config(v, operation, old, new);
+    config::check_plugins(v, operation, old, new);
     check_middleware(v, new);
     check_target_cluster_ref(v, old, new);
     verdict
@@ -596,111 +591,6 @@ fn selects(
     by_labels && by_expressions
 }
 
-/// Plugin sections are written verbatim: section names, option names and values must survive
-/// the INI syntax, no credential the operator keeps out of the file may come in this way, the
-/// section must be one of barbican's plugin groups, and its options the release catalog's. The
-/// catalog-backed rules re-run on update only when their inputs changed (as for extraConfig):
-/// an unrelated edit, or the finalizer's, never refuses a CR admitted before; the renderer
-/// still never renders what they refuse.
-fn check_plugins(
-    verdict: &mut Verdict,
-    operation: Operation,
-    old: Option<&Barbican>,
-    new: &Barbican,
-) {
-    let plugins = new.spec.plugins.as_deref().unwrap_or_default();
-    if plugins.len() > MAX_PLUGINS as usize {
-        verdict.require(
-            "spec.plugins",
-            format!("must have at most {MAX_PLUGINS} items"),
-        );
-    }
-    let release = &new.spec.open_stack_release;
-    let changed = match (operation, old) {
-        (Operation::Update, Some(old)) => {
-            old.spec.plugins != new.spec.plugins || old.spec.open_stack_release != *release
-        }
-        _ => true,
-    };
-    for (i, plugin) in plugins.iter().enumerate() {
-        let section = &plugin.config_section;
-        if let Some(config) = &plugin.config {
-            check_section_bounds(verdict, &format!("spec.plugins[{i}].config"), config);
-        }
-        let field = format!("spec.plugins[{i}].configSection");
-        if let Some(problem) = section_name_problem(section) {
-            verdict.require(field, problem);
-        } else if changed
-            && let Some(problem) = config_ownership::plugin_section_problem(release, section)
-        {
-            verdict.reject(field, section, problem);
-        } else if changed
-            && let (Some(catalog), Some(config)) = (catalog::for_release(release), &plugin.config)
-        {
-            catalog::check_section(
-                verdict,
-                catalog,
-                &format!("spec.plugins[{i}].config"),
-                section,
-                config,
-            );
-        }
-        for (key, value) in plugin.config.iter().flatten() {
-            if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
-                verdict.require(format!("spec.plugins[{i}].config"), problem);
-            }
-            refuse_untrusted(
-                verdict,
-                &format!("spec.plugins[{i}].config[{key}]"),
-                (release, section, key),
-                changed,
-            );
-        }
-    }
-}
-
-/// The schema's bounds on one INI section (re-checked here, as for every schema rule).
-fn check_section_bounds(
-    verdict: &mut Verdict,
-    field: &str,
-    options: &std::collections::BTreeMap<String, String>,
-) {
-    if options.len() > MAX_SECTION_OPTIONS as usize {
-        verdict.require(
-            field,
-            format!("must have at most {MAX_SECTION_OPTIONS} options"),
-        );
-    }
-    for (key, value) in options {
-        if value.chars().count() > MAX_OPTION_VALUE_LENGTH as usize {
-            verdict.require(
-                format!("{field}[{key}]"),
-                format!("must be at most {MAX_OPTION_VALUE_LENGTH} characters"),
-            );
-        }
-    }
-}
-
-/// Refuses `[section] key` of `release` at `field` when a tenant may not set it
-/// ([`config_ownership::untrusted`]: a credential, an option naming a path barbican loads code
-/// from or writes to). With `changed` false (an update that left the option's inputs as they
-/// were) only the registry's own refusals apply, as they always have.
-fn refuse_untrusted(
-    verdict: &mut Verdict,
-    field: &str,
-    (release, section, key): (&str, &str, &str),
-    changed: bool,
-) {
-    let why = if changed {
-        config_ownership::untrusted(release, section, key)
-    } else {
-        config_ownership::rejected_owned(section, key)
-    };
-    if let Some(why) = why {
-        verdict.require(field, why);
-    }
-}
-
 /// A middleware name is one token of a space-separated pipeline and the name of its own
 /// `[filter:<name>]` section: a single word, not a built-in filter, not used twice.
 fn check_middleware(verdict: &mut Verdict, new: &Barbican) {
@@ -745,57 +635,6 @@ fn check_middleware(verdict: &mut Verdict, new: &Barbican) {
     }
 }
 
-/// Empty names, line breaks, the registry's rejected credential keys, and the catalog.
-fn check_extra_config(
-    verdict: &mut Verdict,
-    operation: Operation,
-    old: Option<&Barbican>,
-    new: &Barbican,
-) {
-    let Some(extra) = &new.spec.extra_config else {
-        return;
-    };
-    if extra.len() > MAX_EXTRA_CONFIG_SECTIONS as usize {
-        verdict.require(
-            "spec.extraConfig",
-            format!("must have at most {MAX_EXTRA_CONFIG_SECTIONS} sections"),
-        );
-    }
-    for (section, options) in extra {
-        check_section_bounds(verdict, &format!("spec.extraConfig[{section}]"), options);
-        if let Some(problem) = section_name_problem(section) {
-            verdict.require("spec.extraConfig", problem);
-            continue;
-        }
-        for (key, value) in options {
-            if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
-                verdict.require(format!("spec.extraConfig[{section}]"), problem);
-            }
-        }
-    }
-    // On update the catalog re-runs only when one of its inputs changed, so an unrelated edit
-    // cannot retroactively refuse a CR a regenerated catalog has since invalidated.
-    let inputs_changed = match (operation, old) {
-        (Operation::Update, Some(old)) => {
-            old.spec.extra_config != new.spec.extra_config
-                || old.spec.open_stack_release != new.spec.open_stack_release
-        }
-        _ => true,
-    };
-    for (section, options) in extra {
-        for key in options.keys() {
-            refuse_untrusted(
-                verdict,
-                &format!("spec.extraConfig[{section}][{key}]"),
-                (&new.spec.open_stack_release, section, key),
-                inputs_changed,
-            );
-        }
-    }
-    if inputs_changed {
-        catalog::check(verdict, &new.spec.open_stack_release, extra);
-    }
-}
-
+mod config;
 #[cfg(test)]
 mod tests;

@@ -21,12 +21,15 @@ use kube::{
     },
 };
 use serde::{Serialize, de::DeserializeOwned};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
-use super::cache::{Cache, Cached, is_own_apply};
+pub use super::applied::{APPLIED_HASH_ANNOTATION, covers, owns_unwanted, stamped};
+use super::cache::{Cache, Cached};
+pub use super::ownership::{
+    ChildError, MAX_LABEL_VALUE_LENGTH, Owner, Taken, is_ours, label_owner_refusal, made_for,
+    owned_by, owner_labels, owner_selector,
+};
 pub use crate::api::names::FIELD_MANAGER;
-use crate::api::names::{OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL};
 
 /// A namespaced built-in or typed kind the handle reads and writes.
 pub trait Child:
@@ -53,63 +56,6 @@ impl<K> Child for K where
 {
 }
 
-/// The CR a [`Children`] handle acts for: what the ownership rule compares a live child with.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Owner {
-    /// Its kind (`Barbican`, `BarbicanSecretStore`).
-    pub kind: String,
-    /// Its name.
-    pub name: String,
-    /// Its namespace, which is also its children's.
-    pub namespace: String,
-    /// Its uid: the one a controller ownerReference must name.
-    pub uid: Option<String>,
-}
-
-impl Owner {
-    /// The owner `owner` is.
-    pub fn of<O: Resource<DynamicType = ()>>(owner: &O) -> Self {
-        Self {
-            kind: O::kind(&()).into_owned(),
-            name: owner.meta().name.clone().unwrap_or_default(),
-            namespace: owner.meta().namespace.clone().unwrap_or_default(),
-            uid: owner.meta().uid.clone(),
-        }
-    }
-}
-
-/// Why a request about a child did not go through.
-#[derive(Debug, thiserror::Error)]
-pub enum ChildError {
-    /// The API server refused or could not be reached.
-    #[error(transparent)]
-    Api(#[from] kube::Error),
-    /// An object of the child's kind and name exists and was not made for this owner.
-    #[error(transparent)]
-    NameTaken(Box<Taken>),
-}
-
-/// An object in a child's place that is someone else's, and is left as it is.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "{kind} {name:?} in namespace {namespace:?}{} exists and is not owned by {owner_kind} {owner:?}; it is left as it is (rename or remove it)",
-    cluster.as_deref().map(|c| format!(" on cluster {c:?}")).unwrap_or_default()
-)]
-pub struct Taken {
-    /// The child's kind.
-    pub kind: String,
-    /// Its name.
-    pub name: String,
-    /// Its namespace.
-    pub namespace: String,
-    /// The target cluster it is on; `None` on the management cluster.
-    pub cluster: Option<String>,
-    /// The owner's kind.
-    pub owner_kind: String,
-    /// The owner's name.
-    pub owner: String,
-}
-
 /// Where one CR's children live: a client, a namespace, and the cluster's name when it is a
 /// target cluster rather than the management cluster; and the CR they are written for.
 #[derive(Clone)]
@@ -122,159 +68,6 @@ pub struct Children {
     allowed: Option<Vec<String>>,
     /// The watch cache, on the management cluster only (see [`super::cache`]).
     cache: Option<Cache>,
-}
-
-/// The longest value a label may carry: a CR whose name is longer cannot own remote children.
-pub const MAX_LABEL_VALUE_LENGTH: usize = 63;
-
-/// The three labels that record ownership of a child on a target cluster, where no
-/// ownerReference can point at the CR (it lives on the management cluster).
-pub fn owner_labels(kind: &str, name: &str, namespace: &str) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        (OWNER_KIND_LABEL.to_string(), kind.to_string()),
-        (OWNER_NAME_LABEL.to_string(), name.to_string()),
-        (OWNER_NAMESPACE_LABEL.to_string(), namespace.to_string()),
-    ])
-}
-
-/// The label selector of [`owner_labels`].
-pub fn owner_selector(kind: &str, name: &str, namespace: &str) -> String {
-    owner_labels(kind, name, namespace)
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// Why `owner` cannot own children on a target cluster: its name does not fit a label value.
-pub fn label_owner_refusal(owner_name: &str) -> Option<String> {
-    (owner_name.len() > MAX_LABEL_VALUE_LENGTH).then(|| {
-        format!(
-            "metadata.name is {} characters; a CR placing children on a target cluster must have at most {MAX_LABEL_VALUE_LENGTH}, since it is recorded in the {OWNER_NAME_LABEL} label",
-            owner_name.len()
-        )
-    })
-}
-
-/// Whether `object` belongs to `owner`: a controller ownerReference to its uid (the owner's
-/// own cluster, or what an older operator left on a target), or the three owner labels naming
-/// it, in its namespace.
-pub fn owned_by<K: Resource, O: Resource<DynamicType = ()>>(object: &K, owner: &O) -> bool {
-    labelled_for(object.meta(), &Owner::of(owner))
-}
-
-/// [`owned_by`] over an object's metadata and an [`Owner`].
-fn labelled_for(meta: &ObjectMeta, owner: &Owner) -> bool {
-    let labels = meta.labels.clone().unwrap_or_default();
-    let labelled = meta.namespace.as_deref() == Some(owner.namespace.as_str())
-        && owner_labels(&owner.kind, &owner.name, &owner.namespace)
-            .iter()
-            .all(|(k, v)| labels.get(k) == Some(v));
-    controlled_by(meta, owner) || labelled
-}
-
-/// Whether `object` was made for `owner` on the cluster `cluster` names (`None`: the
-/// management cluster): there, only a controller ownerReference to the owner's uid counts (a
-/// foreign object that merely shares the name, or copies the labels, is not ours); on a target
-/// cluster, which holds no ownerReferences to the management cluster's objects, the owner
-/// labels ([`owned_by`]).
-pub fn made_for<K: Resource, O: Resource<DynamicType = ()>>(
-    cluster: Option<&str>,
-    object: &K,
-    owner: &O,
-) -> bool {
-    is_ours(cluster, object.meta(), &Owner::of(owner))
-}
-
-/// The ownership rule every write of a child passes (see [`made_for`]): whether the object
-/// `meta` describes, on `cluster`, was made for `owner`.
-pub fn is_ours(cluster: Option<&str>, meta: &ObjectMeta, owner: &Owner) -> bool {
-    match cluster {
-        Some(_) => labelled_for(meta, owner),
-        None => controlled_by(meta, owner),
-    }
-}
-
-/// Whether `meta` carries a controller ownerReference to `owner`'s uid (never true for an
-/// owner without one).
-fn controlled_by(meta: &ObjectMeta, owner: &Owner) -> bool {
-    let Some(uid) = owner.uid.as_deref() else {
-        return false;
-    };
-    meta.owner_references
-        .iter()
-        .flatten()
-        .any(|o| o.controller == Some(true) && o.uid == uid)
-}
-
-/// Whether the operator's apply entry in `live`'s managedFields owns a field `desired` no
-/// longer sets: then an apply of `desired` is due, and server-side apply removes the field
-/// (a field taken away from the spec must leave the child, not linger because the rest of
-/// the child still matches).
-pub fn owns_unwanted<K: Resource>(live: &K, desired: &Value) -> bool {
-    live.meta()
-        .managed_fields
-        .iter()
-        .flatten()
-        .filter(|e| is_own_apply(e))
-        .filter_map(|e| e.fields_v1.as_ref())
-        .any(|fields| fields_beyond(&fields.0, desired))
-}
-
-/// Whether the FieldsV1 set `fields` names a field that `desired` lacks. Map fields are
-/// `f:<name>`; list elements `k:<key fields>` (matched by those fields, a key the desired
-/// element leaves to the server's default counting as a match), `v:<value>` or `i:<index>`.
-fn fields_beyond(fields: &Value, desired: &Value) -> bool {
-    let Some(fields) = fields.as_object() else {
-        return false;
-    };
-    fields.iter().any(|(key, sub)| {
-        if let Some(name) = key.strip_prefix("f:") {
-            match desired.get(name) {
-                None | Some(Value::Null) => true,
-                Some(wanted) => fields_beyond(sub, wanted),
-            }
-        } else if let Some(element) = key.strip_prefix("k:") {
-            let Ok(Value::Object(keys)) = serde_json::from_str::<Value>(element) else {
-                return false;
-            };
-            let found = desired.as_array().into_iter().flatten().find(|item| {
-                keys.iter()
-                    .all(|(k, v)| item.get(k).is_none_or(|have| have == v))
-            });
-            match found {
-                None => true,
-                Some(item) => fields_beyond(sub, item),
-            }
-        } else if let Some(value) = key.strip_prefix("v:") {
-            let Ok(value) = serde_json::from_str::<Value>(value) else {
-                return false;
-            };
-            !desired
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|item| *item == value)
-        } else {
-            // `.` (the element itself) and `i:<index>`: nothing further to compare.
-            false
-        }
-    })
-}
-
-/// Whether `live` already carries everything `desired` says: every key of an object, every
-/// element of a list (lists must have the same length), every scalar equal. Fields the server
-/// adds (defaults, status, managedFields) do not count.
-pub fn covers(live: &Value, desired: &Value) -> bool {
-    match (live, desired) {
-        (Value::Object(live), Value::Object(desired)) => desired
-            .iter()
-            .all(|(k, d)| live.get(k).is_some_and(|l| covers(l, d)) || d.is_null()),
-        (Value::Array(live), Value::Array(desired)) => {
-            live.len() == desired.len() && live.iter().zip(desired).all(|(l, d)| covers(l, d))
-        }
-        (live, desired) => live == desired,
-    }
 }
 
 fn not_found(error: &kube::Error) -> bool {
@@ -649,30 +442,6 @@ where
     }
 }
 
-/// The annotation on every child holding a hash of what the operator last applied to it.
-/// `covers` and the managedFields comparison miss one kind of edit: a field taken away inside
-/// an atomic list (a NetworkPolicy peer's `matchLabels`), where the operator owns the list as
-/// a whole and the new list is covered by the old. A desired object whose hash differs from
-/// the recorded one does not cover the live object, so it is applied.
-pub const APPLIED_HASH_ANNOTATION: &str = "barbican.c5c3.io/applied-hash";
-
-/// `wanted` with [`APPLIED_HASH_ANNOTATION`] set to the hash of `wanted` itself.
-pub fn stamped(mut wanted: Value) -> Value {
-    use sha2::{Digest, Sha256};
-    let bytes = serde_json::to_vec(&wanted).unwrap_or_default();
-    let hash = crate::render::secrets::hex(&Sha256::digest(bytes));
-    let short = hash.get(..16).unwrap_or(&hash).to_string();
-    if let Some(metadata) = wanted.get_mut("metadata").and_then(Value::as_object_mut) {
-        let annotations = metadata
-            .entry("annotations")
-            .or_insert_with(|| Value::Object(Default::default()));
-        if let Some(annotations) = annotations.as_object_mut() {
-            annotations.insert(APPLIED_HASH_ANNOTATION.into(), Value::String(short));
-        }
-    }
-    wanted
-}
-
 /// Applies `desired` unless `live` (the object as [`present_or_read`] found it) already
 /// covers it.
 async fn apply_unless_covered<K>(
@@ -733,143 +502,7 @@ pub(crate) fn unanswered_client() -> Client {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn a_field_the_operator_set_and_no_longer_wants_calls_for_an_apply() {
-        // Any kind carries managedFields; a ConfigMap is the smallest.
-        let live: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
-            "metadata": {"managedFields": [{
-                "manager": FIELD_MANAGER, "operation": "Apply", "fieldsV1": {
-                    "f:metadata": {"f:labels": {"f:app": {}}},
-                    "f:spec": {
-                        "f:priorityClassName": {},
-                        "f:containers": {"k:{\"name\":\"api\"}": {
-                            ".": {}, "f:name": {},
-                            "f:ports": {"k:{\"containerPort\":9311,\"protocol\":\"TCP\"}": {
-                                ".": {}, "f:containerPort": {}
-                            }}
-                        }},
-                        "f:finalizers": {"v:\"a\"": {}}
-                    }
-                }
-            }, {
-                "manager": "kubectl", "operation": "Update",
-                "fieldsV1": {"f:spec": {"f:somethingElse": {}}}
-            }]}
-        }))
-        .unwrap();
-        let wanted = json!({
-            "metadata": {"name": "x", "labels": {"app": "barbican"}},
-            "spec": {
-                "priorityClassName": "high",
-                // The protocol is the server's default: the element still matches.
-                "containers": [{"name": "api", "ports": [{"containerPort": 9311}]}],
-                "finalizers": ["a"]
-            }
-        });
-        assert!(
-            !owns_unwanted(&live, &wanted),
-            "everything owned is still wanted"
-        );
-        let mut removed = wanted.clone();
-        removed["spec"]
-            .as_object_mut()
-            .unwrap()
-            .remove("priorityClassName");
-        assert!(owns_unwanted(&live, &removed));
-        let mut renamed = wanted.clone();
-        renamed["spec"]["containers"][0]["name"] = json!("other");
-        assert!(owns_unwanted(&live, &renamed));
-        let mut no_port = wanted.clone();
-        no_port["spec"]["containers"][0]["ports"] = json!([]);
-        assert!(owns_unwanted(&live, &no_port));
-        let mut no_value = wanted.clone();
-        no_value["spec"]["finalizers"] = json!([]);
-        assert!(owns_unwanted(&live, &no_value));
-        let mut no_label = wanted;
-        no_label["metadata"]["labels"] = json!({});
-        assert!(owns_unwanted(&live, &no_label));
-        // Another manager's fields are not the operator's to remove.
-        assert!(!owns_unwanted(
-            &k8s_openapi::api::core::v1::ConfigMap::default(),
-            &json!({})
-        ));
-    }
-
-    #[test]
-    fn a_live_object_covers_what_it_carries_plus_server_defaults() {
-        let live = json!({"metadata": {"name": "a", "uid": "u", "labels": {"x": "1", "y": "2"}},
-            "spec": {"ports": [{"port": 9311, "protocol": "TCP"}], "type": "ClusterIP"}});
-        let desired = json!({"metadata": {"name": "a", "labels": {"x": "1"}},
-            "spec": {"ports": [{"port": 9311}]}});
-        assert!(covers(&live, &desired));
-    }
-
-    #[test]
-    fn a_changed_value_an_added_key_or_a_list_of_another_length_is_not_covered() {
-        let live = json!({"spec": {"ports": [{"port": 9311}], "env": ["a", "b"]}});
-        assert!(!covers(&live, &json!({"spec": {"ports": [{"port": 80}]}})));
-        assert!(!covers(&live, &json!({"spec": {"selector": {"a": "b"}}})));
-        assert!(!covers(&live, &json!({"spec": {"env": ["a"]}})));
-        assert!(covers(&live, &json!({"spec": {"missing": null}})));
-    }
-
-    #[test]
-    fn a_selector_emptied_inside_an_atomic_list_is_no_longer_covered() {
-        let peer = |labels: serde_json::Value| {
-            json!({"metadata": {"name": "b"},
-                "spec": {"ingress": [{"from": [{"namespaceSelector": labels}]}]}})
-        };
-        let live = stamped(peer(json!({"matchLabels": {"team": "a"}})));
-        let emptied = stamped(peer(json!({})));
-        assert!(
-            covers(&live, &peer(json!({}))),
-            "without the hash the old list covers the new one"
-        );
-        assert!(!covers(&live, &emptied), "with it, the edit is applied");
-        assert!(covers(
-            &live,
-            &stamped(peer(json!({"matchLabels": {"team": "a"}})))
-        ));
-    }
-
-    #[test]
-    fn a_field_taken_away_is_applied_away_from_a_cached_copy_without_managed_fields() {
-        // The cache keeps no managedFields (`cache::slim`): the applied hash alone must tell
-        // that the operator set a field it no longer wants.
-        let deployment = |limits: serde_json::Value| {
-            json!({"metadata": {"name": "b"},
-                "spec": {"template": {"spec": {"priorityClassName": "high",
-                    "containers": [{"name": "api", "resources": {"limits": limits}}]}}}})
-        };
-        let mut live = stamped(deployment(
-            json!({"memory": "512Mi", "ephemeral-storage": "1Gi"}),
-        ));
-        live["metadata"]["resourceVersion"] = json!("7");
-        let mut cached: k8s_openapi::api::apps::v1::Deployment =
-            serde_json::from_value(live.clone()).unwrap();
-        crate::controller::cache::slim(&mut cached);
-        assert!(cached.metadata.managed_fields.is_none());
-        let without = stamped(deployment(json!({"memory": "512Mi"})));
-        let cached = serde_json::to_value(&cached).unwrap();
-        assert!(
-            covers(&cached, &deployment(json!({"memory": "512Mi"}))),
-            "what is left is still there: without the hash nothing would be applied"
-        );
-        assert!(!covers(&cached, &without), "the hash differs: applied");
-        assert!(!owns_unwanted(
-            &serde_json::from_value::<k8s_openapi::api::apps::v1::Deployment>(cached.clone())
-                .unwrap(),
-            &without
-        ));
-        assert!(covers(
-            &cached,
-            &stamped(deployment(
-                json!({"memory": "512Mi", "ephemeral-storage": "1Gi"})
-            ))
-        ));
-    }
+    use crate::api::names::{OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL};
 
     use crate::controller::children::unanswered_client as client;
 
@@ -941,17 +574,6 @@ mod tests {
         assert!(
             owned_by(&legacy, &owner),
             "the ownerReference an older operator left"
-        );
-    }
-
-    #[test]
-    fn a_name_longer_than_a_label_value_cannot_own_remote_children() {
-        assert_eq!(label_owner_refusal(&"a".repeat(63)), None);
-        let refusal = label_owner_refusal(&"a".repeat(64)).unwrap();
-        assert!(refusal.contains("64 characters") && refusal.contains(OWNER_NAME_LABEL));
-        assert_eq!(
-            owner_selector("Barbican", "kms", "openstack"),
-            "openstack.c5c3.io/owner-kind=Barbican,openstack.c5c3.io/owner-name=kms,openstack.c5c3.io/owner-namespace=openstack"
         );
     }
 }

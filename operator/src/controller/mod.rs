@@ -5,6 +5,7 @@
 //! copies of the Secrets and Jobs it reads among the many it only watches as metadata;
 //! [`fanout`], one watch shared by both controllers; [`relist`], the backoff of every watch.
 
+pub mod applied;
 pub mod barbican;
 pub mod cache;
 pub mod children;
@@ -14,6 +15,7 @@ pub mod events;
 pub mod fanout;
 pub mod held;
 pub mod manager;
+pub mod ownership;
 pub mod pass;
 pub mod pipeline;
 pub mod probe_cache;
