@@ -599,7 +599,10 @@ async fn watch_container(
             });
         }
         let begun = tokio::time::Instant::now();
-        let due = |p: &Option<Probe>| p.as_ref().map(|p| begun + p.initial_delay);
+        let due = |p: &Option<Probe>| {
+            p.as_ref()
+                .map(|p| super::probes::after(begun, p.initial_delay))
+        };
         let (mut live_due, mut ready_due) = (due(liveness), due(readiness));
         let (mut live_failures, mut ready_failures) = (0u32, 0u32);
         loop {
@@ -621,7 +624,7 @@ async fn watch_container(
                         return;
                     }
                 }
-                live_due = Some(now + probe.period);
+                live_due = Some(super::probes::after(now, probe.period));
             }
             if let (Some(probe), Some(at)) = (readiness, ready_due)
                 && at <= now
@@ -635,7 +638,7 @@ async fn watch_container(
                         set_container(&context.status, i, |c| c.ready = false);
                     }
                 }
-                ready_due = Some(now + probe.period);
+                ready_due = Some(super::probes::after(now, probe.period));
             }
         }
     };
@@ -660,7 +663,7 @@ async fn terminate(
             .as_u64()
             .unwrap_or(30),
     );
-    let deadline = tokio::time::Instant::now() + grace;
+    let deadline = super::probes::after(tokio::time::Instant::now(), grace);
     let hook: Vec<String> = container["lifecycle"]["preStop"]["exec"]["command"]
         .as_array()
         .into_iter()

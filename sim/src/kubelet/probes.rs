@@ -105,6 +105,18 @@ impl Probe {
     }
 }
 
+/// The instant `span` after `from`, or one far off when that cannot be represented: a pod
+/// spec's `terminationGracePeriodSeconds` or a probe's `initialDelaySeconds` and
+/// `periodSeconds` are any int64 kube-apiserver admits, and `Instant + Duration` panics past
+/// the clock's range (which ended the pod task and leaked its network namespace).
+pub fn after(from: tokio::time::Instant, span: Duration) -> tokio::time::Instant {
+    /// Thirty years: later than any pod lives.
+    const FAR: Duration = Duration::from_secs(30 * 365 * 24 * 60 * 60);
+    from.checked_add(span)
+        .or_else(|| from.checked_add(FAR))
+        .unwrap_or(from)
+}
+
 /// The number of the container port called `name`.
 fn named_port(container: &Value, name: &str) -> Option<u16> {
     container["ports"]

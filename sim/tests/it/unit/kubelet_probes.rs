@@ -77,3 +77,17 @@ async fn an_http_probe_reads_the_status_of_a_live_endpoint() {
     assert!(probe.passes(ip).await);
     assert!(!probe.passes(ip).await);
 }
+
+/// A pod spec's grace period and probe delays are any int64 kube-apiserver admits: an instant
+/// past the clock's range is far off, never a panic of the pod task.
+#[test]
+fn an_instant_past_the_clocks_range_is_far_off_not_a_panic() {
+    use barbican_sim::kubelet::probes::after;
+    let now = tokio::time::Instant::now();
+    let second = std::time::Duration::from_secs(1);
+    assert_eq!(after(now, second), now + second);
+    let huge = std::time::Duration::from_secs(i64::MAX as u64);
+    let far = after(now, huge);
+    assert!(far > now + std::time::Duration::from_secs(10 * 365 * 24 * 60 * 60));
+    assert_eq!(after(now, std::time::Duration::MAX), far);
+}
