@@ -18,6 +18,9 @@ pub fn admit(t: &ResourceType, object: &Value, old: Option<&Value>) -> Result<()
     if t.group == "events.k8s.io" && t.kind == "Event" {
         causes.extend(event_note_causes(object));
     }
+    if let Some((path, pod)) = pod_spec(t, object) {
+        causes.extend(pod_name_causes(&path, pod));
+    }
     let Some(schema) = &t.schema else {
         if causes.is_empty() {
             return Ok(());
@@ -242,6 +245,83 @@ fn metadata_causes(object: &Value) -> Vec<Cause> {
         for key in annotations.keys() {
             if let Some(why) = qualified_name_error(&key.to_ascii_lowercase()) {
                 causes.push(invalid("metadata.annotations", key, &why));
+            }
+        }
+    }
+    causes
+}
+
+/// The pod spec a built-in workload carries, with its field path: a Pod's own, the template of a
+/// Deployment, ReplicaSet, StatefulSet, DaemonSet or Job, a CronJob's job template's.
+fn pod_spec<'a>(t: &ResourceType, object: &'a Value) -> Option<(String, &'a Value)> {
+    let path = match (t.group.as_str(), t.kind.as_str()) {
+        ("", "Pod") => "spec",
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
+            "spec.template.spec"
+        }
+        ("batch", "CronJob") => "spec.jobTemplate.spec.template.spec",
+        _ => return None,
+    };
+    let pointer = format!("/{}", path.replace('.', "/"));
+    object
+        .pointer(&pointer)
+        .filter(|v| v.is_object())
+        .map(|spec| (path.to_string(), spec))
+}
+
+/// What kube-apiserver says of a name that is not a DNS-1123 label.
+const RFC1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/// Whether `name` is a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting
+/// and ending with a letter or digit.
+pub fn is_dns1123_label(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
+}
+
+/// kube-apiserver's checks of the names in a pod spec at `path`: every container's, init
+/// container's and volume's name is a DNS-1123 label, and unique among its kind. (Container
+/// names become file names and cgroup names on a node; the sim's kubelet names log files
+/// after them.)
+fn pod_name_causes(path: &str, pod: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let mut containers = std::collections::BTreeSet::new();
+    for list in ["initContainers", "containers", "volumes"] {
+        let mut volumes = std::collections::BTreeSet::new();
+        for (i, item) in pod[list].as_array().into_iter().flatten().enumerate() {
+            let field = format!("{path}.{list}[{i}].name");
+            let Some(name) = item["name"].as_str().filter(|n| !n.is_empty()) else {
+                causes.push((field, "Required value".into(), "FieldValueRequired".into()));
+                continue;
+            };
+            if !is_dns1123_label(name) {
+                causes.push((
+                    field,
+                    format!(
+                        "Invalid value: {}: {RFC1123_LABEL}",
+                        Value::String(name.to_string())
+                    ),
+                    "FieldValueInvalid".into(),
+                ));
+                continue;
+            }
+            let seen = if list == "volumes" {
+                &mut volumes
+            } else {
+                &mut containers
+            };
+            if !seen.insert(name.to_string()) {
+                causes.push((
+                    field,
+                    format!("Duplicate value: {}", Value::String(name.to_string())),
+                    "FieldValueDuplicate".into(),
+                ));
             }
         }
     }

@@ -71,3 +71,42 @@ fn an_event_note_past_one_kib_of_utf8_is_refused() {
     );
     assert!(admit(&events, &event("é".repeat(512)), None).is_ok());
 }
+
+/// Container and volume names in a pod template are DNS-1123 labels, as kube-apiserver
+/// validates them: a container named like a path is refused before any kubelet sees it.
+#[test]
+fn pod_template_names_are_dns1123_labels() {
+    let jobs = barbican_sim::resources::builtins()
+        .into_iter()
+        .find(|t| t.group == "batch" && t.kind == "Job")
+        .unwrap();
+    let job = |container: &str, volume: &str| {
+        json!({"metadata": {"name": "j"}, "spec": {"template": {"spec": {
+            "containers": [{"name": container, "image": "x"}],
+            "volumes": [{"name": volume, "emptyDir": {}}]}}}})
+    };
+    assert!(admit(&jobs, &job("api", "config"), None).is_ok());
+    let refused = admit(
+        &jobs,
+        &job("../../../../../../var/log/dpkg", "config"),
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(refused.code, 422);
+    assert!(
+        refused.message.contains(
+            "spec.template.spec.containers[0].name: Invalid value: \"../../../../../../var/log/dpkg\": a lowercase RFC 1123 label"
+        ),
+        "{}",
+        refused.message
+    );
+    assert!(
+        admit(&jobs, &job("api", "Config_Volume"), None)
+            .unwrap_err()
+            .message
+            .contains("spec.template.spec.volumes[0].name")
+    );
+    assert!(admit(&jobs, &job(&"a".repeat(64), "config"), None).is_err());
+    assert!(is_dns1123_label("db-sync"));
+    assert!(!is_dns1123_label("-a") && !is_dns1123_label("A") && !is_dns1123_label(""));
+}
