@@ -166,7 +166,11 @@ fn oslo_key(key: &str) -> String {
 /// Why `[section] key` is refused when it is one of the registry's owned keys whose override
 /// is refused outright (the three credentials), with the registry's reason.
 pub fn rejected_owned(section: &str, key: &str) -> Option<String> {
-    let owned = owned(section, key)?;
+    owned(section, key).and_then(refusal)
+}
+
+/// Why the override of `owned` is refused, when it is.
+fn refusal(owned: &OwnedKey) -> Option<String> {
     owned.rejected.map(|why| {
         format!(
             "[{}] {} is managed through {} and must not be set in the config: {why}",
@@ -241,8 +245,8 @@ pub const HOST_PATH_OPTIONS: &[HostPathOption] = &[
 /// it, so a CR that reached etcd without the webhook is held to the same rule.
 pub fn untrusted(release: &str, section: &str, key: &str) -> Option<String> {
     let (section, key) = (oslo_section(section), oslo_key(key));
-    if owned(&section, &key).is_some() {
-        return rejected_owned(&section, &key);
+    if let Some(owned) = owned(&section, &key) {
+        return refusal(owned);
     }
     if let Some(path) = HOST_PATH_OPTIONS
         .iter()

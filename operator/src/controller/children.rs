@@ -56,12 +56,12 @@ impl<K> Child for K where
 {
 }
 
-/// Where one CR's children live: a client, a namespace, and the cluster's name when it is a
-/// target cluster rather than the management cluster; and the CR they are written for.
+/// Where one CR's children live: a client, the cluster's name when it is a target cluster
+/// rather than the management cluster, and the CR they are written for (whose namespace is
+/// theirs).
 #[derive(Clone)]
 pub struct Children {
     client: Client,
-    namespace: String,
     owner: Owner,
     cluster: Option<String>,
     /// The namespaces the target cluster's registration limits the operator to, if any.
@@ -80,7 +80,6 @@ impl Children {
     pub fn local(client: Client, owner: Owner, cache: Cache) -> Self {
         Self {
             client,
-            namespace: owner.namespace.clone(),
             owner,
             cluster: None,
             allowed: None,
@@ -98,7 +97,6 @@ impl Children {
     ) -> Self {
         Self {
             client,
-            namespace: owner.namespace.clone(),
             owner,
             cluster: Some(cluster.to_string()),
             allowed,
@@ -127,10 +125,10 @@ impl Children {
     /// cluster is registered for.
     pub fn namespace_refusal(&self) -> Option<String> {
         let allowed = self.allowed.as_ref()?;
-        (!allowed.contains(&self.namespace)).then(|| {
+        (!allowed.contains(&self.owner.namespace)).then(|| {
             format!(
                 "namespace {:?} is outside the namespaces cluster {:?} is registered for ({})",
-                self.namespace,
+                self.owner.namespace,
                 self.cluster.as_deref().unwrap_or_default(),
                 allowed.join(", ")
             )
@@ -171,23 +169,23 @@ impl Children {
 
     /// The namespace the children live in.
     pub fn namespace(&self) -> &str {
-        &self.namespace
+        &self.owner.namespace
     }
 
     /// The typed API of a namespaced kind.
     pub fn api<K: Child>(&self) -> Api<K> {
-        Api::namespaced(self.client.clone(), &self.namespace)
+        Api::namespaced(self.client.clone(), &self.owner.namespace)
     }
 
     /// The API of a kind known only at run time (HTTPRoute, the ESO stores).
     pub fn dynamic(&self, resource: &ApiResource) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), &self.namespace, resource)
+        Api::namespaced_with(self.client.clone(), &self.owner.namespace, resource)
     }
 
     /// What the watch cache says of `name` (always [`Cached::Unknown`] on a target cluster).
     fn cached<K: Child>(&self, name: &str) -> Cached<K> {
         match &self.cache {
-            Some(cache) => cache.get::<K>(Some(&self.namespace), name),
+            Some(cache) => cache.get::<K>(Some(&self.owner.namespace), name),
             None => Cached::Unknown,
         }
     }
@@ -200,7 +198,7 @@ impl Children {
         namespaced: bool,
         name: &str,
     ) -> Cached<DynamicObject> {
-        let namespace = namespaced.then_some(self.namespace.as_str());
+        let namespace = namespaced.then_some(self.owner.namespace.as_str());
         match &self.cache {
             Some(cache) => cache.get_dynamic(resource, namespace, name),
             None => Cached::Unknown,
@@ -274,7 +272,7 @@ impl Children {
         if let Some(found) = self
             .cache
             .as_ref()
-            .and_then(|c| c.list::<K>(&self.namespace, labels))
+            .and_then(|c| c.list::<K>(&self.owner.namespace, labels))
         {
             return Ok(found);
         }
@@ -298,7 +296,7 @@ impl Children {
         Err(ChildError::NameTaken(Box::new(Taken {
             kind: kind.to_string(),
             name: live.name.clone().unwrap_or_default(),
-            namespace: self.namespace.clone(),
+            namespace: self.owner.namespace.clone(),
             cluster: self.cluster.clone(),
             owner_kind: self.owner.kind.clone(),
             owner: self.owner.name.clone(),
@@ -333,7 +331,7 @@ impl Children {
         let live = apply_unless_covered(self.api::<K>(), desired, live).await?;
         self.hold(Some(&live));
         if let (Some(cache), Some(before)) = (&self.cache, before) {
-            cache.wrote(Some(&self.namespace), &before, &live);
+            cache.wrote(Some(&self.owner.namespace), &before, &live);
         }
         Ok(live)
     }

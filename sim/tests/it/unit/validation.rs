@@ -76,10 +76,7 @@ fn an_event_note_past_one_kib_of_utf8_is_refused() {
 /// validates them: a container named like a path is refused before any kubelet sees it.
 #[test]
 fn pod_template_names_are_dns1123_labels() {
-    let jobs = barbican_sim::resources::builtins()
-        .into_iter()
-        .find(|t| t.group == "batch" && t.kind == "Job")
-        .unwrap();
+    let jobs = builtin("jobs");
     let job = |container: &str, volume: &str| {
         json!({"metadata": {"name": "j"}, "spec": {"template": {"spec": {
             "containers": [{"name": container, "image": "x"}],
