@@ -153,6 +153,12 @@ def main():
         print("catalog %s (barbican %s)" % (release, RELEASES[release]), flush=True)
         generate(release, RELEASES[release], opts.out, opts.refresh)
 
+    # The venvs are made one at a time first: making one copies the interpreter into it and
+    # runs it, and a thread forking meanwhile inherits the copy's open file, so running it
+    # failed with ETXTBSY ("Text file busy") now and then.
+    for release in opts.releases:
+        ensure_venv(os.path.join(ROOT, "target", "catalog-venvs", release))
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         # list() re-raises the first release's failure.
         list(pool.map(one, opts.releases))
