@@ -68,6 +68,9 @@ record_pass() { # <record> <key> <log>
   # barbican's pods from these virtualenvs on the sim's kubelet.
   stage "uwsgi and PyMySQL in each release's virtualenv, for the real-barbican scenarios"
   ci/install-real-barbican.sh
+  # The kubelet runs those pods' containers with crun.
+  stage "crun, the OCI runtime of the sim's kubelet (apt-get, when missing)"
+  ci/install-crun.sh
   # The key is taken again after the installs above, so the next run, finding the venvs as
   # they are now, matches it.
   if [ "$ran" = yes ]; then

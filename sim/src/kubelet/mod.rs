@@ -15,16 +15,22 @@
 //!
 //! Pods whose image has no mapping keep the simulated controllers' behaviour. Nothing here
 //! knows what the images are: the mapping is configuration. The kubelet reads the wall clock
-//! (its processes do), needs root, `ip` (iproute2) and `unshare`/`setpriv` (util-linux).
-//! Containers run as their `runAsUser`; `readOnlyRootFilesystem`, resources and capabilities
-//! are not enforced.
+//! (its processes do), needs root, `ip` (iproute2), `unshare` (util-linux) and crun.
+//!
+//! Each container runs under crun ([`sandbox::Crun`]) from a bundle [`oci`] describes: its own
+//! PID, mount, IPC and UTS namespaces, the pod's network namespace, a user namespace mapping
+//! the pod to a range of unprivileged host IDs, a read-only root of the image's read-only
+//! binds, capabilities, `no_new_privs` and seccomp as [`security`] decides from the
+//! `securityContext`. Resources (CPU, memory) are not enforced.
 
 pub mod env;
 pub mod logs;
+pub mod oci;
 mod pod;
 pub mod probes;
 pub mod proxy;
 pub mod sandbox;
+pub mod security;
 pub mod volumes;
 
 use std::{
@@ -122,9 +128,7 @@ pub enum KubeletError {
         root: PathBuf,
     },
     /// The machine cannot make sandboxes.
-    #[error(
-        "the sim's kubelet needs root, iproute2's `ip` and util-linux's `unshare` and `setpriv`: {0}"
-    )]
+    #[error("the sim's kubelet needs root, iproute2's `ip`, util-linux's `unshare` and crun: {0}")]
     Host(String),
     /// The state directory could not be made.
     #[error("state directory {path}: {detail}")]
@@ -160,18 +164,10 @@ impl Kubelet {
                 });
             }
         }
-        for (program, arg) in [
-            ("ip", "-V"),
-            ("unshare", "--version"),
-            ("setpriv", "--version"),
-        ] {
-            let ran = tokio::process::Command::new(program)
-                .arg(arg)
-                .output()
-                .await;
-            if !ran.is_ok_and(|o| o.status.success()) {
-                return Err(KubeletError::Host(format!("{program} {arg} did not run")));
-            }
+        sandbox::Crun::check().await.map_err(KubeletError::Host)?;
+        let ip = tokio::process::Command::new("ip").arg("-V").output().await;
+        if !ip.is_ok_and(|o| o.status.success()) {
+            return Err(KubeletError::Host("ip -V did not run".into()));
         }
         // A name of this kubelet's own: two clusters of one process starting together (the
         // @real-barbican run takes two scenarios at a time) must not meet on it.
@@ -671,6 +667,9 @@ impl Node {
                     start_time: crate::clock::rfc3339(Timestamp::now()),
                     ..PodStatus::default()
                 })),
+                crun: sandbox::Crun::new(self.config.state_dir.join("crun")),
+                container_prefix: format!("bsim-{}-{index}", self.id),
+                id_base: oci::id_base(self.id, index),
             });
             self.pods.insert(
                 uid.to_string(),

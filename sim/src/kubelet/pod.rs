@@ -10,13 +10,15 @@ use std::{
 };
 
 use serde_json::{Value, json};
-use tokio::{process::Child, sync::watch};
+use tokio::sync::watch;
 
 use super::{
     env::container_env,
     logs::PodLogs,
-    probes::Probe,
-    sandbox::{self, Mount, PodNetwork, RunAs},
+    oci::{self, Mount},
+    probes::{Check, Probe},
+    sandbox::{Container, Crun, PodNetwork},
+    security::{self, Security},
     volumes::{self, Contents, Lookup, SharedLookup},
 };
 
@@ -111,6 +113,13 @@ pub struct PodContext {
     pub logs: PodLogs,
     /// The shared status.
     pub status: Arc<Mutex<PodStatus>>,
+    /// The OCI runtime.
+    pub crun: Crun,
+    /// Names the pod's containers for crun (`<prefix>-<container index>`): the kubelet's own
+    /// numbers, never a name from the pod spec.
+    pub container_prefix: String,
+    /// The first host ID of the pod's user namespace ([`oci::id_base`]).
+    pub id_base: u32,
 }
 
 /// A running pod: its status and how to stop it.
@@ -268,14 +277,30 @@ fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {
 }
 
 /// Writes every volume under the pod's directory and returns the mounts of each container
-/// (by container index), plus the hosts file.
+/// (by container index), with the pod's hosts, resolver, `passwd` and `group` files.
+///
+/// The pod's directory is root's, others may only pass through it (crun reaches the bundle
+/// and the volumes from inside the pod's user namespace); each volume is owned by the pod's
+/// user and `fsGroup`
+/// as its user namespace maps them (a Secret's files keep their mode, 0644 unless the pod
+/// says otherwise, in a directory only that user and group enter), an `emptyDir` is the
+/// pod's to write.
 fn write_volumes(context: &PodContext) -> Result<Vec<Vec<Mount>>, String> {
     let spec = &context.pod["spec"];
     let fs_group = spec["securityContext"]["fsGroup"]
         .as_u64()
         .and_then(|g| u32::try_from(g).ok());
+    let (uid, gid) = security::volume_owner(&context.pod);
+    let host = |id: u32| context.id_base.saturating_add(id.min(oci::IDS_PER_POD - 1));
+    let own = |path: &Path| {
+        std::os::unix::fs::lchown(path, Some(host(uid)), Some(host(gid)))
+            .map_err(|e| format!("{}: {e}", path.display()))
+    };
     let lookup: &Lookup<'_> = &*context.lookup;
+    chmod(&context.dir, 0o711)?;
     let root = context.dir.join("volumes");
+    std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+    chmod(&root, 0o711)?;
     let mut written = Vec::new();
     for volume in spec["volumes"].as_array().into_iter().flatten() {
         let name = volume["name"].as_str().unwrap_or("");
@@ -286,14 +311,20 @@ fn write_volumes(context: &PodContext) -> Result<Vec<Vec<Mount>>, String> {
         let contents = volumes::contents(volume, lookup)?;
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| format!("volume {name:?}: {e}"))?;
+        own(&dir)?;
         match contents {
             Contents::Empty => chmod(&dir, 0o777)?,
             Contents::Files(files) => {
+                chmod(&dir, 0o750)?;
                 for file in files {
                     let path = dir.join(&file.path);
                     if let Some(parent) = path.parent() {
                         std::fs::create_dir_all(parent)
                             .map_err(|e| format!("volume {name:?}: {e}"))?;
+                        if parent != dir {
+                            own(parent)?;
+                            chmod(parent, 0o755)?;
+                        }
                     }
                     std::fs::write(&path, &file.data)
                         .map_err(|e| format!("volume {name:?}: {e}"))?;
@@ -304,53 +335,57 @@ fn write_volumes(context: &PodContext) -> Result<Vec<Vec<Mount>>, String> {
                     } else {
                         file.mode
                     };
-                    if let Some(group) = fs_group {
-                        std::os::unix::fs::chown(&path, None, Some(group))
-                            .map_err(|e| format!("volume {name:?}: {e}"))?;
-                    }
+                    own(&path)?;
                     chmod(&path, mode)?;
                 }
             }
         }
         written.push(name.to_string());
     }
+    let file = |name: &str, text: String| -> Result<PathBuf, String> {
+        let path = context.dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        chmod(&path, 0o644)?;
+        Ok(path)
+    };
+    let mut groups = vec![gid];
+    groups.extend(fs_group);
+    let passwd = file("etc-passwd", oci::passwd(uid, gid))?;
+    let group = file("etc-group", oci::group(&groups))?;
+    let pod_file = |source: &Path, target: &str| Mount {
+        source: source.to_path_buf(),
+        target: target.into(),
+        read_only: true,
+        file: true,
+    };
     let mut per_container = Vec::new();
     for container in spec["containers"].as_array().into_iter().flatten() {
         let mut mounts = vec![
-            Mount {
-                source: context.hosts.clone(),
-                target: "/etc/hosts".into(),
-                read_only: false,
-                file: true,
-            },
-            Mount {
-                source: context.dir.join("resolv.conf"),
-                target: "/etc/resolv.conf".into(),
-                read_only: true,
-                file: true,
-            },
+            pod_file(&context.hosts, "/etc/hosts"),
+            pod_file(&context.dir.join("resolv.conf"), "/etc/resolv.conf"),
+            pod_file(&passwd, "/etc/passwd"),
+            pod_file(&group, "/etc/group"),
         ];
         for mount in container["volumeMounts"].as_array().into_iter().flatten() {
             let name = mount["name"].as_str().unwrap_or("");
             if !written.iter().any(|w| w == name) {
                 return Err(format!("volumeMount {name:?} names no volume of the pod"));
             }
-            let mut source = root.join(name);
-            if let Some(sub) = mount["subPath"].as_str().filter(|s| !s.is_empty()) {
-                if Path::new(sub)
-                    .components()
-                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
-                {
-                    return Err(format!(
-                        "volumeMount {name:?}: subPath {sub:?} must be relative without '..'"
-                    ));
-                }
-                source = source.join(sub);
-            }
-            let file = source.is_file();
+            let target = oci::container_path(
+                mount["mountPath"].as_str().unwrap_or(""),
+                "volumeMounts.mountPath",
+            )?;
+            let volume = root.join(name);
+            let sub = mount["subPath"].as_str().filter(|s| !s.is_empty());
+            let source = match sub {
+                Some(sub) => volumes::inside(&volume, sub)
+                    .map_err(|e| format!("volumeMount {name:?}: {e}"))?,
+                None => volume,
+            };
+            let file = std::fs::symlink_metadata(&source).is_ok_and(|m| m.is_file());
             mounts.push(Mount {
                 source,
-                target: mount["mountPath"].as_str().unwrap_or("").into(),
+                target,
                 read_only: mount["readOnly"] == true,
                 file,
             });
@@ -364,25 +399,6 @@ fn chmod(path: &Path, mode: u32) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Who a container runs as: its `runAsUser` (or the pod's), with its group and the pod's
-/// `fsGroup`; `None` runs it as the sim's own user.
-fn run_as(pod: &Value, container: &Value) -> Option<RunAs> {
-    let field = |name: &str| {
-        container["securityContext"][name]
-            .as_u64()
-            .or_else(|| pod["spec"]["securityContext"][name].as_u64())
-            .and_then(|v| u32::try_from(v).ok())
-    };
-    let uid = field("runAsUser")?;
-    Some(RunAs {
-        uid,
-        gid: field("runAsGroup").unwrap_or(0),
-        fs_group: pod["spec"]["securityContext"]["fsGroup"]
-            .as_u64()
-            .and_then(|v| u32::try_from(v).ok()),
-    })
 }
 
 /// The environment every container starts with before its own: the image's `PATH` (the
@@ -416,6 +432,92 @@ enum Ended {
     Unhealthy,
     /// The pod is being stopped.
     Stopping,
+}
+
+/// One container of a pod as the runtime runs it: its bundle, what it may do, and the
+/// environment and directory its processes (the command, hooks, exec probes) get.
+struct Plan {
+    /// crun's name for it.
+    id: String,
+    /// Its bundle directory.
+    bundle: PathBuf,
+    security: Security,
+    image: oci::Image,
+    mounts: Vec<Mount>,
+    cwd: String,
+}
+
+impl Plan {
+    /// Writes the bundle for a start with `env` and starts the container.
+    fn start(
+        &self,
+        context: &PodContext,
+        words: &[String],
+        env: &[(String, String)],
+        log: &Path,
+    ) -> Result<Container, String> {
+        let config = oci::config(&oci::Container {
+            process: oci::process(words, env, &self.cwd, &self.security),
+            hostname: text(&context.pod, "/metadata/name"),
+            netns: &Path::new("/run/netns").join(&context.network.netns),
+            id_base: context.id_base,
+            security: &self.security,
+            image: &self.image,
+            mounts: &self.mounts,
+        });
+        super::sandbox::write_bundle(&self.bundle, &config, &self.image, context.id_base)
+            .map_err(|e| e.to_string())?;
+        context
+            .crun
+            .run(&self.bundle, &self.id, log)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Runs `words` in the running container (a hook, an exec probe) as its command runs,
+    /// within `limit`; true when it exits 0.
+    async fn exec(
+        &self,
+        context: &PodContext,
+        words: &[String],
+        env: &[(String, String)],
+        limit: Duration,
+    ) -> bool {
+        static EXECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = EXECS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // The environment may hold a Secret's value: the file is root's alone, in the
+        // bundle's directory (root's alone), and goes once the process ends.
+        let file = self.bundle.join(format!("exec-{n}.json"));
+        let process = oci::process(words, env, &self.cwd, &self.security);
+        let written = std::fs::write(&file, serde_json::to_vec(&process).unwrap_or_default())
+            .and_then(|()| {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+            });
+        let passed = written.is_ok()
+            && tokio::time::timeout(limit, context.crun.exec(&self.id, &file))
+                .await
+                .unwrap_or(false);
+        let _ = std::fs::remove_file(&file);
+        passed
+    }
+}
+
+/// The pod's Python: the `home` its runtime root's `pyvenv.cfg` names, if it has one.
+fn python_home(root: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(root.join("pyvenv.cfg")).ok()?;
+    oci::python_home(&text)
+}
+
+/// What a path is on this machine, for [`oci::image`].
+fn found(path: &Path) -> oci::Found {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => oci::Found::Missing,
+        Ok(meta) if meta.file_type().is_symlink() => std::fs::read_link(path)
+            .map(oci::Found::Link)
+            .unwrap_or(oci::Found::Missing),
+        Ok(meta) if meta.is_dir() => oci::Found::Directory,
+        Ok(_) => oci::Found::File,
+    }
 }
 
 /// Runs container `i` until the pod stops or, unless it restarts always, it exits; returns
@@ -460,31 +562,40 @@ async fn supervise(
             return None;
         }
     };
-    let scratch = context.dir.join(format!("scratch-{i}"));
-    let log = context.dir.join(format!("{name}.log"));
+    let security = match security::of(&context.pod, container) {
+        Ok(security) => security,
+        Err(e) => {
+            fail("CreateContainerConfigError", e);
+            let _ = stopping.changed().await;
+            return None;
+        }
+    };
+    let cwd = match container["workingDir"].as_str().filter(|d| !d.is_empty()) {
+        None => "/".to_string(),
+        Some(dir) => match oci::container_path(dir, "workingDir") {
+            Ok(dir) => dir.display().to_string(),
+            Err(e) => {
+                fail("CreateContainerError", e);
+                let _ = stopping.changed().await;
+                return None;
+            }
+        },
+    };
+    let plan = Plan {
+        id: format!("{}-{i}", context.container_prefix),
+        bundle: context.dir.join(format!("bundle-{i}")),
+        image: oci::image(&context.root, python_home(&context.root).as_deref(), &found),
+        security,
+        mounts: mounts.get(i).cloned().unwrap_or_default(),
+        cwd,
+    };
+    let log = context.dir.join(format!("container-{i}.log"));
     context.logs.register(
         text(&context.pod, "/metadata/namespace"),
         text(&context.pod, "/metadata/name"),
         &name,
         log.clone(),
     );
-    let mounts = mounts.get(i).cloned().unwrap_or_default();
-    let exists = |p: &Path| p.exists();
-    let working_dir = container["workingDir"].as_str();
-    let script = match sandbox::script(
-        &mounts,
-        &exists,
-        &scratch,
-        working_dir,
-        run_as(&context.pod, container),
-    ) {
-        Ok(script) => script,
-        Err(e) => {
-            fail("CreateContainerError", e.to_string());
-            let _ = stopping.changed().await;
-            return None;
-        }
-    };
     let mut backoff = FIRST_BACKOFF;
     loop {
         // The environment is read at each start, as a restarted container sees a changed
@@ -506,11 +617,10 @@ async fn supervise(
                 continue;
             }
         };
-        let _ = std::fs::create_dir_all(&scratch);
-        let child = match sandbox::spawn(&context.network.netns, &script, &words, &env, &log) {
-            Ok(child) => child,
+        let running = match plan.start(context, &words, &env, &log) {
+            Ok(running) => running,
             Err(e) => {
-                fail("RunContainerError", e.to_string());
+                fail("RunContainerError", e);
                 if stopped_during(&mut stopping, backoff).await {
                     return None;
                 }
@@ -524,10 +634,11 @@ async fn supervise(
             c.started = probes.0.is_none();
             c.ready = probes.0.is_none() && probes.2.is_none();
         });
-        let (ended, mut child) = watch_container(context, i, child, &probes, &mut stopping).await;
+        let (ended, mut running) =
+            watch_container(context, i, &plan, &env, running, &probes, &mut stopping).await;
         let code = match ended {
             Ended::Stopping => {
-                terminate(context, container, &mut child, &env).await;
+                terminate(context, container, &plan, &env, &mut running).await;
                 set_container(&context.status, i, |c| {
                     c.ready = false;
                     c.state = json!({"terminated": {"exitCode": 143, "reason": "Error"}});
@@ -535,11 +646,12 @@ async fn supervise(
                 return None;
             }
             Ended::Unhealthy => {
-                terminate(context, container, &mut child, &env).await;
+                terminate(context, container, &plan, &env, &mut running).await;
                 137
             }
             Ended::Exited(code) => code,
         };
+        drop(running);
         let reason = if code == 0 { "Completed" } else { "Error" };
         set_container(&context.status, i, |c| {
             c.ready = false;
@@ -568,23 +680,33 @@ async fn supervise(
     }
 }
 
+/// Runs one check of `probe` on the container: `httpGet` and `tcpSocket` against the pod's
+/// address, `exec` inside the container through the runtime.
+async fn check(context: &PodContext, plan: &Plan, env: &[(String, String)], probe: &Probe) -> bool {
+    match &probe.check {
+        Check::Exec { command } => plan.exec(context, command, env, probe.timeout).await,
+        _ => probe.passes(context.network.ip).await,
+    }
+}
+
 /// Probes a started container until it exits, fails its liveness (or startup) probe, or the
 /// pod stops.
 async fn watch_container(
     context: &PodContext,
     i: usize,
-    mut child: Child,
+    plan: &Plan,
+    env: &[(String, String)],
+    mut running: Container,
     probes: &(Option<Probe>, Option<Probe>, Option<Probe>),
     stopping: &mut watch::Receiver<bool>,
-) -> (Ended, Child) {
-    let ip = context.network.ip;
+) -> (Ended, Container) {
     let probing = async {
         let (startup, liveness, readiness) = probes;
         if let Some(probe) = startup {
             tokio::time::sleep(probe.initial_delay).await;
             let mut failures = 0;
             loop {
-                if probe.passes(ip).await {
+                if check(context, plan, env, probe).await {
                     break;
                 }
                 failures += 1;
@@ -616,7 +738,7 @@ async fn watch_container(
             if let (Some(probe), Some(at)) = (liveness, live_due)
                 && at <= now
             {
-                if probe.passes(ip).await {
+                if check(context, plan, env, probe).await {
                     live_failures = 0;
                 } else {
                     live_failures += 1;
@@ -629,7 +751,7 @@ async fn watch_container(
             if let (Some(probe), Some(at)) = (readiness, ready_due)
                 && at <= now
             {
-                if probe.passes(ip).await {
+                if check(context, plan, env, probe).await {
                     ready_failures = 0;
                     set_container(&context.status, i, |c| c.ready = true);
                 } else {
@@ -643,27 +765,29 @@ async fn watch_container(
         }
     };
     let ended = tokio::select! {
-        status = child.wait() => Ended::Exited(status.ok().and_then(|s| s.code()).unwrap_or(137)),
+        status = running.child.wait() => Ended::Exited(status.ok().and_then(|s| s.code()).unwrap_or(137)),
         _ = probing => Ended::Unhealthy,
         _ = stopping.changed() => Ended::Stopping,
     };
-    (ended, child)
+    (ended, running)
 }
 
-/// Stops a container as the kubelet does: its `preStop` exec hook, then SIGTERM, then
-/// SIGKILL once the pod's grace period is over.
+/// Stops a container as the kubelet does: its `preStop` exec hook (inside the container),
+/// then SIGTERM to its first process, then SIGKILL once the pod's grace period is over.
 async fn terminate(
     context: &PodContext,
     container: &Value,
-    child: &mut Child,
+    plan: &Plan,
     env: &[(String, String)],
+    running: &mut Container,
 ) {
     let grace = Duration::from_secs(
         context.pod["spec"]["terminationGracePeriodSeconds"]
             .as_u64()
             .unwrap_or(30),
     );
-    let deadline = super::probes::after(tokio::time::Instant::now(), grace);
+    let begun = tokio::time::Instant::now();
+    let deadline = super::probes::after(begun, grace);
     let hook: Vec<String> = container["lifecycle"]["preStop"]["exec"]["command"]
         .as_array()
         .into_iter()
@@ -671,21 +795,20 @@ async fn terminate(
         .filter_map(|w| w.as_str().map(str::to_string))
         .collect();
     if !hook.is_empty() {
-        let _ = tokio::time::timeout_at(
-            deadline,
-            sandbox::exec_hook(&context.network.netns, &hook, env),
+        plan.exec(
+            context,
+            &hook,
+            env,
+            deadline.saturating_duration_since(begun),
         )
         .await;
     }
-    let Some(pid) = child.id() else {
-        return;
-    };
-    sandbox::signal_group(pid, "TERM").await;
-    if tokio::time::timeout_at(deadline, child.wait())
+    context.crun.kill(running.id(), "TERM").await;
+    if tokio::time::timeout_at(deadline, running.child.wait())
         .await
         .is_err()
     {
-        sandbox::signal_group(pid, "KILL").await;
-        let _ = child.wait().await;
+        context.crun.kill(running.id(), "KILL").await;
+        let _ = running.child.wait().await;
     }
 }

@@ -1,5 +1,6 @@
 //! Probes as the kubelet runs them: `httpGet` (any status from 200 to 399 passes) and
-//! `tcpSocket` against the pod's address, with kube-apiserver's defaults for the timings.
+//! `tcpSocket` against the pod's address, `exec` inside the container (run by the pod's
+//! runtime, see `pod.rs`), with kube-apiserver's defaults for the timings.
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -23,6 +24,11 @@ pub enum Check {
     Tcp {
         /// The port.
         port: u16,
+    },
+    /// A command run in the container; exit status 0 passes.
+    Exec {
+        /// Its words.
+        command: Vec<String>,
     },
 }
 
@@ -69,9 +75,20 @@ impl Probe {
             Check::Tcp {
                 port: port(&probe["tcpSocket"])?,
             }
+        } else if probe["exec"].is_object() {
+            let command: Vec<String> = probe["exec"]["command"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|w| w.as_str().map(str::to_string))
+                .collect();
+            if command.is_empty() {
+                return Err(format!("{field}: exec.command is empty"));
+            }
+            Check::Exec { command }
         } else {
             return Err(format!(
-                "{field}: the sim's kubelet runs httpGet and tcpSocket probes only"
+                "{field}: the sim's kubelet runs httpGet, tcpSocket and exec probes only"
             ));
         };
         let seconds =
@@ -89,10 +106,12 @@ impl Probe {
         }))
     }
 
-    /// Runs the check once against the pod at `ip`.
+    /// Runs the check once against the pod at `ip` (an `exec` check is the runtime's and
+    /// does not pass here).
     pub async fn passes(&self, ip: std::net::Ipv4Addr) -> bool {
         let run = async {
             match &self.check {
+                Check::Exec { .. } => false,
                 Check::Tcp { port } => TcpStream::connect(SocketAddr::from((ip, *port)))
                     .await
                     .is_ok(),

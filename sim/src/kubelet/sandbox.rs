@@ -1,10 +1,11 @@
-//! A pod's sandbox: a network namespace of its own joined to the sim's by a veth pair (so
-//! every replica can bind the same port), and per container a private mount namespace where
-//! the volumes appear at their `mountPath`s and `/etc/hosts` names the cluster's Services.
+//! A pod's sandbox and its containers: a network namespace of its own joined to the sim's by
+//! a veth pair (so every replica can bind the same port), and each container run by crun, the
+//! OCI runtime, from a bundle [`super::oci`] describes (its own PID, mount, IPC and UTS
+//! namespaces, the pod's network, a user namespace mapping it to an unprivileged host range).
 //!
-//! Built with iproute2's `ip` and util-linux's `unshare` and `setpriv`; needs root. A
-//! `mountPath` that does not exist on this machine is made inside an overlay of its nearest
-//! existing ancestor, so nothing outside the pod's mount namespace changes.
+//! Built with iproute2's `ip`, util-linux's `unshare` and crun; needs root. Nothing a pod
+//! spec says is ever on a command line here: crun reads it from the bundle's files, and the
+//! container IDs are the kubelet's own numbers.
 
 use std::{
     net::Ipv4Addr,
@@ -12,7 +13,10 @@ use std::{
     process::Stdio,
 };
 
+use serde_json::Value;
 use tokio::process::{Child, Command};
+
+use super::oci::Image;
 
 /// What a sandbox step failed at.
 #[derive(Debug, thiserror::Error)]
@@ -110,201 +114,189 @@ impl PodNetwork {
     }
 }
 
-/// A volume (or the hosts file) to appear at `target` inside the container.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mount {
-    /// The directory (or file) on this machine.
-    pub source: PathBuf,
-    /// The `mountPath`.
-    pub target: PathBuf,
-    /// Mounted read-only.
-    pub read_only: bool,
-    /// The source is a file (a `subPath` naming one, or the hosts file).
-    pub file: bool,
+/// The OCI runtime: crun, keeping its containers' state under `state`.
+///
+/// crun runs without a cgroup manager (the sim sets no resource limits), and in a mount
+/// namespace of its own where a hybrid cgroup hierarchy's `unified` mount is gone: crun 1.8
+/// refuses hosts that have controllers in both hierarchies, and nothing here needs one.
+#[derive(Clone, Debug)]
+pub struct Crun {
+    state: PathBuf,
 }
 
-/// Who the container runs as (`runAsUser`, `runAsGroup`, the pod's `fsGroup`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RunAs {
-    /// The user.
-    pub uid: u32,
-    /// The group.
-    pub gid: u32,
-    /// A supplementary group.
-    pub fs_group: Option<u32>,
+/// The words before crun's: a private mount namespace without the hybrid hierarchy's v2 part.
+const PRIVATE_CGROUPS: [&str; 8] = [
+    "unshare",
+    "--mount",
+    "--propagation",
+    "private",
+    "--",
+    "/bin/sh",
+    "-c",
+    "umount -l /sys/fs/cgroup/unified 2>/dev/null; exec \"$@\"",
+];
+
+impl Crun {
+    /// crun with its state under `state` (made when missing, readable by root only).
+    pub fn new(state: PathBuf) -> Self {
+        Self { state }
+    }
+
+    /// Whether crun and `unshare` run here; the error says which did not.
+    pub async fn check() -> Result<(), String> {
+        for (program, arg) in [("crun", "--version"), ("unshare", "--version")] {
+            let ran = Command::new(program).arg(arg).output().await;
+            if !ran.is_ok_and(|o| o.status.success()) {
+                return Err(format!(
+                    "{program} {arg} did not run (ci/install-crun.sh installs crun)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// crun with `words`, run as [`PRIVATE_CGROUPS`] says, with a bare environment.
+    fn std_command(&self, words: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(PRIVATE_CGROUPS[0]);
+        command
+            .args(&PRIVATE_CGROUPS[1..])
+            .args(["sh", "crun", "--root"])
+            .arg(&self.state)
+            .arg("--cgroup-manager=disabled")
+            .args(words)
+            .env_clear()
+            .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn command(&self, words: &[&str]) -> Command {
+        Command::from(self.std_command(words))
+    }
+
+    /// Starts container `id` from `bundle`, its output appended to `log`; the process is
+    /// crun's, which ends with the container (its exit status is the container's).
+    pub fn run(&self, bundle: &Path, id: &str, log: &Path) -> Result<Container, SandboxError> {
+        let failed = |detail: String| SandboxError::Command {
+            command: format!("crun run {id}"),
+            detail,
+        };
+        let _ = std::fs::create_dir_all(&self.state);
+        self.delete_now(id);
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(|e| failed(format!("opening {}: {e}", log.display())))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| failed(format!("opening {}: {e}", log.display())))?;
+        let bundle = bundle.to_string_lossy();
+        let child = self
+            .command(&["run", "--bundle", &bundle, id])
+            .stdout(out)
+            .stderr(err)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| failed(e.to_string()))?;
+        Ok(Container {
+            child,
+            crun: self.clone(),
+            id: id.to_string(),
+        })
+    }
+
+    /// Runs the process `process_file` describes (an OCI `process`) in container `id`; true
+    /// when it exits 0. Its output is not kept (a hook's and a probe's are not, on a node).
+    pub async fn exec(&self, id: &str, process_file: &Path) -> bool {
+        let file = process_file.to_string_lossy();
+        self.command(&["exec", "--process", &file, id])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .status()
+            .await
+            .is_ok_and(|s| s.success())
+    }
+
+    /// Sends `signal` (`TERM`, `KILL`) to container `id`'s first process, as a node does.
+    pub async fn kill(&self, id: &str, signal: &str) {
+        let _ = self
+            .command(&["kill", id, signal])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .await;
+    }
+
+    /// Removes container `id`, killing what runs in it; waits (a drop cannot).
+    pub fn delete_now(&self, id: &str) {
+        let mut command = self.std_command(&["delete", "--force", id]);
+        command.stdout(Stdio::null()).stderr(Stdio::null());
+        let _ = command.status();
+    }
 }
 
-/// Single-quotes `text` for `sh`.
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
+/// A running container; dropping it removes it (a pod task that ends early never leaves a
+/// container behind).
+pub struct Container {
+    /// crun's process.
+    pub child: Child,
+    crun: Crun,
+    id: String,
 }
 
-/// A path as a mount option may hold it: overlayfs splits its options at `,` and `:`.
-fn plain(path: &Path) -> Result<String, SandboxError> {
-    let text = path.to_string_lossy();
-    let ok = text.starts_with('/')
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'));
-    if ok && !text.split('/').any(|part| part == "..") {
-        Ok(text.into_owned())
-    } else {
-        Err(SandboxError::Mount(format!(
-            "mountPath {text:?}: the sim's kubelet mounts absolute paths of letters, digits, '.', '_', '-' and '/' only"
-        )))
+impl Container {
+    /// Its ID.
+    pub fn id(&self) -> &str {
+        &self.id
     }
 }
 
-/// The shell script that makes `mounts` inside a fresh mount namespace, enters `working_dir`
-/// and runs the container's command (its words are the script's arguments, never part of
-/// the script). `exists` says what exists on this machine; overlays keep their upper layers
-/// under `scratch`.
-pub fn script(
-    mounts: &[Mount],
-    exists: &dyn Fn(&Path) -> bool,
-    scratch: &Path,
-    working_dir: Option<&str>,
-    run_as: Option<RunAs>,
-) -> Result<String, SandboxError> {
-    let mut lines = vec!["set -e".to_string()];
-    let mut mounts: Vec<&Mount> = mounts.iter().collect();
-    mounts.sort_by_key(|m| m.target.components().count());
-    // Overlays first, binds after: an overlay mounted over a directory would hide a bind
-    // made inside it earlier.
-    let mut overlaid: Vec<PathBuf> = Vec::new();
-    for (i, mount) in mounts.iter().enumerate() {
-        plain(&mount.target)?;
-        let covered = mounts[..i]
-            .iter()
-            .map(|m| &m.target)
-            .chain(overlaid.iter())
-            .any(|m| mount.target.starts_with(m));
-        if exists(&mount.target) || covered {
-            continue;
-        }
-        let ancestor = mount
-            .target
-            .ancestors()
-            .skip(1)
-            .find(|a| exists(a))
-            .unwrap_or(Path::new("/"));
-        if ancestor == Path::new("/") {
-            return Err(SandboxError::Mount(format!(
-                "mountPath {:?}: its parent directory must exist on this machine (the sim does not overlay /)",
-                mount.target.display().to_string()
-            )));
-        }
-        let lower = plain(ancestor)?;
-        let layer = plain(&scratch.join(format!("overlay-{}", overlaid.len())))?;
-        lines.push(format!("mkdir -p {0}/upper {0}/work", quote(&layer)));
-        lines.push(format!(
-            "mount -t overlay overlay -o {} {}",
-            quote(&format!(
-                "lowerdir={lower},upperdir={layer}/upper,workdir={layer}/work"
-            )),
-            quote(&lower)
-        ));
-        overlaid.push(ancestor.to_path_buf());
+impl Drop for Container {
+    fn drop(&mut self) {
+        self.crun.delete_now(&self.id);
     }
-    let mut read_only = Vec::new();
-    for mount in &mounts {
-        let target = plain(&mount.target)?;
-        if mount.file {
-            lines.push(format!(
-                "[ -e {0} ] || {{ mkdir -p \"$(dirname {0})\"; : > {0}; }}",
-                quote(&target)
-            ));
-        } else {
-            lines.push(format!("mkdir -p {}", quote(&target)));
-        }
-        let source = mount.source.to_string_lossy();
-        lines.push(format!(
-            "mount --bind {} {}",
-            quote(&source),
-            quote(&target)
-        ));
-        if mount.read_only {
-            read_only.push(target);
-        }
-    }
-    // Read-only last: a mount inside a read-only volume needs its mount point made first.
-    for target in read_only {
-        lines.push(format!("mount -o remount,bind,ro {}", quote(&target)));
-    }
-    if let Some(dir) = working_dir {
-        lines.push(format!("cd {}", quote(dir)));
-    } else {
-        lines.push("cd /".to_string());
-    }
-    match run_as {
-        None => lines.push("exec \"$@\"".to_string()),
-        Some(RunAs { uid, gid, fs_group }) => {
-            let groups = match fs_group {
-                Some(g) => format!("--groups {g}"),
-                None => "--clear-groups".to_string(),
-            };
-            lines.push(format!(
-                "exec setpriv --reuid {uid} --regid {gid} {groups} -- \"$@\""
-            ));
-        }
-    }
-    Ok(lines.join("\n"))
 }
 
-/// Starts `words` (the container's command and args) in the pod's network namespace and a
-/// mount namespace of its own, after `script`'s mounts, with exactly `env`, its output
-/// appended to `log`. The process leads a process group of its own (see [`signal_group`]).
-pub fn spawn(
-    netns: &str,
-    script: &str,
-    words: &[String],
-    env: &[(String, String)],
-    log: &Path,
-) -> Result<Child, SandboxError> {
-    let failed = |detail: String| SandboxError::Command {
-        command: format!("ip netns exec {netns} unshare --mount …"),
-        detail,
+/// Writes a container's bundle in `bundle`: `config.json` and a `rootfs` of mount points
+/// (with the image's links), owned by `owner`, the container's root as the host sees it
+/// (crun makes the mount points from inside the user namespace; the root is read-only once
+/// the container runs). Others may only pass through the directory (crun reaches the
+/// root from inside the user namespace); `config.json` is root's alone.
+pub fn write_bundle(
+    bundle: &Path,
+    config: &Value,
+    image: &Image,
+    owner: u32,
+) -> Result<(), SandboxError> {
+    let failed = |what: &Path, e: std::io::Error| {
+        SandboxError::Mount(format!("bundle {}: {e}", what.display()))
     };
-    let out = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| failed(format!("opening {}: {e}", log.display())))?;
-    let err = out
-        .try_clone()
-        .map_err(|e| failed(format!("opening {}: {e}", log.display())))?;
-    Command::new("ip")
-        .args(["netns", "exec", netns])
-        .args(["unshare", "--mount", "--propagation", "private", "--"])
-        .args(["/bin/sh", "-c", script, "sh"])
-        .args(words)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| failed(e.to_string()))
-}
-
-/// Runs `words` (a `preStop` exec hook) in the pod's network namespace with `env`.
-pub async fn exec_hook(netns: &str, words: &[String], env: &[(String, String)]) -> bool {
-    Command::new("ip")
-        .args(["netns", "exec", netns])
-        .args(words)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .await
-        .is_ok_and(|s| s.success())
-}
-
-/// Sends `signal` (`TERM`, `KILL`) to the process group led by `pid`.
-pub async fn signal_group(pid: u32, signal: &str) {
-    let _ = run("kill", &[&format!("-{signal}"), "--", &format!("-{pid}")]).await;
+    let rootfs = bundle.join("rootfs");
+    let _ = std::fs::remove_dir_all(bundle);
+    std::fs::create_dir_all(&rootfs).map_err(|e| failed(&rootfs, e))?;
+    std::os::unix::fs::chown(&rootfs, Some(owner), Some(owner)).map_err(|e| failed(&rootfs, e))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bundle, std::fs::Permissions::from_mode(0o711))
+        .map_err(|e| failed(bundle, e))?;
+    for (link, target) in &image.links {
+        let at = rootfs.join(link.strip_prefix("/").unwrap_or(link));
+        // The link's directories are the container root's, as crun's mount points are.
+        let mut dir = rootfs.clone();
+        for part in link.parent().into_iter().flat_map(Path::components).skip(1) {
+            dir.push(part);
+            if !dir.exists() {
+                std::fs::create_dir(&dir).map_err(|e| failed(&dir, e))?;
+                std::os::unix::fs::chown(&dir, Some(owner), Some(owner))
+                    .map_err(|e| failed(&dir, e))?;
+            }
+        }
+        std::os::unix::fs::symlink(target, &at).map_err(|e| failed(&at, e))?;
+    }
+    let text = serde_json::to_vec(config).unwrap_or_default();
+    let file = bundle.join("config.json");
+    std::fs::write(&file, text).map_err(|e| failed(&file, e))?;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| failed(&file, e))
 }

@@ -176,3 +176,36 @@ fn relative(path: &str) -> Result<PathBuf, String> {
     }
     Ok(p.to_path_buf())
 }
+
+/// `sub` (a `volumeMount`'s `subPath`) inside the volume directory `volume`: relative, without
+/// `..`, and without a symbolic link on the way. A pod writes into its `emptyDir`, and the
+/// kubelet mounts a subPath as root on the host, where a link planted by the pod (`x ->
+/// /etc/shadow`) would lead out of the volume; the kubelet refuses those too.
+pub fn inside(volume: &Path, sub: &str) -> Result<PathBuf, String> {
+    let relative = Path::new(sub);
+    if relative
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_)))
+    {
+        return Err(format!(
+            "subPath {sub:?} must be relative and must not contain '..'"
+        ));
+    }
+    let mut path = volume.to_path_buf();
+    for part in relative.components() {
+        path.push(part);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(format!(
+                    "subPath {sub:?} goes through a symbolic link; the kubelet mounts only what is inside the volume"
+                ));
+            }
+            Ok(_) => {}
+            // A missing subPath is made as a directory, as the kubelet makes it.
+            Err(_) => {
+                std::fs::create_dir_all(&path).map_err(|e| format!("subPath {sub:?}: {e}"))?;
+            }
+        }
+    }
+    Ok(path)
+}

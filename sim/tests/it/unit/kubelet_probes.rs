@@ -14,7 +14,9 @@ fn probes_read_their_handler_and_timings_with_kubernetes_defaults() {
         "readinessProbe": {"httpGet": {"path": "/healthcheck", "port": "barbican-api"},
             "initialDelaySeconds": 10, "periodSeconds": 15, "timeoutSeconds": 10},
         "livenessProbe": {"tcpSocket": {"port": 9311}},
-        "startupProbe": {"exec": {"command": ["true"]}}});
+        "startupProbe": {"exec": {"command": ["true"]}},
+        "grpcProbe": {"grpc": {"port": 9311}},
+        "emptyProbe": {"exec": {"command": []}}});
     let readiness = Probe::of(&container, "readinessProbe").unwrap().unwrap();
     assert_eq!(
         readiness,
@@ -32,10 +34,22 @@ fn probes_read_their_handler_and_timings_with_kubernetes_defaults() {
     let liveness = Probe::of(&container, "livenessProbe").unwrap().unwrap();
     assert_eq!(liveness.check, Check::Tcp { port: 9311 });
     assert_eq!(liveness.period, Duration::from_secs(10));
+    let startup = Probe::of(&container, "startupProbe").unwrap().unwrap();
+    assert_eq!(
+        startup.check,
+        Check::Exec {
+            command: vec!["true".into()]
+        }
+    );
     assert!(
-        Probe::of(&container, "startupProbe")
+        Probe::of(&container, "grpcProbe")
             .unwrap_err()
-            .contains("httpGet")
+            .contains("httpGet, tcpSocket and exec")
+    );
+    assert!(
+        Probe::of(&container, "emptyProbe")
+            .unwrap_err()
+            .contains("exec.command is empty")
     );
     assert_eq!(Probe::of(&container, "absentProbe").unwrap(), None);
 }
