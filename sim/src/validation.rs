@@ -20,6 +20,7 @@ pub fn admit(t: &ResourceType, object: &Value, old: Option<&Value>) -> Result<()
     }
     if let Some((path, pod)) = pod_spec(t, object) {
         causes.extend(pod_name_causes(&path, pod));
+        causes.extend(pod_field_causes(&path, pod));
     }
     let Some(schema) = &t.schema else {
         if causes.is_empty() {
@@ -326,6 +327,192 @@ fn pod_name_causes(path: &str, pod: &Value) -> Vec<Cause> {
         }
     }
     causes
+}
+
+/// kube-apiserver's checks of a pod spec's numbers and ports at `path`: the grace period, each
+/// container's ports (number, name, protocol) and probes (timings, thresholds, one handler).
+fn pod_field_causes(path: &str, pod: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let invalid = |field: String, value: &Value, why: &str| {
+        (
+            field,
+            format!("Invalid value: {value}: {why}"),
+            "FieldValueInvalid".to_string(),
+        )
+    };
+    let at_least = |causes: &mut Vec<Cause>, field: String, value: &Value, least: i64| {
+        if value.is_null() {
+            return;
+        }
+        match value.as_i64() {
+            Some(n) if n < least => causes.push(invalid(
+                field,
+                value,
+                &if least == 0 {
+                    "must be greater than or equal to 0".to_string()
+                } else {
+                    format!("must be greater than {}", least - 1)
+                },
+            )),
+            Some(_) => {}
+            None => causes.push(invalid(field, value, "must be an integer")),
+        }
+    };
+    at_least(
+        &mut causes,
+        format!("{path}.terminationGracePeriodSeconds"),
+        &pod["terminationGracePeriodSeconds"],
+        0,
+    );
+    at_least(
+        &mut causes,
+        format!("{path}.activeDeadlineSeconds"),
+        &pod["activeDeadlineSeconds"],
+        1,
+    );
+    for list in ["initContainers", "containers"] {
+        for (i, container) in pod[list].as_array().into_iter().flatten().enumerate() {
+            let at = format!("{path}.{list}[{i}]");
+            let mut names = std::collections::BTreeSet::new();
+            for (j, port) in container["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let field = format!("{at}.ports[{j}]");
+                let number = &port["containerPort"];
+                match number.as_i64() {
+                    None => causes.push((
+                        format!("{field}.containerPort"),
+                        "Required value".into(),
+                        "FieldValueRequired".into(),
+                    )),
+                    Some(n) if !(1..=65_535).contains(&n) => causes.push(invalid(
+                        format!("{field}.containerPort"),
+                        number,
+                        "must be between 1 and 65535, inclusive",
+                    )),
+                    Some(_) => {}
+                }
+                if let Some(host) = port["hostPort"].as_i64()
+                    && !(1..=65_535).contains(&host)
+                {
+                    causes.push(invalid(
+                        format!("{field}.hostPort"),
+                        &port["hostPort"],
+                        "must be between 1 and 65535, inclusive",
+                    ));
+                }
+                if let Some(name) = port["name"].as_str() {
+                    if let Some(why) = iana_service_name_problem(name) {
+                        causes.push(invalid(format!("{field}.name"), &port["name"], why));
+                    } else if !names.insert(name.to_string()) {
+                        causes.push((
+                            format!("{field}.name"),
+                            format!("Duplicate value: {}", port["name"]),
+                            "FieldValueDuplicate".into(),
+                        ));
+                    }
+                }
+                if let Some(protocol) = port["protocol"].as_str()
+                    && !matches!(protocol, "TCP" | "UDP" | "SCTP")
+                {
+                    causes.push((
+                        format!("{field}.protocol"),
+                        format!(
+                            "Unsupported value: {}: supported values: \"SCTP\", \"TCP\", \"UDP\"",
+                            port["protocol"]
+                        ),
+                        "FieldValueNotSupported".into(),
+                    ));
+                }
+            }
+            for kind in ["livenessProbe", "readinessProbe", "startupProbe"] {
+                let probe = &container[kind];
+                if !probe.is_object() {
+                    continue;
+                }
+                let field = format!("{at}.{kind}");
+                for timing in [
+                    "initialDelaySeconds",
+                    "timeoutSeconds",
+                    "periodSeconds",
+                    "successThreshold",
+                    "failureThreshold",
+                ] {
+                    at_least(&mut causes, format!("{field}.{timing}"), &probe[timing], 0);
+                }
+                // Beyond int32, as the field's type is: kube-apiserver cannot decode it.
+                for timing in ["initialDelaySeconds", "timeoutSeconds", "periodSeconds"] {
+                    if probe[timing]
+                        .as_i64()
+                        .is_some_and(|n| n > i64::from(i32::MAX))
+                    {
+                        causes.push(invalid(
+                            format!("{field}.{timing}"),
+                            &probe[timing],
+                            "must be no more than 2147483647",
+                        ));
+                    }
+                }
+                if kind != "readinessProbe"
+                    && probe["successThreshold"].as_i64().is_some_and(|n| n != 1)
+                {
+                    causes.push(invalid(
+                        format!("{field}.successThreshold"),
+                        &probe["successThreshold"],
+                        "must be 1",
+                    ));
+                }
+                at_least(
+                    &mut causes,
+                    format!("{field}.terminationGracePeriodSeconds"),
+                    &probe["terminationGracePeriodSeconds"],
+                    1,
+                );
+                let handlers = ["exec", "httpGet", "tcpSocket", "grpc"]
+                    .iter()
+                    .filter(|h| !probe[**h].is_null())
+                    .count();
+                if handlers == 0 {
+                    causes.push((
+                        field.clone(),
+                        "Required value: must specify a handler type".into(),
+                        "FieldValueRequired".into(),
+                    ));
+                } else if handlers > 1 {
+                    causes.push((
+                        field.clone(),
+                        "Forbidden: may not specify more than 1 handler type".into(),
+                        "FieldValueForbidden".into(),
+                    ));
+                }
+            }
+        }
+    }
+    causes
+}
+
+/// Why `name` is not an IANA service name (a container port's name), in kube-apiserver's
+/// words, or `None`.
+fn iana_service_name_problem(name: &str) -> Option<&'static str> {
+    if name.len() > 15 {
+        Some("must be no more than 15 characters")
+    } else if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        Some("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    } else if name.contains("--") {
+        Some("must not contain consecutive hyphens")
+    } else if !name.bytes().any(|b| b.is_ascii_lowercase()) {
+        Some("must contain at least one letter (a-z)")
+    } else if name.starts_with('-') || name.ends_with('-') {
+        Some("must not begin or end with a hyphen")
+    } else {
+        None
+    }
 }
 
 /// The most bytes an events.k8s.io Event's `note` may hold (kube-apiserver's

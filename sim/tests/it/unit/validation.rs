@@ -1,6 +1,6 @@
 //! Tests of `barbican_sim::validation`.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use barbican_sim::validation::*;
 
@@ -106,4 +106,91 @@ fn pod_template_names_are_dns1123_labels() {
     assert!(admit(&jobs, &job(&"a".repeat(64), "config"), None).is_err());
     assert!(is_dns1123_label("db-sync"));
     assert!(!is_dns1123_label("-a") && !is_dns1123_label("A") && !is_dns1123_label(""));
+}
+
+/// Ports, probe timings and the grace period as kube-apiserver validates them: what it refuses
+/// never reaches the sim's kubelet.
+#[test]
+fn pod_template_ports_probes_and_grace_are_validated() {
+    let jobs = builtin("jobs");
+    let job = |container: Value, pod: Value| {
+        let mut spec = json!({"containers": [container]});
+        for (k, v) in pod.as_object().unwrap() {
+            spec[k] = v.clone();
+        }
+        json!({"metadata": {"name": "j"}, "spec": {"template": {"spec": spec}}})
+    };
+    let good = json!({"name": "api", "image": "x",
+        "ports": [{"name": "barbican-api", "containerPort": 9311, "protocol": "TCP"}],
+        "readinessProbe": {"httpGet": {"port": 9311}, "periodSeconds": 10, "successThreshold": 2},
+        "livenessProbe": {"exec": {"command": ["true"]}, "successThreshold": 1}});
+    assert!(
+        admit(
+            &jobs,
+            &job(good.clone(), json!({"terminationGracePeriodSeconds": 0})),
+            None
+        )
+        .is_ok()
+    );
+    let cases = [
+        (
+            json!({"name": "api", "image": "x", "ports": [{"containerPort": 0}]}),
+            json!({}),
+            "spec.template.spec.containers[0].ports[0].containerPort: Invalid value: 0: must be between 1 and 65535, inclusive",
+        ),
+        (
+            json!({"name": "api", "image": "x", "ports": [{"containerPort": 1, "name": "barbican-api-http"}]}),
+            json!({}),
+            "ports[0].name: Invalid value: \"barbican-api-http\": must be no more than 15 characters",
+        ),
+        (
+            json!({"name": "api", "image": "x", "ports": [{"containerPort": 1, "name": "a"}, {"containerPort": 2, "name": "a"}]}),
+            json!({}),
+            "ports[1].name: Duplicate value: \"a\"",
+        ),
+        (
+            json!({"name": "api", "image": "x", "ports": [{"containerPort": 1, "protocol": "ICMP"}]}),
+            json!({}),
+            "ports[0].protocol: Unsupported value: \"ICMP\"",
+        ),
+        (
+            json!({"name": "api", "image": "x", "livenessProbe": {"tcpSocket": {"port": 1}, "periodSeconds": -1}}),
+            json!({}),
+            "livenessProbe.periodSeconds: Invalid value: -1: must be greater than or equal to 0",
+        ),
+        (
+            json!({"name": "api", "image": "x", "startupProbe": {"tcpSocket": {"port": 1}, "successThreshold": 3}}),
+            json!({}),
+            "startupProbe.successThreshold: Invalid value: 3: must be 1",
+        ),
+        (
+            json!({"name": "api", "image": "x", "readinessProbe": {"tcpSocket": {"port": 1}, "exec": {"command": ["true"]}}}),
+            json!({}),
+            "readinessProbe: Forbidden: may not specify more than 1 handler type",
+        ),
+        (
+            json!({"name": "api", "image": "x", "readinessProbe": {"periodSeconds": 1}}),
+            json!({}),
+            "readinessProbe: Required value: must specify a handler type",
+        ),
+        (
+            json!({"name": "api", "image": "x", "livenessProbe": {"tcpSocket": {"port": 1}, "initialDelaySeconds": 9_999_999_999u64}}),
+            json!({}),
+            "livenessProbe.initialDelaySeconds: Invalid value: 9999999999: must be no more than 2147483647",
+        ),
+        (
+            good.clone(),
+            json!({"terminationGracePeriodSeconds": -5}),
+            "spec.template.spec.terminationGracePeriodSeconds: Invalid value: -5: must be greater than or equal to 0",
+        ),
+    ];
+    for (container, pod, expected) in cases {
+        let refused = admit(&jobs, &job(container, pod), None).unwrap_err();
+        assert_eq!(refused.code, 422);
+        assert!(
+            refused.message.contains(expected),
+            "{expected}\n{}",
+            refused.message
+        );
+    }
 }
