@@ -456,6 +456,24 @@ impl Plan {
         env: &[(String, String)],
         log: &Path,
     ) -> Result<Container, String> {
+        // Every volume is walked to without following a link, held open, and bound to a
+        // mount point of the bundle from the descriptor: what the pod wrote into an emptyDir
+        // cannot point crun elsewhere (see `Crun::run`).
+        let volumes = context.dir.join("volumes");
+        let pins = self.bundle.join("pins");
+        let (mut held, mut binds) = (Vec::new(), Vec::new());
+        let mut mounts = self.mounts.clone();
+        for mount in &mut mounts {
+            let Ok(relative) = mount.source.strip_prefix(&volumes) else {
+                continue;
+            };
+            let pinned = volumes::pin(&volumes, relative).map_err(|e| format!("volume {e}"))?;
+            let point = pins.join(binds.len().to_string());
+            mount.source = point.clone();
+            mount.file = pinned.file;
+            binds.push((pinned.path, point, pinned.file));
+            held.push(pinned.fd);
+        }
         let config = oci::config(&oci::Container {
             process: oci::process(words, env, &self.cwd, &self.security),
             hostname: text(&context.pod, "/metadata/name"),
@@ -463,14 +481,28 @@ impl Plan {
             id_base: context.id_base,
             security: &self.security,
             image: &self.image,
-            mounts: &self.mounts,
+            mounts: &mounts,
         });
         super::sandbox::write_bundle(&self.bundle, &config, &self.image, context.id_base)
             .map_err(|e| e.to_string())?;
-        context
+        let mut pairs = Vec::new();
+        for (from, point, file) in binds {
+            let made = std::fs::create_dir_all(&pins).and_then(|()| {
+                if file {
+                    std::fs::write(&point, "")
+                } else {
+                    std::fs::create_dir(&point)
+                }
+            });
+            made.map_err(|e| format!("{}: {e}", point.display()))?;
+            pairs.push((from, point));
+        }
+        let mut running = context
             .crun
-            .run(&self.bundle, &self.id, log)
-            .map_err(|e| e.to_string())
+            .run(&self.bundle, &self.id, log, &pairs)
+            .map_err(|e| e.to_string())?;
+        running.hold(held);
+        Ok(running)
     }
 
     /// Runs `words` in the running container (a hook, an exec probe) as its command runs,

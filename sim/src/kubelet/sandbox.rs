@@ -118,14 +118,17 @@ impl PodNetwork {
 ///
 /// crun runs without a cgroup manager (the sim sets no resource limits), and in a mount
 /// namespace of its own where a hybrid cgroup hierarchy's `unified` mount is gone: crun 1.8
-/// refuses hosts that have controllers in both hierarchies, and nothing here needs one.
+/// refuses hosts that have controllers in both hierarchies, and nothing here needs one. In
+/// that namespace too, before crun starts, the volumes the kubelet holds open are bound to
+/// the bundle's `pins/` (see [`Crun::run`]).
 #[derive(Clone, Debug)]
 pub struct Crun {
     state: PathBuf,
 }
 
-/// The words before crun's: a private mount namespace without the hybrid hierarchy's v2 part.
-const PRIVATE_CGROUPS: [&str; 8] = [
+/// The words before crun's: a private mount namespace without the hybrid hierarchy's v2 part,
+/// where each pair of arguments before `--` is bound (`mount --bind <from> <to>`).
+const PRIVATE_NAMESPACE: [&str; 8] = [
     "unshare",
     "--mount",
     "--propagation",
@@ -133,7 +136,10 @@ const PRIVATE_CGROUPS: [&str; 8] = [
     "--",
     "/bin/sh",
     "-c",
-    "umount -l /sys/fs/cgroup/unified 2>/dev/null; exec \"$@\"",
+    "umount -l /sys/fs/cgroup/unified 2>/dev/null
+while [ \"$1\" != -- ]; do mount --bind \"$1\" \"$2\" || exit 125; shift 2; done
+shift
+exec \"$@\"",
 ];
 
 impl Crun {
@@ -155,12 +161,16 @@ impl Crun {
         Ok(())
     }
 
-    /// crun with `words`, run as [`PRIVATE_CGROUPS`] says, with a bare environment.
-    fn std_command(&self, words: &[&str]) -> std::process::Command {
-        let mut command = std::process::Command::new(PRIVATE_CGROUPS[0]);
+    /// crun with `words`, run as [`PRIVATE_NAMESPACE`] says after `binds`, with a bare
+    /// environment.
+    fn std_command(&self, binds: &[(PathBuf, PathBuf)], words: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(PRIVATE_NAMESPACE[0]);
+        command.args(&PRIVATE_NAMESPACE[1..]).arg("sh");
+        for (from, to) in binds {
+            command.arg(from).arg(to);
+        }
         command
-            .args(&PRIVATE_CGROUPS[1..])
-            .args(["sh", "crun", "--root"])
+            .args(["--", "crun", "--root"])
             .arg(&self.state)
             .arg("--cgroup-manager=disabled")
             .args(words)
@@ -171,12 +181,24 @@ impl Crun {
     }
 
     fn command(&self, words: &[&str]) -> Command {
-        Command::from(self.std_command(words))
+        Command::from(self.std_command(&[], words))
     }
 
     /// Starts container `id` from `bundle`, its output appended to `log`; the process is
     /// crun's, which ends with the container (its exit status is the container's).
-    pub fn run(&self, bundle: &Path, id: &str, log: &Path) -> Result<Container, SandboxError> {
+    ///
+    /// `binds` are (`/proc/<pid>/fd/<n>`, a mount point under the bundle) pairs: the kubelet
+    /// walked to each volume without following links and holds it open, the bind follows the
+    /// descriptor to that very directory, and the bundle's configuration names the mount
+    /// point. (crun cannot take the descriptor's path itself: it looks at a mount's source
+    /// from inside the user namespace, where another process's descriptors are out of reach.)
+    pub fn run(
+        &self,
+        bundle: &Path,
+        id: &str,
+        log: &Path,
+        binds: &[(PathBuf, PathBuf)],
+    ) -> Result<Container, SandboxError> {
         let failed = |detail: String| SandboxError::Command {
             command: format!("crun run {id}"),
             detail,
@@ -192,8 +214,7 @@ impl Crun {
             .try_clone()
             .map_err(|e| failed(format!("opening {}: {e}", log.display())))?;
         let bundle = bundle.to_string_lossy();
-        let child = self
-            .command(&["run", "--bundle", &bundle, id])
+        let child = Command::from(self.std_command(binds, &["run", "--bundle", &bundle, id]))
             .stdout(out)
             .stderr(err)
             .kill_on_drop(true)
@@ -203,6 +224,7 @@ impl Crun {
             child,
             crun: self.clone(),
             id: id.to_string(),
+            held: Vec::new(),
         })
     }
 
@@ -231,7 +253,7 @@ impl Crun {
 
     /// Removes container `id`, killing what runs in it; waits (a drop cannot).
     pub fn delete_now(&self, id: &str) {
-        let mut command = self.std_command(&["delete", "--force", id]);
+        let mut command = self.std_command(&[], &["delete", "--force", id]);
         command.stdout(Stdio::null()).stderr(Stdio::null());
         let _ = command.status();
     }
@@ -244,12 +266,19 @@ pub struct Container {
     pub child: Child,
     crun: Crun,
     id: String,
+    /// Descriptors its mounts name (`/proc/<pid>/fd/<n>`), open while it runs.
+    held: Vec<std::os::fd::OwnedFd>,
 }
 
 impl Container {
     /// Its ID.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Keeps `fds` open as long as the container runs.
+    pub fn hold(&mut self, fds: Vec<std::os::fd::OwnedFd>) {
+        self.held.extend(fds);
     }
 }
 

@@ -105,14 +105,23 @@ fn field<'a>(pod: &'a Value, container: &'a Value, name: &str) -> &'a Value {
     }
 }
 
+/// The most IDs a pod's user namespace maps (as [`super::oci::IDS_PER_POD`]): a user or
+/// group past them could not be switched to inside the container.
+const MAPPED_IDS: u64 = 65_536;
+
 fn id(value: &Value, path: &str) -> Result<Option<u32>, String> {
     match value {
         Value::Null => Ok(None),
         v => v
             .as_u64()
+            .filter(|n| *n < MAPPED_IDS)
             .and_then(|n| u32::try_from(n).ok())
             .map(Some)
-            .ok_or_else(|| format!("{path}: {v} is not a user or group ID (0 to 4294967295)")),
+            .ok_or_else(|| {
+                format!(
+                    "{path}: {v}: a pod's user namespace maps user and group IDs 0 to 65535 only"
+                )
+            }),
     }
 }
 

@@ -209,3 +209,66 @@ pub fn inside(volume: &Path, sub: &str) -> Result<PathBuf, String> {
     }
     Ok(path)
 }
+
+/// A path inside the pod's directory held open: the runtime mounts `path`
+/// (`/proc/<pid>/fd/<n>`), which is the very file or directory that was walked to, whatever
+/// the pod renames or links meanwhile (the kubelet's subPath defence, CVE-2017-1002101).
+#[derive(Debug)]
+pub struct Pinned {
+    /// What stays open until the container runs.
+    pub fd: std::os::fd::OwnedFd,
+    /// The path the runtime mounts.
+    pub path: PathBuf,
+    /// It is a file (else a directory).
+    pub file: bool,
+}
+
+/// Opens `relative` under `base` one component at a time without following a symbolic link
+/// (`O_PATH | O_NOFOLLOW`, each step through the previous step's descriptor as
+/// `/proc/self/fd/<n>/<name>`): a link anywhere on the way is refused.
+pub fn pin(base: &Path, relative: &Path) -> Result<Pinned, String> {
+    use std::os::{fd::AsRawFd, unix::fs::OpenOptionsExt};
+    let refuse = |why: String| format!("{}: {why}", relative.display());
+    let open = |path: &Path| -> Result<std::fs::File, String> {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| refuse(e.to_string()))
+    };
+    let kind = |file: &std::fs::File| {
+        file.metadata()
+            .map(|m| m.file_type())
+            .map_err(|e| refuse(e.to_string()))
+    };
+    let mut file = open(base)?;
+    for part in relative.components() {
+        let Component::Normal(name) = part else {
+            return Err(refuse("must be relative and must not contain '..'".into()));
+        };
+        if !kind(&file)?.is_dir() {
+            return Err(refuse("a component on the way is not a directory".into()));
+        }
+        let next = Path::new("/proc/self/fd")
+            .join(file.as_raw_fd().to_string())
+            .join(name);
+        file = open(&next)?;
+        if kind(&file)?.is_symlink() {
+            return Err(refuse(
+                "goes through a symbolic link; the kubelet mounts only what is inside the volume"
+                    .into(),
+            ));
+        }
+    }
+    let is_file = kind(&file)?.is_file();
+    let path = PathBuf::from(format!(
+        "/proc/{}/fd/{}",
+        std::process::id(),
+        file.as_raw_fd()
+    ));
+    Ok(Pinned {
+        fd: file.into(),
+        path,
+        file: is_file,
+    })
+}

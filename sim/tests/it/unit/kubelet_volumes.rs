@@ -1,5 +1,7 @@
 //! Tests of `barbican_sim::kubelet::volumes`.
 
+use std::path::Path;
+
 use serde_json::Value;
 use serde_json::json;
 
@@ -96,4 +98,45 @@ fn an_empty_dir_is_empty_and_other_sources_are_refused_by_name() {
     );
     let error = contents(&json!({"name": "h", "hostPath": {"path": "/"}}), &lookup).unwrap_err();
     assert!(error.contains("volume \"h\""), "{error}");
+}
+
+/// A pod writes into its emptyDir; a link it plants there must not lead the kubelet (root on
+/// the host) out of the volume, whether the link is on the way or at the end, and whether it
+/// is there when the pod starts (`inside`) or appears later (`pin` walks again at each start).
+#[test]
+fn a_link_a_pod_planted_in_its_volume_never_leads_out_of_it() {
+    let base = std::env::temp_dir().join(format!("bsim-pin-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let volume = base.join("scratch");
+    std::fs::create_dir_all(volume.join("dir")).unwrap();
+    std::fs::write(volume.join("dir/file"), "inside").unwrap();
+    std::os::unix::fs::symlink("/etc", volume.join("out")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", volume.join("dir/leak")).unwrap();
+
+    let pinned = pin(&base, Path::new("scratch/dir/file")).unwrap();
+    assert!(pinned.file);
+    assert!(
+        pinned.path.starts_with("/proc"),
+        "{}",
+        pinned.path.display()
+    );
+    assert_eq!(std::fs::read_to_string(&pinned.path).unwrap(), "inside");
+    let dir = pin(&base, Path::new("scratch/dir")).unwrap();
+    assert!(!dir.file);
+    for bad in ["scratch/out/passwd", "scratch/out", "scratch/dir/leak"] {
+        let error = pin(&base, Path::new(bad)).unwrap_err();
+        assert!(error.contains("symbolic link"), "{bad}: {error}");
+    }
+    assert!(pin(&base, Path::new("scratch/../scratch")).is_err());
+
+    assert_eq!(
+        inside(&volume, "dir/file").unwrap(),
+        volume.join("dir/file")
+    );
+    for bad in ["out/passwd", "dir/leak", "../x", "/etc"] {
+        assert!(inside(&volume, bad).is_err(), "{bad}");
+    }
+    // A missing subPath is made, inside the volume.
+    assert!(inside(&volume, "new/deeper").unwrap().is_dir());
+    let _ = std::fs::remove_dir_all(&base);
 }
