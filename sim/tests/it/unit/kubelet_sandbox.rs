@@ -103,6 +103,16 @@ fn what_needs_the_host_is_refused_naming_the_field() {
             json!({"runAsUser": -1}),
             "securityContext.runAsUser",
         ),
+        (
+            json!({}),
+            json!({"runAsGroup": 65_536}),
+            "maps user and group IDs 0 to 65535",
+        ),
+        (
+            json!({"fsGroup": 100_000}),
+            json!({}),
+            "spec.securityContext.fsGroup",
+        ),
     ];
     for (pod_context, container_context, field) in cases {
         let (pod, container) = pod_of(pod_context, container_context);
