@@ -97,10 +97,11 @@ enum Command {
         #[arg(long)]
         admission: bool,
         /// Run the sim's kubelet: the pods of Deployments and Jobs whose image matches the glob
-        /// run as real processes from the root directory (its `bin` first on PATH), each in
-        /// network and mount namespaces of its own: `<image glob>=<root directory>`
-        /// (repeatable; needs root, iproute2 and util-linux). Their Services reach them instead
-        /// of the fake barbican healthcheck.
+        /// run as containers made from the root directory (its `bin` first on PATH) under
+        /// crun, each pod in network and user namespaces of its own: `<image glob>=<root
+        /// directory>` (repeatable; needs root, iproute2, util-linux and crun,
+        /// `ci/install-crun.sh`). Their Services reach them instead of the fake barbican
+        /// healthcheck.
         #[arg(long, value_name = "IMAGE=ROOT")]
         kubelet_runtime: Vec<barbican_sim::kubelet::Runtime>,
         /// With --with-fakes: the fake mariadb-operator creates Databases, Users and Grants
@@ -121,7 +122,7 @@ enum Command {
         /// and barbican-manage processes from `target/catalog-venvs/<release>`
         /// (`ci/install-real-barbican.sh`), on a real MariaDB, with a fake Keystone; the demo
         /// stores and reads back a secret through barbican's API and prints how to do it with
-        /// curl. Wall clock; needs root, iproute2 and util-linux.
+        /// curl. Wall clock; needs root, iproute2, util-linux and crun.
         #[arg(long)]
         real_barbican: bool,
     },
