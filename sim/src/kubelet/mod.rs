@@ -140,6 +140,22 @@ pub enum KubeletError {
     },
 }
 
+/// `runtimes` with their roots absolute and without links: a root appears at the same path
+/// inside each container, where a relative one (`target/catalog-venvs/2025.2`) would name
+/// nothing. A root that is not a directory is the error.
+pub fn absolute_roots(runtimes: Vec<Runtime>) -> Result<Vec<Runtime>, KubeletError> {
+    runtimes
+        .into_iter()
+        .map(|runtime| match runtime.root.canonicalize() {
+            Ok(root) if root.is_dir() => Ok(Runtime { root, ..runtime }),
+            _ => Err(KubeletError::Root {
+                image: runtime.image,
+                root: runtime.root,
+            }),
+        })
+        .collect()
+}
+
 /// A running kubelet. [`Kubelet::stop`] stops its pods; dropping it stops them less politely.
 pub struct Kubelet {
     stop: watch::Sender<bool>,
@@ -155,15 +171,8 @@ impl Drop for Kubelet {
 impl Kubelet {
     /// Checks the machine and the runtimes, tells the cluster's controllers which images it
     /// runs, and starts.
-    pub async fn start(cluster: &Cluster, config: KubeletConfig) -> Result<Self, KubeletError> {
-        for runtime in &config.runtimes {
-            if !runtime.root.is_dir() {
-                return Err(KubeletError::Root {
-                    image: runtime.image.clone(),
-                    root: runtime.root.clone(),
-                });
-            }
-        }
+    pub async fn start(cluster: &Cluster, mut config: KubeletConfig) -> Result<Self, KubeletError> {
+        config.runtimes = absolute_roots(std::mem::take(&mut config.runtimes))?;
         sandbox::Crun::check().await.map_err(KubeletError::Host)?;
         let ip = tokio::process::Command::new("ip").arg("-V").output().await;
         if !ip.is_ok_and(|o| o.status.success()) {

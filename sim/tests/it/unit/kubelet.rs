@@ -73,3 +73,16 @@ fn pod_names_take_five_characters_of_the_controllers_alphabet() {
     assert_ne!(a, suffix("uid-1", 2));
     assert_eq!(a, suffix("uid-1", 1));
 }
+
+/// A root given relative to the working directory (as the README's `serve` command gives it)
+/// is made absolute: it is bound at the same path inside each container.
+#[test]
+fn runtime_roots_are_made_absolute_and_must_be_directories() {
+    let runtimes = absolute_roots(vec!["img*=src".parse().unwrap()]).unwrap();
+    assert!(runtimes[0].root.is_absolute(), "{:?}", runtimes[0].root);
+    assert!(runtimes[0].root.ends_with("src"));
+    assert_eq!(runtimes[0].image, "img*");
+    let error = absolute_roots(vec!["img*=Cargo.toml".parse().unwrap()]).unwrap_err();
+    assert!(error.to_string().contains("is not a directory"), "{error}");
+    assert!(absolute_roots(vec!["img*=no/such/dir".parse().unwrap()]).is_err());
+}
