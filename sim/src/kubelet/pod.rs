@@ -1,5 +1,5 @@
-//! One pod's life on the sim's kubelet: its volumes written, its sandbox made, each container
-//! started as a process, probed, restarted or left ended as the restart policy says, and, when
+//! One pod's life on the sim's kubelet: its volumes written ([`super::layout`]), its sandbox
+//! made, each container started by the runtime ([`super::container`]), probed, restarted or left ended as the restart policy says, and, when
 //! the pod goes, stopped the way a kubelet stops it (`preStop`, SIGTERM, the grace period,
 //! SIGKILL).
 
@@ -13,13 +13,15 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::{
+    container::{Plan, found, python_home},
     env::container_env,
+    layout::write_volumes,
     logs::PodLogs,
     oci::{self, Mount},
     probes::{Check, Probe},
     sandbox::{Container, Crun, PodNetwork},
-    security::{self, Security},
-    volumes::{self, Contents, Lookup, SharedLookup},
+    security,
+    volumes::SharedLookup,
 };
 
 /// How long a failed start waits before the next attempt, at first; it doubles up to
@@ -269,136 +271,11 @@ async fn run(context: PodContext, mut stopping: watch::Receiver<bool>) {
     let _ = std::fs::remove_dir_all(&context.dir);
 }
 
-fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {
+pub(super) fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {
     object
         .pointer(pointer)
         .and_then(Value::as_str)
         .unwrap_or("")
-}
-
-/// Writes every volume under the pod's directory and returns the mounts of each container
-/// (by container index), with the pod's hosts, resolver, `passwd` and `group` files.
-///
-/// The pod's directory is root's, others may only pass through it (crun reaches the bundle
-/// and the volumes from inside the pod's user namespace); each volume is owned by the pod's
-/// user and `fsGroup`
-/// as its user namespace maps them (a Secret's files keep their mode, 0644 unless the pod
-/// says otherwise, in a directory only that user and group enter), an `emptyDir` is the
-/// pod's to write.
-fn write_volumes(context: &PodContext) -> Result<Vec<Vec<Mount>>, String> {
-    let spec = &context.pod["spec"];
-    let fs_group = spec["securityContext"]["fsGroup"]
-        .as_u64()
-        .and_then(|g| u32::try_from(g).ok());
-    let (uid, gid) = security::volume_owner(&context.pod);
-    let host = |id: u32| context.id_base.saturating_add(id.min(oci::IDS_PER_POD - 1));
-    let own = |path: &Path| {
-        std::os::unix::fs::lchown(path, Some(host(uid)), Some(host(gid)))
-            .map_err(|e| format!("{}: {e}", path.display()))
-    };
-    let lookup: &Lookup<'_> = &*context.lookup;
-    chmod(&context.dir, 0o711)?;
-    let root = context.dir.join("volumes");
-    std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
-    chmod(&root, 0o711)?;
-    let mut written = Vec::new();
-    for volume in spec["volumes"].as_array().into_iter().flatten() {
-        let name = volume["name"].as_str().unwrap_or("");
-        if name.is_empty() || name.contains('/') || name.starts_with('.') {
-            return Err(format!("volume {name:?} has no usable name"));
-        }
-        let dir = root.join(name);
-        let contents = volumes::contents(volume, lookup)?;
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("volume {name:?}: {e}"))?;
-        own(&dir)?;
-        match contents {
-            Contents::Empty => chmod(&dir, 0o777)?,
-            Contents::Files(files) => {
-                chmod(&dir, 0o750)?;
-                for file in files {
-                    let path = dir.join(&file.path);
-                    if let Some(parent) = path.parent() {
-                        std::fs::create_dir_all(parent)
-                            .map_err(|e| format!("volume {name:?}: {e}"))?;
-                        if parent != dir {
-                            own(parent)?;
-                            chmod(parent, 0o755)?;
-                        }
-                    }
-                    std::fs::write(&path, &file.data)
-                        .map_err(|e| format!("volume {name:?}: {e}"))?;
-                    // With an fsGroup the kubelet gives the group read access to what it
-                    // writes, so a container running as that group reads mode 0400 files.
-                    let mode = if fs_group.is_some() {
-                        file.mode | 0o040
-                    } else {
-                        file.mode
-                    };
-                    own(&path)?;
-                    chmod(&path, mode)?;
-                }
-            }
-        }
-        written.push(name.to_string());
-    }
-    let file = |name: &str, text: String| -> Result<PathBuf, String> {
-        let path = context.dir.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-        chmod(&path, 0o644)?;
-        Ok(path)
-    };
-    let mut groups = vec![gid];
-    groups.extend(fs_group);
-    let passwd = file("etc-passwd", oci::passwd(uid, gid))?;
-    let group = file("etc-group", oci::group(&groups))?;
-    let pod_file = |source: &Path, target: &str| Mount {
-        source: source.to_path_buf(),
-        target: target.into(),
-        read_only: true,
-        file: true,
-    };
-    let mut per_container = Vec::new();
-    for container in spec["containers"].as_array().into_iter().flatten() {
-        let mut mounts = vec![
-            pod_file(&context.hosts, "/etc/hosts"),
-            pod_file(&context.dir.join("resolv.conf"), "/etc/resolv.conf"),
-            pod_file(&passwd, "/etc/passwd"),
-            pod_file(&group, "/etc/group"),
-        ];
-        for mount in container["volumeMounts"].as_array().into_iter().flatten() {
-            let name = mount["name"].as_str().unwrap_or("");
-            if !written.iter().any(|w| w == name) {
-                return Err(format!("volumeMount {name:?} names no volume of the pod"));
-            }
-            let target = oci::container_path(
-                mount["mountPath"].as_str().unwrap_or(""),
-                "volumeMounts.mountPath",
-            )?;
-            let volume = root.join(name);
-            let sub = mount["subPath"].as_str().filter(|s| !s.is_empty());
-            let source = match sub {
-                Some(sub) => volumes::inside(&volume, sub)
-                    .map_err(|e| format!("volumeMount {name:?}: {e}"))?,
-                None => volume,
-            };
-            let file = std::fs::symlink_metadata(&source).is_ok_and(|m| m.is_file());
-            mounts.push(Mount {
-                source,
-                target,
-                read_only: mount["readOnly"] == true,
-                file,
-            });
-        }
-        per_container.push(mounts);
-    }
-    Ok(per_container)
-}
-
-fn chmod(path: &Path, mode: u32) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The environment every container starts with before its own: the image's `PATH` (the
@@ -432,124 +309,6 @@ enum Ended {
     Unhealthy,
     /// The pod is being stopped.
     Stopping,
-}
-
-/// One container of a pod as the runtime runs it: its bundle, what it may do, and the
-/// environment and directory its processes (the command, hooks, exec probes) get.
-struct Plan {
-    /// crun's name for it.
-    id: String,
-    /// Its bundle directory.
-    bundle: PathBuf,
-    security: Security,
-    image: oci::Image,
-    mounts: Vec<Mount>,
-    cwd: String,
-}
-
-impl Plan {
-    /// Writes the bundle for a start with `env` and starts the container.
-    fn start(
-        &self,
-        context: &PodContext,
-        words: &[String],
-        env: &[(String, String)],
-        log: &Path,
-    ) -> Result<Container, String> {
-        // Every volume is walked to without following a link, held open, and bound to a
-        // mount point of the bundle from the descriptor: what the pod wrote into an emptyDir
-        // cannot point crun elsewhere (see `Crun::run`).
-        let volumes = context.dir.join("volumes");
-        let pins = self.bundle.join("pins");
-        let (mut held, mut binds) = (Vec::new(), Vec::new());
-        let mut mounts = self.mounts.clone();
-        for mount in &mut mounts {
-            let Ok(relative) = mount.source.strip_prefix(&volumes) else {
-                continue;
-            };
-            let pinned = volumes::pin(&volumes, relative).map_err(|e| format!("volume {e}"))?;
-            let point = pins.join(binds.len().to_string());
-            mount.source = point.clone();
-            mount.file = pinned.file;
-            binds.push((pinned.path, point, pinned.file));
-            held.push(pinned.fd);
-        }
-        let config = oci::config(&oci::Container {
-            process: oci::process(words, env, &self.cwd, &self.security),
-            hostname: text(&context.pod, "/metadata/name"),
-            netns: &Path::new("/run/netns").join(&context.network.netns),
-            id_base: context.id_base,
-            security: &self.security,
-            image: &self.image,
-            mounts: &mounts,
-        });
-        super::sandbox::write_bundle(&self.bundle, &config, &self.image, context.id_base)
-            .map_err(|e| e.to_string())?;
-        let mut pairs = Vec::new();
-        for (from, point, file) in binds {
-            let made = std::fs::create_dir_all(&pins).and_then(|()| {
-                if file {
-                    std::fs::write(&point, "")
-                } else {
-                    std::fs::create_dir(&point)
-                }
-            });
-            made.map_err(|e| format!("{}: {e}", point.display()))?;
-            pairs.push((from, point));
-        }
-        let mut running = context
-            .crun
-            .run(&self.bundle, &self.id, log, &pairs)
-            .map_err(|e| e.to_string())?;
-        running.hold(held);
-        Ok(running)
-    }
-
-    /// Runs `words` in the running container (a hook, an exec probe) as its command runs,
-    /// within `limit`; true when it exits 0.
-    async fn exec(
-        &self,
-        context: &PodContext,
-        words: &[String],
-        env: &[(String, String)],
-        limit: Duration,
-    ) -> bool {
-        static EXECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = EXECS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // The environment may hold a Secret's value: the file is root's alone, in the
-        // bundle's directory (root's alone), and goes once the process ends.
-        let file = self.bundle.join(format!("exec-{n}.json"));
-        let process = oci::process(words, env, &self.cwd, &self.security);
-        let written = std::fs::write(&file, serde_json::to_vec(&process).unwrap_or_default())
-            .and_then(|()| {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
-            });
-        let passed = written.is_ok()
-            && tokio::time::timeout(limit, context.crun.exec(&self.id, &file))
-                .await
-                .unwrap_or(false);
-        let _ = std::fs::remove_file(&file);
-        passed
-    }
-}
-
-/// The pod's Python: the `home` its runtime root's `pyvenv.cfg` names, if it has one.
-fn python_home(root: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(root.join("pyvenv.cfg")).ok()?;
-    oci::python_home(&text)
-}
-
-/// What a path is on this machine, for [`oci::image`].
-fn found(path: &Path) -> oci::Found {
-    match std::fs::symlink_metadata(path) {
-        Err(_) => oci::Found::Missing,
-        Ok(meta) if meta.file_type().is_symlink() => std::fs::read_link(path)
-            .map(oci::Found::Link)
-            .unwrap_or(oci::Found::Missing),
-        Ok(meta) if meta.is_dir() => oci::Found::Directory,
-        Ok(_) => oci::Found::File,
-    }
 }
 
 /// Runs container `i` until the pod stops or, unless it restarts always, it exits; returns
