@@ -40,11 +40,15 @@ mod discovery;
 mod fault_injection;
 pub mod narrow;
 pub mod negotiation;
+mod patching;
 pub mod routing;
 pub mod scale;
 mod verbs;
 pub mod watches;
-use self::{admission::*, deletes::*, negotiation::*, routing::*, scale::*, verbs::*, watches::*};
+use self::{
+    admission::*, deletes::*, negotiation::*, patching::*, routing::*, scale::*, verbs::*,
+    watches::*,
+};
 
 /// The Kubernetes version the sim reports.
 pub const KUBERNETES_MINOR: &str = "37";

@@ -1,0 +1,222 @@
+//! Who owns what a write sets, and the writes that are patches: field managers and
+//! managedFields tracking, server-side apply, and merge, strategic merge and JSON patches
+//! re-applied as kube-apiserver re-applies them after losing a race.
+
+use super::*;
+
+/// The field manager of a write: the `fieldManager` parameter, else the client's user agent
+/// (up to the first `/`), as kube-apiserver derives it.
+pub(super) fn manager_of(q: &BTreeMap<String, String>, headers: &HeaderMap) -> String {
+    q.get("fieldManager")
+        .cloned()
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| {
+            headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|ua| ua.split('/').next())
+                .filter(|m| !m.is_empty())
+                .unwrap_or("unknown")
+                .to_string()
+        })
+}
+
+/// Records the ownership of an ordinary write in `next`'s managedFields, judged on what the
+/// store will keep of it (the status split applied).
+pub(super) fn track(
+    t: &ResourceType,
+    current: &Value,
+    next: &mut Value,
+    manager: &str,
+    status_write: bool,
+    now: &str,
+) {
+    let mut effective = if t.status_subresource && status_write {
+        let mut e = current.clone();
+        e["status"] = next.get("status").cloned().unwrap_or(Value::Null);
+        e
+    } else {
+        let mut e = next.clone();
+        if t.status_subresource {
+            match current.get("status") {
+                Some(status) => e["status"] = status.clone(),
+                None => {
+                    if let Some(map) = e.as_object_mut() {
+                        map.remove("status");
+                    }
+                }
+            }
+        }
+        e
+    };
+    let subresource = (t.status_subresource && status_write).then_some("status");
+    crate::apply::record_update(
+        Some(current),
+        &mut effective,
+        manager,
+        subresource,
+        t.schema.as_deref(),
+        now,
+    );
+    if !next["metadata"].is_object() {
+        next["metadata"] = json!({});
+    }
+    match effective["metadata"].get("managedFields") {
+        Some(fields) => next["metadata"]["managedFields"] = fields.clone(),
+        None => {
+            if let Some(metadata) = next["metadata"].as_object_mut() {
+                metadata.remove("managedFields");
+            }
+        }
+    }
+}
+
+/// `application/apply-patch+yaml`: server-side apply for the `fieldManager`, creating the
+/// object when it does not exist. Returns the stored object (if any) and the one to write.
+pub(super) fn server_side_apply(
+    cluster: &Cluster,
+    target: &Target,
+    name: &str,
+    body: &Bytes,
+    q: &BTreeMap<String, String>,
+    status_write: bool,
+) -> Result<(Option<Value>, Value), ApiError> {
+    let t = &target.t;
+    let manager = q
+        .get("fieldManager")
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| {
+            ApiError::bad_request("PATCH requests with the apply content type require fieldManager")
+        })?;
+    let force = flag(q, "force");
+    let text = std::str::from_utf8(body)
+        .map_err(|_| ApiError::bad_request("the applied configuration is not UTF-8"))?;
+    let applied: Value = serde_json::from_str(text)
+        .or_else(|_| serde_saphyr::from_str(text))
+        .map_err(|e| {
+            ApiError::bad_request(format!(
+                "the applied configuration is neither JSON nor YAML: {e}"
+            ))
+        })?;
+    decodable(&applied)?;
+    if applied["metadata"]["name"]
+        .as_str()
+        .is_some_and(|n| n != name)
+    {
+        return Err(ApiError::bad_request(
+            "the name in the applied configuration does not match the URL",
+        ));
+    }
+    let current = cluster.lock().store.get(t, &target.namespace, name).ok();
+    let subresource = status_write.then_some("status");
+    let mut result = crate::apply::apply(
+        current.as_ref(),
+        &applied,
+        manager,
+        subresource,
+        force,
+        t.schema.as_deref(),
+        &cluster.clock.rfc3339(),
+    )
+    .map_err(|conflicts| {
+        let list: Vec<String> = conflicts
+            .iter()
+            .map(|c| format!("conflict with \"{}\": .{}", c.manager, c.field))
+            .collect();
+        ApiError {
+            code: 409,
+            reason: "Conflict",
+            message: format!(
+                "Apply failed with {} conflict{}: {}",
+                conflicts.len(),
+                if conflicts.len() == 1 { "" } else { "s" },
+                list.join(", ")
+            ),
+            details: None,
+        }
+    })?;
+    conform(t, &mut result);
+    match current {
+        Some(current) => {
+            result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+            Ok((Some(current), result))
+        }
+        None if status_write => Err(ApiError::not_found(&crate::store::resource_name(t), name)),
+        None => {
+            result["metadata"]["name"] = json!(name);
+            Ok((None, result))
+        }
+    }
+}
+
+/// How often a patch is re-applied after losing a race to a concurrent write. kube-apiserver's
+/// etcd3 `GuaranteedUpdate` re-runs the patch and admission until its compare-and-swap lands,
+/// so a patch that names no resourceVersion does not fail on a busy object; the bound is
+/// only there so that a sim under a fault that always conflicts cannot spin forever.
+pub(super) const PATCH_RETRIES: usize = 100;
+
+/// Whether a merge or JSON patch names the resourceVersion it expects (a precondition).
+pub(super) fn names_resource_version(patch: &Value) -> bool {
+    match patch {
+        Value::Array(ops) => ops
+            .iter()
+            .any(|op| op["path"] == "/metadata/resourceVersion" && op["op"] != "remove"),
+        other => other.pointer("/metadata/resourceVersion").is_some(),
+    }
+}
+
+/// A merge, strategic merge or JSON patch. Returns the stored object and the one to write.
+pub(super) fn patch(
+    cluster: &Cluster,
+    target: &Target,
+    name: &str,
+    content_type: &str,
+    patch: &Value,
+    status_write: bool,
+    manager: &str,
+) -> Result<(Option<Value>, Value), ApiError> {
+    let current = cluster
+        .lock()
+        .store
+        .get(&target.t, &target.namespace, name)?;
+    let mut next = current.clone();
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    match media {
+        "application/merge-patch+json" => json_patch::merge(&mut next, patch),
+        "application/strategic-merge-patch+json" if target.t.schema.is_none() => {
+            crate::strategic::apply(&mut next, patch)
+        }
+        "application/strategic-merge-patch+json" => {
+            // As kube-apiserver: custom resources have no strategic merge metadata.
+            return Err(ApiError::unsupported_media_type(
+                "strategic merge patch is not supported for custom resources; use a merge or JSON patch",
+            ));
+        }
+        "application/json-patch+json" => {
+            let ops: json_patch::Patch = serde_json::from_value(patch.clone())
+                .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
+            json_patch::patch(&mut next, &ops)
+                .map_err(|e| ApiError::invalid(format!("the JSON patch does not apply: {e}")))?;
+        }
+        other => {
+            return Err(ApiError::unsupported_media_type(format!(
+                "the sim does not implement {other} patches yet (merge, JSON and strategic merge patches are supported)"
+            )));
+        }
+    }
+    decodable(&next)?;
+    conform(&target.t, &mut next);
+    track(
+        &target.t,
+        &current,
+        &mut next,
+        manager,
+        status_write,
+        &cluster.clock.rfc3339(),
+    );
+    // A patch carries no precondition unless it names a resourceVersion itself.
+    if patch.pointer("/metadata/resourceVersion").is_none() {
+        next["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+    }
+    Ok((Some(current), next))
+}
