@@ -44,6 +44,7 @@ pub mod services;
 pub mod store;
 pub mod strategic;
 pub mod table;
+pub mod tls;
 pub mod tokens;
 pub mod typed;
 pub mod validation;
