@@ -179,3 +179,51 @@ Feature: A tenant's pod stays inside its container
                 while :; do sleep 1; done
       """
     Then the log of the Job "hooked" in "tenant-b" contains "the hook said: 1000 CONFINED"
+
+  # kubernetes.default.svc is the cluster's API over TLS (the CA in kube-root-ca.crt), for
+  # service-account tokens only: RBAC decides even where the scenario's own clients are admins.
+  Scenario: a container reaches the API only as its service account
+    When the following is applied:
+      """
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: caller, namespace: tenant-b}
+      spec:
+        backoffLimit: 0
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: caller
+              image: ghcr.io/c5c3/barbican:2025.2
+              securityContext: {runAsUser: 1000}
+              command:
+              - python
+              - -c
+              - |
+                import os, ssl, urllib.request, urllib.error
+                d = "/var/run/secrets/kubernetes.io/serviceaccount"
+                base = "https://%s:%s" % (os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"])
+                tls = ssl.create_default_context(cafile=d + "/ca.crt")
+                token = open(d + "/token").read()
+                def code(path, token):
+                    request = urllib.request.Request(base + path)
+                    if token:
+                        request.add_header("Authorization", "Bearer " + token)
+                    try:
+                        return urllib.request.urlopen(request, context=tls).status
+                    except urllib.error.HTTPError as e:
+                        return e.code
+                print("namespace", open(d + "/namespace").read())
+                print("version", code("/version", token))
+                for what, path, who in [("other-secrets", "/api/v1/namespaces/openstack/secrets", token),
+                                        ("own-secrets", "/api/v1/namespaces/tenant-b/secrets", token),
+                                        ("anonymous", "/api/v1/namespaces/tenant-b/pods", None)]:
+                    got = code(path, who)
+                    print(("CONFINED " if got in (401, 403) else "ESCAPED ") + what, got)
+      """
+    Then the log of the Job "caller" in "tenant-b" contains "namespace tenant-b"
+    And the log of the Job "caller" in "tenant-b" contains "version 200"
+    And the log of the Job "caller" in "tenant-b" contains "CONFINED other-secrets 403"
+    And the log of the Job "caller" in "tenant-b" contains "CONFINED own-secrets 403"
+    And the log of the Job "caller" in "tenant-b" contains "CONFINED anonymous 401"

@@ -66,6 +66,7 @@ pub fn real_barbican_runtimes() -> Result<Vec<barbican_sim::kubelet::Runtime>, S
             found.push(barbican_sim::kubelet::Runtime {
                 image: format!("ghcr.io/c5c3/barbican:{release}*"),
                 root: root.canonicalize().unwrap_or(root),
+                entrypoint: Vec::new(),
             });
         }
     }

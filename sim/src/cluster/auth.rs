@@ -30,10 +30,15 @@ impl Cluster {
         &self,
         headers: &HeaderMap,
     ) -> Option<crate::rbac::ServiceAccount> {
-        let state = self.lock();
-        if !state.rbac_enforced {
+        if !self.lock().rbac_enforced {
             return None;
         }
+        self.token_account(headers)
+    }
+
+    /// The service account whose token (minted by this cluster, unexpired) `headers` carry.
+    fn token_account(&self, headers: &HeaderMap) -> Option<crate::rbac::ServiceAccount> {
+        let state = self.lock();
         let token = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -55,9 +60,65 @@ impl Cluster {
         uri: &Uri,
         headers: &HeaderMap,
     ) -> Result<(), ApiError> {
-        let Some(account) = self.service_account(headers) else {
-            return Ok(());
-        };
+        match self.service_account(headers) {
+            Some(account) => self.authorize_account(&account, method, uri, headers),
+            None => Ok(()),
+        }
+    }
+
+    /// The API as pods reach it (the kubelet's `kubernetes` Service): every request carries a
+    /// service-account token this cluster minted (else 401) and RBAC decides what it may do
+    /// (else 403), whether or not the cluster enforces RBAC on its other clients. The tests'
+    /// own clients act as the cluster's administrator; a pod never does.
+    pub fn pod_router(&self) -> axum::Router {
+        self.router().layer(axum::middleware::from_fn_with_state(
+            self.clone(),
+            |axum::extract::State(cluster): axum::extract::State<Cluster>,
+             request: axum::extract::Request,
+             next: axum::middleware::Next| async move {
+                let (method, uri, headers) = (
+                    request.method().clone(),
+                    request.uri().clone(),
+                    request.headers().clone(),
+                );
+                let checked = match cluster.token_account(&headers) {
+                    None => Err(ApiError::unauthorized()),
+                    Some(account) => cluster.authorize_account(&account, &method, &uri, &headers),
+                };
+                match checked {
+                    Ok(()) => next.run(request).await,
+                    Err(refused) => error_response(&refused),
+                }
+            },
+        ))
+    }
+
+    /// A token for service account `name` of `namespace`, as a TokenRequest for `audiences`
+    /// and `lifetime` seconds would mint it (what the kubelet projects into a pod).
+    pub fn service_account_token(
+        &self,
+        namespace: &str,
+        name: &str,
+        audiences: &[String],
+        lifetime: i64,
+    ) -> Result<String, ApiError> {
+        let request = json!({"spec": {"audiences": audiences, "expirationSeconds": lifetime}});
+        let answer = self.token_request(namespace, name, request)?;
+        Ok(answer["status"]["token"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string())
+    }
+
+    /// Refuses, with kube-apiserver's 403, a request RBAC does not allow `account`.
+    fn authorize_account(
+        &self,
+        account: &crate::rbac::ServiceAccount,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<(), ApiError> {
+        let account = account.clone();
         let target = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
         let Some(request) = crate::rbac::attributes(method.as_str(), target) else {
             return Ok(());

@@ -8,27 +8,39 @@ use serde_json::Value;
 use crate::controllers::runs_on;
 
 /// An image (a glob: `ghcr.io/c5c3/barbican:2025.2*`) and the local root its containers run
-/// from (`<root>/bin` first on `PATH`; a Python virtualenv also sets `VIRTUAL_ENV`).
+/// from (`<root>/bin` first on `PATH`; a Python virtualenv also sets `VIRTUAL_ENV`), with the
+/// image's entrypoint when it has one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Runtime {
     /// The image glob.
     pub image: String,
     /// The root.
     pub root: PathBuf,
+    /// The image's `ENTRYPOINT`: what a container that names no `command` runs, followed by
+    /// its `args` (empty: such a container cannot start).
+    pub entrypoint: Vec<String>,
 }
 
 impl FromStr for Runtime {
     type Err = String;
 
-    /// `<image glob>=<root directory>`.
+    /// `<image glob>=<root directory>[=<entrypoint>]`.
     fn from_str(text: &str) -> Result<Self, String> {
-        match text.split_once('=') {
-            Some((image, root)) if !image.is_empty() && !root.is_empty() => Ok(Self {
-                image: image.to_string(),
-                root: PathBuf::from(root),
-            }),
+        let mut parts = text.splitn(3, '=');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(image), Some(root), entrypoint)
+                if !image.is_empty()
+                    && !root.is_empty()
+                    && entrypoint.is_none_or(|e| !e.is_empty()) =>
+            {
+                Ok(Self {
+                    image: image.to_string(),
+                    root: PathBuf::from(root),
+                    entrypoint: entrypoint.map(str::to_string).into_iter().collect(),
+                })
+            }
             _ => Err(format!(
-                "{text:?}: a runtime is <image glob>=<root directory>, for example ghcr.io/c5c3/barbican:2025.2*=target/venvs/2025.2"
+                "{text:?}: a runtime is <image glob>=<root directory>[=<entrypoint>], for example ghcr.io/c5c3/barbican:2025.2*=target/venvs/2025.2 or ghcr.io/c5c3/barbican-operator:*=target/debug=/work/target/debug/barbican-operator"
             )),
         }
     }
@@ -58,12 +70,11 @@ impl KubeletConfig {
         }
     }
 
-    /// The directory a Pod's image runs from, when a runtime is configured for it.
-    pub fn root_for(&self, object: &Value) -> Option<PathBuf> {
+    /// The runtime a Pod's image runs on, when one is configured for it.
+    pub fn runtime_for(&self, object: &Value) -> Option<&Runtime> {
         self.runtimes
             .iter()
             .find(|r| runs_on(std::slice::from_ref(&r.image), object))
-            .map(|r| r.root.clone())
     }
 }
 

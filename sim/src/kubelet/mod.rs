@@ -23,6 +23,8 @@
 //! binds, capabilities, `no_new_privs` and seccomp as [`security`] decides from the
 //! `securityContext`. Resources (CPU, memory) are not enforced.
 
+pub mod api_access;
+mod api_server;
 mod config;
 mod container;
 pub mod env;
@@ -32,6 +34,7 @@ pub mod oci;
 mod pod;
 pub mod probes;
 pub mod proxy;
+mod routes;
 pub mod sandbox;
 pub mod security;
 pub mod volumes;
@@ -48,6 +51,8 @@ use serde_json::{Value, json};
 use tokio::{sync::watch, task::JoinHandle};
 
 pub use self::config::{KubeletConfig, KubeletError, Runtime, absolute_roots};
+pub use self::routes::target_port;
+use self::routes::{RESOLV_CONF, hosts_file};
 use self::{
     pod::{PodContext, PodHandle, PodStatus},
     proxy::ServiceProxies,
@@ -108,8 +113,9 @@ impl Kubelet {
         let mut controllers = cluster.controllers();
         controllers.kubelet_images = config.runtimes.iter().map(|r| r.image.clone()).collect();
         cluster.set_controllers(controllers);
+        let api = api_server::ApiForPods::start(cluster).await?;
         let (stop, stopping) = watch::channel(false);
-        let node = Node::new(cluster.clone(), config);
+        let node = Node::new(cluster.clone(), config, api);
         let task = tokio::spawn(node.run(stopping));
         Ok(Self {
             stop,
@@ -138,6 +144,8 @@ static POD_NUMBERS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32:
 
 /// The kubelet's state.
 struct Node {
+    /// The API as pods reach it.
+    api: api_server::ApiForPods,
     cluster: Cluster,
     config: KubeletConfig,
     /// Names this kubelet's network namespaces and interfaces apart from another's.
@@ -193,9 +201,10 @@ fn controller_uid(object: &Value) -> Option<&str> {
 }
 
 impl Node {
-    fn new(cluster: Cluster, config: KubeletConfig) -> Self {
+    fn new(cluster: Cluster, config: KubeletConfig, api: api_server::ApiForPods) -> Self {
         let proxies = ServiceProxies::new(cluster.services(), config.service_octet);
         Self {
+            api,
             id: std::process::id() % 100_000,
             cluster,
             config,
@@ -235,6 +244,7 @@ impl Node {
             Ok(false) => {}
             Err(e) => eprintln!("barbican-sim kubelet: {e}"),
         }
+        self.publish_root_ca();
         let images: Vec<String> = self
             .config
             .runtimes
@@ -426,6 +436,11 @@ impl Node {
         }
     }
 
+    /// Publishes the CA of the API for pods in every namespace (see [`api_server`]).
+    fn publish_root_ca(&self) {
+        api_server::publish_root_ca(&self.cluster, &self.api.ca_pem);
+    }
+
     /// Creates a pod of `owner`'s template, named as kube-controller-manager names them.
     fn create_pod(&mut self, owner: &Value, kind: &str, api_version: &str) {
         self.names = self.names.wrapping_add(1);
@@ -444,6 +459,8 @@ impl Node {
         }
         let mut spec = template["spec"].clone();
         spec["nodeName"] = json!("barbican-sim");
+        // kube-apiserver's ServiceAccount admission, on the Pod the controller creates.
+        api_access::admit(&mut spec, &suffix(&name, self.names));
         let pod = json!({
             "apiVersion": "v1",
             "kind": "Pod",
@@ -515,9 +532,10 @@ impl Node {
             if self.pods.contains_key(uid) {
                 continue;
             }
-            let Some(root) = self.config.root_for(pod) else {
+            let Some(runtime) = self.config.runtime_for(pod) else {
                 continue;
             };
+            let (root, entrypoint) = (runtime.root.clone(), runtime.entrypoint.clone());
             let reused = lock(&self.free).pop();
             let index = reused
                 .unwrap_or_else(|| POD_NUMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
@@ -553,11 +571,32 @@ impl Node {
             let _ = std::fs::write(dir.join("resolv.conf"), RESOLV_CONF);
             let cluster = self.cluster.clone();
             let ns = namespace.to_string();
+            let the_pod = pod.clone();
+            let account = pod["spec"]["serviceAccountName"]
+                .as_str()
+                .unwrap_or("default")
+                .to_string();
             let lookup = Box::new(move |kind: &str, object: &str| {
-                let plural = if kind == "Secret" {
-                    "secrets"
-                } else {
-                    "configmaps"
+                let plural = match kind {
+                    "Secret" => "secrets",
+                    "ConfigMap" => "configmaps",
+                    "Pod" => return Some(the_pod.clone()),
+                    "ServiceAccountToken" => {
+                        let audiences: Vec<String> = (!object.is_empty())
+                            .then(|| object.to_string())
+                            .into_iter()
+                            .collect();
+                        let token = cluster
+                            .service_account_token(
+                                &ns,
+                                &account,
+                                &audiences,
+                                api_access::TOKEN_SECONDS as i64,
+                            )
+                            .ok()?;
+                        return Some(json!({"token": token}));
+                    }
+                    _ => return None,
                 };
                 cluster.kubelet_view(|store, registry| {
                     registry
@@ -568,6 +607,7 @@ impl Node {
             let handle = PodHandle::start(PodContext {
                 pod: pod.clone(),
                 root,
+                entrypoint,
                 dir,
                 network,
                 lookup,
@@ -668,88 +708,10 @@ impl Node {
             });
         }
     }
-
-    /// Points each Service that selects pods of this kubelet at a ready one.
-    fn route_services(&mut self, view: &View) {
-        let registry = self.cluster.services();
-        let pods: Vec<&Value> = view.pods.values().flatten().collect();
-        let mut routed = BTreeSet::new();
-        for service in &view.services {
-            let Some(selector) = service["spec"]["selector"]
-                .as_object()
-                .filter(|s| !s.is_empty())
-            else {
-                continue;
-            };
-            let namespace = text(service, "/metadata/namespace");
-            let selected: Vec<&&Value> = pods
-                .iter()
-                .filter(|p| text(p, "/metadata/namespace") == namespace)
-                .filter(|p| {
-                    selector
-                        .iter()
-                        .all(|(k, v)| &p["metadata"]["labels"][k] == v)
-                })
-                .collect();
-            if selected.is_empty() {
-                continue;
-            }
-            let name = text(service, "/metadata/name");
-            let ready = selected
-                .iter()
-                .filter(|p| self.ready(p))
-                .filter_map(|p| Some((*p, self.pods.get(text(p, "/metadata/uid"))?)))
-                .min_by_key(|(p, _)| text(p, "/metadata/name").to_string());
-            for port in service["spec"]["ports"].as_array().into_iter().flatten() {
-                let Some(number) = port["port"].as_u64().and_then(|p| u16::try_from(p).ok()) else {
-                    continue;
-                };
-                let key = (namespace.to_string(), name.to_string(), number);
-                let target = ready.and_then(|(pod, running)| {
-                    let ip = lock(&running.handle.status).ip.clone()?;
-                    let port = target_port(pod, port)?;
-                    format!("{ip}:{port}").parse::<SocketAddr>().ok()
-                });
-                match target {
-                    Some(addr) => {
-                        registry.register(namespace, name, number, addr);
-                        routed.insert(key);
-                    }
-                    None => registry.unregister(namespace, name, number),
-                }
-            }
-        }
-        for key in self.registered.difference(&routed) {
-            registry.unregister(&key.0, &key.1, key.2);
-        }
-        self.registered = routed;
-    }
-
-    /// Rewrites every running pod's hosts file in place (the pods' mounts see the change).
-    fn rewrite_hosts(&self) {
-        for running in self.pods.values() {
-            let Some(ip) = lock(&running.handle.status).ip.clone() else {
-                continue;
-            };
-            let services = self.proxies.hosts(&running.namespace);
-            let _ = std::fs::write(
-                &running.handle.hosts,
-                hosts_file(&ip, &running.name, &services),
-            );
-        }
-    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A pod's `/etc/resolv.conf`.
-const RESOLV_CONF: &str = "# barbican-sim's kubelet: names resolve through /etc/hosts only\noptions timeout:1 attempts:1\n";
-
-/// A pod's `/etc/hosts`: itself, then every Service name.
-fn hosts_file(ip: &str, pod: &str, services: &str) -> String {
-    format!("127.0.0.1 localhost\n::1 localhost\n{ip} {pod}\n{services}")
 }
 
 /// A ReplicaSet's revision number.
@@ -758,22 +720,6 @@ fn revision(rs: &Value) -> u64 {
         .as_str()
         .and_then(|r| r.parse().ok())
         .unwrap_or(0)
-}
-
-/// The container port a Service port reaches on `pod`: `targetPort` as a number, or the
-/// container port of that name, or the Service port itself.
-pub fn target_port(pod: &Value, port: &Value) -> Option<u16> {
-    match &port["targetPort"] {
-        Value::Number(n) => n.as_u64().and_then(|p| u16::try_from(p).ok()),
-        Value::String(name) => pod["spec"]["containers"]
-            .as_array()?
-            .iter()
-            .flat_map(|c| c["ports"].as_array().cloned().unwrap_or_default())
-            .find(|p| p["name"] == name.as_str())?["containerPort"]
-            .as_u64()
-            .and_then(|p| u16::try_from(p).ok()),
-        _ => port["port"].as_u64().and_then(|p| u16::try_from(p).ok()),
-    }
 }
 
 /// Five characters from the alphabet kube-controller-manager names pods with.

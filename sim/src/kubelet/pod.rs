@@ -103,6 +103,8 @@ pub struct PodContext {
     pub pod: Value,
     /// The root its image maps to (its `bin` goes first on `PATH`).
     pub root: PathBuf,
+    /// Its image's entrypoint (for a container without `command`).
+    pub entrypoint: Vec<String>,
     /// The pod's own directory (volumes, hosts file, logs, overlay layers).
     pub dir: PathBuf,
     /// Its network.
@@ -295,6 +297,7 @@ fn base_env(root: &Path, pod: &Value) -> Vec<(String, String)> {
         ),
         ("HOME".to_string(), "/tmp".to_string()),
     ];
+    env.extend(super::api_access::env());
     if root.join("pyvenv.cfg").is_file() {
         env.push(("VIRTUAL_ENV".to_string(), root.display().to_string()));
     }
@@ -324,18 +327,28 @@ async fn supervise(
     let always = context.pod["spec"]["restartPolicy"]
         .as_str()
         .is_none_or(|p| p == "Always");
-    let words: Vec<String> = ["command", "args"]
-        .iter()
-        .flat_map(|f| container[*f].as_array().cloned().unwrap_or_default())
-        .filter_map(|w| w.as_str().map(str::to_string))
-        .collect();
+    let words_of = |field: &str| -> Vec<String> {
+        container[field]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|w| w.as_str().map(str::to_string))
+            .collect()
+    };
+    // A `command` replaces the image's entrypoint; `args` follow either.
+    let mut words = words_of("command");
+    if words.is_empty() {
+        words = context.entrypoint.clone();
+    }
+    let no_command = words.is_empty();
+    words.extend(words_of("args"));
     let fail = |reason: &str, message: String| {
         set_container(&context.status, i, |c| c.state = waiting(reason, &message));
     };
-    if container["command"].as_array().is_none_or(Vec::is_empty) {
+    if no_command {
         fail(
             "CreateContainerError",
-            "the sim's kubelet runs a container's command; an image's entrypoint is not known"
+            "the container names no command and its image's runtime no entrypoint (<image glob>=<root>=<entrypoint>)"
                 .into(),
         );
         let _ = stopping.changed().await;

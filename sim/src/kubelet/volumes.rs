@@ -27,7 +27,9 @@ pub enum Contents {
     Empty,
 }
 
-/// The kinds a volume reads, looked up by the caller: `("Secret" | "ConfigMap", name)`.
+/// The objects a volume reads, looked up by the caller: `("Secret" | "ConfigMap", name)`,
+/// `("ServiceAccountToken", audience)` (`{"token": …}` of the pod's service account) and
+/// `("Pod", "")` (the pod itself, for the downward API).
 pub type Lookup<'a> = dyn Fn(&str, &str) -> Option<Value> + 'a;
 
 /// A [`Lookup`] a task can own.
@@ -61,13 +63,27 @@ pub fn contents(volume: &Value, lookup: &Lookup<'_>) -> Result<Contents, String>
         let default_mode = mode(projected, "defaultMode").unwrap_or(DEFAULT_MODE);
         let mut files = Vec::new();
         for source in projected["sources"].as_array().into_iter().flatten() {
+            if let Some(token) = source.get("serviceAccountToken") {
+                files.push(
+                    token_file(token, default_mode, lookup)
+                        .map_err(|e| format!("volume {name:?}: {e}"))?,
+                );
+                continue;
+            }
+            if let Some(downward) = source.get("downwardAPI") {
+                files.extend(
+                    downward_files(downward, default_mode, lookup)
+                        .map_err(|e| format!("volume {name:?}: {e}"))?,
+                );
+                continue;
+            }
             let (kind, inner) = if let Some(inner) = source.get("secret") {
                 ("Secret", inner)
             } else if let Some(inner) = source.get("configMap") {
                 ("ConfigMap", inner)
             } else {
                 return Err(format!(
-                    "volume {name:?}: the sim's kubelet projects secrets and configMaps only"
+                    "volume {name:?}: the sim's kubelet projects secrets, configMaps, serviceAccountTokens and the downward API only"
                 ));
             };
             let object = inner["name"].as_str().unwrap_or("");
@@ -81,6 +97,51 @@ pub fn contents(volume: &Value, lookup: &Lookup<'_>) -> Result<Contents, String>
     Err(format!(
         "volume {name:?}: the sim's kubelet mounts secret, configMap, projected and emptyDir volumes"
     ))
+}
+
+/// A projected `serviceAccountToken`: the pod's service account's token for its `audience`,
+/// looked up as `("ServiceAccountToken", <audience>)` (the caller mints it).
+fn token_file(source: &Value, mode: u32, lookup: &Lookup<'_>) -> Result<File, String> {
+    let audience = source["audience"].as_str().unwrap_or("");
+    let token = lookup("ServiceAccountToken", audience)
+        .and_then(|t| t["token"].as_str().map(str::to_string))
+        .ok_or_else(|| "the pod's service account has no token".to_string())?;
+    Ok(File {
+        path: relative(source["path"].as_str().unwrap_or("token"))?,
+        data: token.into_bytes(),
+        mode,
+    })
+}
+
+/// A projected `downwardAPI` source: each item's pod field (the pod is looked up as
+/// `("Pod", "")`).
+fn downward_files(source: &Value, mode: u32, lookup: &Lookup<'_>) -> Result<Vec<File>, String> {
+    let pod = lookup("Pod", "").unwrap_or(Value::Null);
+    let mut files = Vec::new();
+    for item in source["items"].as_array().into_iter().flatten() {
+        let field = item["fieldRef"]["fieldPath"].as_str().unwrap_or("");
+        let pointer = match field {
+            "metadata.name" => "/metadata/name",
+            "metadata.namespace" => "/metadata/namespace",
+            "metadata.uid" => "/metadata/uid",
+            other => {
+                return Err(format!(
+                    "downwardAPI fieldPath {other:?}: the sim's kubelet projects metadata.name, metadata.namespace and metadata.uid"
+                ));
+            }
+        };
+        files.push(File {
+            path: relative(item["path"].as_str().unwrap_or(""))?,
+            data: pod
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .as_bytes()
+                .to_vec(),
+            mode: self::mode(item, "mode").unwrap_or(mode),
+        });
+    }
+    Ok(files)
 }
 
 /// The files of one Secret or ConfigMap source: every key, or the listed `items`.

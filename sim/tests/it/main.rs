@@ -5,6 +5,7 @@ mod controllers;
 mod defaults;
 mod faults;
 mod negotiation;
+mod pod_router;
 mod proxy;
 mod scale;
 mod self_reviews;

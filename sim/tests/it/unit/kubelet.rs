@@ -13,7 +13,14 @@ fn runtimes_parse_from_flags_and_say_what_is_wanted() {
         .unwrap();
     assert_eq!(runtime.image, "ghcr.io/c5c3/barbican:2025.2*");
     assert_eq!(runtime.root, PathBuf::from("target/venvs/2025.2"));
-    for bad in ["", "=root", "image=", "no-equals"] {
+    assert!(runtime.entrypoint.is_empty());
+    let operator: Runtime =
+        "ghcr.io/c5c3/barbican-operator:*=target/debug=/w/target/debug/barbican-operator"
+            .parse()
+            .unwrap();
+    assert_eq!(operator.root, PathBuf::from("target/debug"));
+    assert_eq!(operator.entrypoint, ["/w/target/debug/barbican-operator"]);
+    for bad in ["", "=root", "image=", "no-equals", "image=root="] {
         assert!(
             bad.parse::<Runtime>()
                 .unwrap_err()
@@ -23,7 +30,7 @@ fn runtimes_parse_from_flags_and_say_what_is_wanted() {
 }
 
 #[test]
-fn the_first_matching_runtime_gives_the_root() {
+fn the_first_matching_runtime_runs_the_pod() {
     let config = KubeletConfig::new(
         vec![
             "*:2025.1=/a".parse().unwrap(),
@@ -32,15 +39,10 @@ fn the_first_matching_runtime_gives_the_root() {
         "/state".into(),
     );
     let pod = |image: &str| json!({"spec": {"containers": [{"image": image}]}});
-    assert_eq!(
-        config.root_for(&pod("ghcr.io/c5c3/barbican:2025.1")),
-        Some("/a".into())
-    );
-    assert_eq!(
-        config.root_for(&pod("ghcr.io/c5c3/barbican:2025.2")),
-        Some("/b".into())
-    );
-    assert_eq!(config.root_for(&pod("quay.io/other:1")), None);
+    let root = |image: &str| config.runtime_for(&pod(image)).map(|r| r.root.clone());
+    assert_eq!(root("ghcr.io/c5c3/barbican:2025.1"), Some("/a".into()));
+    assert_eq!(root("ghcr.io/c5c3/barbican:2025.2"), Some("/b".into()));
+    assert_eq!(root("quay.io/other:1"), None);
 }
 
 #[test]

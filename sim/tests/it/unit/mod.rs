@@ -20,6 +20,7 @@ mod errors;
 mod faults;
 mod field_validation;
 mod kubelet;
+mod kubelet_api_access;
 mod kubelet_env;
 mod kubelet_logs;
 mod kubelet_probes;
