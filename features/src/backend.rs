@@ -77,7 +77,28 @@ pub fn real_barbican_runtimes() -> Result<Vec<barbican_sim::kubelet::Runtime>, S
             venvs.display()
         ));
     }
+    found.extend(operator_runtime());
     Ok(found)
+}
+
+/// The chart's image, `ghcr.io/c5c3/barbican-operator`, run from the workspace's built
+/// `barbican-operator` (beside the running binary, or one directory up from a test's
+/// `deps/`) as its entrypoint: the operator as the chart installs it, with nothing but the
+/// chart's arguments.
+pub fn operator_runtime() -> Option<barbican_sim::kubelet::Runtime> {
+    let me = std::env::current_exe().ok()?;
+    let dir = me.parent()?;
+    let binary = [dir, dir.parent()?]
+        .into_iter()
+        .map(|d| d.join("barbican-operator"))
+        .find(|b| b.is_file())?
+        .canonicalize()
+        .ok()?;
+    Some(barbican_sim::kubelet::Runtime {
+        image: "ghcr.io/c5c3/barbican-operator:*".into(),
+        root: binary.parent()?.to_path_buf(),
+        entrypoint: vec![binary.display().to_string()],
+    })
 }
 
 fn chosen() -> &'static OnceLock<Backend> {

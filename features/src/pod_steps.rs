@@ -115,6 +115,14 @@ async fn deployment_log(
     ok(some_log_contains(world, &namespace, &selector, &text).await);
 }
 
+/// The chart's ServiceAccount (`barbican-operator` in `barbican-system`), ClusterRole and
+/// bindings, as `features/chart-rbac.yaml` holds them: what the operator's own pods run as.
+#[given(expr = "the chart's ServiceAccount and RBAC are installed")]
+async fn chart_rbac(world: &mut BarbicanWorld) {
+    let client = world.env().scenario_client();
+    ok(crate::chart_identity::install(&client, &crate::chart_identity::StoreGrants::new()).await);
+}
+
 /// The scenario's real MariaDB server (`@real-barbican`).
 fn real_mariadb(
     world: &BarbicanWorld,

@@ -15,6 +15,9 @@ use super::{
     volumes,
 };
 
+/// How long a container may take to be running after crun starts it.
+const STARTING: Duration = Duration::from_secs(30);
+
 /// One container of a pod as the runtime runs it: its bundle, what it may do, and the
 /// environment and directory its processes (the command, hooks, exec probes) get.
 pub(super) struct Plan {
@@ -34,7 +37,7 @@ pub(super) struct Plan {
 
 impl Plan {
     /// Writes the bundle for a start with `env` and starts the container.
-    pub fn start(
+    pub async fn start(
         &self,
         context: &PodContext,
         words: &[String],
@@ -87,6 +90,10 @@ impl Plan {
             .run(&self.bundle, &self.id, log, &pairs)
             .map_err(|e| e.to_string())?;
         running.hold(held);
+        // Started means running, as a CRI runtime's StartContainer returns: the probes, hooks
+        // and signals that follow need the container to exist. One that exits first is
+        // reported by its exit status.
+        context.crun.until_running(&self.id, STARTING).await;
         Ok(running)
     }
 

@@ -421,7 +421,7 @@ async fn supervise(
                 continue;
             }
         };
-        let running = match plan.start(context, &words, &env, &log) {
+        let running = match plan.start(context, &words, &env, &log).await {
             Ok(running) => running,
             Err(e) => {
                 fail("RunContainerError", e);

@@ -241,6 +241,30 @@ impl Crun {
             .is_ok_and(|s| s.success())
     }
 
+    /// Waits until container `id` runs (crun's `state` says `running`), for at most
+    /// `limit`: a hook, a probe or a signal sent before that finds no container. False when
+    /// it never ran (it failed to start, or exited first).
+    pub async fn until_running(&self, id: &str, limit: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let state = self
+                .command(&["state", id])
+                .stderr(Stdio::null())
+                .output()
+                .await;
+            let status = state
+                .ok()
+                .and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok())
+                .and_then(|v| v["status"].as_str().map(str::to_string));
+            match status.as_deref() {
+                Some("running") => return true,
+                Some("stopped") => return false,
+                _ if tokio::time::Instant::now() >= deadline => return false,
+                _ => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+            }
+        }
+    }
+
     /// Sends `signal` (`TERM`, `KILL`) to container `id`'s first process, as a node does.
     pub async fn kill(&self, id: &str, signal: &str) {
         let _ = self
