@@ -99,9 +99,11 @@ enum Command {
         /// Run the sim's kubelet: the pods of Deployments and Jobs whose image matches the glob
         /// run as containers made from the root directory (its `bin` first on PATH) under
         /// crun, each pod in network and user namespaces of its own: `<image glob>=<root
-        /// directory>` (repeatable; needs root, iproute2, util-linux and crun,
+        /// directory>[=<entrypoint>]` (the entrypoint runs a container that gives only
+        /// `args`; repeatable; needs root, iproute2, util-linux and crun,
         /// `ci/install-crun.sh`). Their Services reach them instead of the fake barbican
-        /// healthcheck.
+        /// healthcheck, and they reach the API as their service account at
+        /// `kubernetes.default.svc`.
         #[arg(long, value_name = "IMAGE=ROOT")]
         kubelet_runtime: Vec<barbican_sim::kubelet::Runtime>,
         /// With --with-fakes: the fake mariadb-operator creates Databases, Users and Grants
