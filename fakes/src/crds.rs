@@ -1,5 +1,6 @@
 //! CustomResourceDefinitions of the third-party APIs the operator uses, with schemas covering
-//! the fields it writes: mariadb-operator, External Secrets, OpenBaoCluster and Gateway API.
+//! the fields it writes: cert-manager, mariadb-operator, External Secrets, OpenBaoCluster and
+//! Gateway API.
 //! Their status is open (`x-kubernetes-preserve-unknown-fields`), as the fake controllers write it.
 
 use serde_json::{Value, json};
@@ -162,9 +163,44 @@ pub fn gateway_api() -> Vec<Value> {
     ]
 }
 
+/// cert-manager: Issuer, ClusterIssuer and Certificate.
+pub fn cert_manager() -> Vec<Value> {
+    let group = "cert-manager.io";
+    let issuer = json!({"type": "object", "properties": {
+        "selfSigned": open_object(),
+        "ca": {"type": "object", "properties": {"secretName": {"type": "string"}}}},
+        "x-kubernetes-preserve-unknown-fields": true});
+    vec![
+        crd(group, "v1", "Issuer", "issuers", true, issuer.clone()),
+        crd(
+            group,
+            "v1",
+            "ClusterIssuer",
+            "clusterissuers",
+            false,
+            issuer,
+        ),
+        crd(
+            group,
+            "v1",
+            "Certificate",
+            "certificates",
+            true,
+            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {
+            "secretName": {"type": "string"}, "commonName": {"type": "string"},
+            "dnsNames": {"type": "array", "items": {"type": "string"}},
+            "isCA": {"type": "boolean"}, "duration": {"type": "string"},
+            "renewBefore": {"type": "string"},
+            "issuerRef": {"type": "object", "properties": {"name": {"type": "string"},
+                "kind": {"type": "string"}, "group": {"type": "string"}}}}}),
+        ),
+    ]
+}
+
 /// Every third-party CRD the fakes serve.
 pub fn all() -> Vec<Value> {
     [
+        cert_manager(),
         mariadb(),
         external_secrets(),
         openbao_cluster(),
@@ -175,7 +211,13 @@ pub fn all() -> Vec<Value> {
 
 /// The third-party CRDs a cluster serves: all of them, or all but the Gateway API's.
 pub fn served(gateway_api: bool) -> Vec<Value> {
-    let mut definitions = [mariadb(), external_secrets(), openbao_cluster()].concat();
+    let mut definitions = [
+        cert_manager(),
+        mariadb(),
+        external_secrets(),
+        openbao_cluster(),
+    ]
+    .concat();
     if gateway_api {
         definitions.extend(self::gateway_api());
     }

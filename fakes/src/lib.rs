@@ -11,6 +11,7 @@
 //! - [`keystone`]: identity v3 for keystonemiddleware's `authtoken` and a test user.
 
 pub mod barbican_api;
+pub mod cert_manager;
 pub mod controller;
 pub mod crds;
 pub mod external_secrets;
