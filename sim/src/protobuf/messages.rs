@@ -89,9 +89,11 @@ const fn many(number: u64, name: &'static str, kind: Kind) -> Field {
 
 use Kind::{Bool, BytesMap, Int, IntOrString, QuantityMap, Text, TextMap, Time};
 
+mod options;
 mod pod;
 mod reviews;
 
+use options::DELETE_OPTIONS;
 use pod::POD_TEMPLATE_SPEC;
 use reviews::{SELF_SUBJECT_ACCESS_REVIEW, SELF_SUBJECT_REVIEW, TOKEN_REQUEST};
 
@@ -721,6 +723,7 @@ pub(super) fn message_of(api_version: &str, kind: &str) -> Option<&'static Messa
         ("scheduling.k8s.io/v1", "PriorityClass") => &PRIORITY_CLASS,
         ("networking.k8s.io/v1", "Ingress") => &INGRESS,
         ("autoscaling/v1", "HorizontalPodAutoscaler") => &HORIZONTAL_POD_AUTOSCALER,
+        (_, "DeleteOptions") => &DELETE_OPTIONS,
         _ => return None,
     })
 }

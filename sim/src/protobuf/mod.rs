@@ -29,7 +29,7 @@ pub enum ProtobufError {
     Malformed(&'static str),
     /// A kind this sim does not read as protobuf.
     #[error(
-        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, ResourceQuotas, Deployments, Jobs, CronJobs, PodDisruptionBudgets, PriorityClasses, Ingresses, autoscaling/v1 HorizontalPodAutoscalers, RBAC roles and bindings, CertificateSigningRequests, TokenRequests and self-reviews; send {kind} ({api_version}) as JSON"
+        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, ResourceQuotas, Deployments, Jobs, CronJobs, PodDisruptionBudgets, PriorityClasses, Ingresses, autoscaling/v1 HorizontalPodAutoscalers, RBAC roles and bindings, CertificateSigningRequests, TokenRequests, self-reviews and DeleteOptions; send {kind} ({api_version}) as JSON"
     )]
     UnknownKind {
         /// The body's apiVersion.

@@ -288,3 +288,35 @@ fn an_unknown_kind_or_field_is_refused_by_name() {
         Err(ProtobufError::Malformed(_))
     ));
 }
+
+/// What client-go's typed clients send with a delete (helm's `uninstall` purging its release
+/// Secrets): DeleteOptions with a grace period, preconditions and a propagation policy, in
+/// whichever group version the resource is.
+#[test]
+fn delete_options_read_as_their_json_in_any_group_version() {
+    let preconditions = [bytes(1, b"u-1"), bytes(2, b"42")].concat();
+    let raw = [
+        vec![0x08],
+        varint(0),
+        bytes(2, &preconditions),
+        bytes(4, b"Background"),
+        bytes(5, b"All"),
+    ]
+    .concat();
+    for api_version in ["v1", "apps/v1"] {
+        assert_eq!(
+            decode(&envelope(api_version, "DeleteOptions", &raw)).unwrap(),
+            json!({"apiVersion": api_version, "kind": "DeleteOptions", "gracePeriodSeconds": 0,
+                "preconditions": {"uid": "u-1", "resourceVersion": "42"},
+                "propagationPolicy": "Background", "dryRun": ["All"]})
+        );
+    }
+    let written = encode(&json!({"apiVersion": "v1", "kind": "DeleteOptions",
+        "propagationPolicy": "Foreground", "orphanDependents": false}))
+    .expect("DeleteOptions is described");
+    assert_eq!(
+        decode(&written).unwrap(),
+        json!({"apiVersion": "v1", "kind": "DeleteOptions",
+            "propagationPolicy": "Foreground", "orphanDependents": false})
+    );
+}
