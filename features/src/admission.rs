@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use barbican_fakes::tls::Authority;
 use barbican_operator::admission::server::{ApiLookups, router, serve};
-use barbican_sim::{Cluster, tokens::base64};
+use barbican_sim::Cluster;
 use kube::api::{ApiResource, DynamicObject, PostParams};
 use serde_json::{Value, json};
 
@@ -55,11 +55,7 @@ pub fn service_of(configurations: &[Value]) -> Result<(String, String), String> 
 
 /// Each webhook of `configuration` trusting `ca` (PEM) instead of the rendered placeholder.
 pub fn trusting(mut configuration: Value, ca: &str) -> Value {
-    if let Some(webhooks) = configuration["webhooks"].as_array_mut() {
-        for webhook in webhooks {
-            webhook["clientConfig"]["caBundle"] = json!(base64(ca.as_bytes()));
-        }
-    }
+    barbican_fakes::cert_manager::with_ca_bundle(&mut configuration, ca);
     configuration
 }
 

@@ -13,6 +13,7 @@ pub mod cluster_steps;
 pub mod control_steps;
 pub mod edits;
 pub mod examples;
+pub mod install_steps;
 pub mod log_capture;
 pub mod neighbours;
 pub mod pod_steps;

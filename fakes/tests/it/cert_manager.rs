@@ -5,11 +5,8 @@
 
 use std::{future::Future, sync::Arc, time::Duration};
 
-use barbican_fakes::{
-    cert_manager::{self, CertManager},
-    crds,
-};
-use barbican_sim::{Cluster, clock::Clock, tokens::base64};
+use barbican_fakes::cert_manager::{self, CertManager};
+use barbican_sim::{Cluster, tokens::base64};
 use k8s_openapi::api::{
     admissionregistration::v1::ValidatingWebhookConfiguration, core::v1::Secret,
 };
@@ -20,13 +17,47 @@ use kube::{
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, pem::PemObject};
 use serde_json::{Value, json};
 
-fn cluster() -> (Cluster, Client) {
-    let cluster = Cluster::with_clock(Clock::virtual_time());
-    for crd in crds::all() {
-        cluster.install_crd(crd).unwrap();
+/// A sim with the fake cert-manager running, and the APIs the tests use.
+struct Fixture {
+    _cluster: Cluster,
+    _cert_manager: CertManager,
+    client: Client,
+    certificates: Api<DynamicObject>,
+    secrets: Api<Secret>,
+}
+
+impl Fixture {
+    fn start() -> Self {
+        let (cluster, client) = crate::controllers::cluster();
+        Self {
+            _cert_manager: CertManager::start(client.clone(), cluster.clock().clone()),
+            certificates: cert_manager_api(&client, "Certificate", "certificates"),
+            secrets: Api::default_namespaced(client.clone()),
+            _cluster: cluster,
+            client,
+        }
     }
-    let client = cluster.client();
-    (cluster, client)
+
+    /// Creates the Issuer `name` with `spec`.
+    async fn issuer(&self, name: &str, spec: Value) {
+        let issuers = cert_manager_api(&self.client, "Issuer", "issuers");
+        create(
+            &issuers,
+            json!({"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
+            "metadata": {"name": name}, "spec": spec}),
+        )
+        .await;
+    }
+
+    /// Creates the Certificate `name` with `spec`.
+    async fn certificate(&self, name: &str, spec: Value) {
+        create(
+            &self.certificates,
+            json!({"apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate", "metadata": {"name": name}, "spec": spec}),
+        )
+        .await;
+    }
 }
 
 fn cert_manager_api(client: &Client, kind: &str, plural: &str) -> Api<DynamicObject> {
@@ -131,27 +162,21 @@ async fn handshake(cert: &str, key: &str, ca: &str, name: &str) -> Result<(), St
 
 #[tokio::test]
 async fn a_self_signed_certificate_is_issued_once_and_verifies_for_its_names() {
-    let (cluster, client) = cluster();
-    let _cert_manager = CertManager::start(client.clone(), cluster.clock().clone());
-    let issuers = cert_manager_api(&client, "Issuer", "issuers");
-    let certificates = cert_manager_api(&client, "Certificate", "certificates");
-    let secrets: Api<Secret> = Api::default_namespaced(client.clone());
-    create(
-        &issuers,
-        json!({"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
-        "metadata": {"name": "selfsigned"}, "spec": {"selfSigned": {}}}),
-    )
-    .await;
-    create(
-        &certificates,
-        json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-        "metadata": {"name": "webhook"}, "spec": {"secretName": "webhook-tls",
+    let fixture = Fixture::start();
+    let (certificates, secrets) = (&fixture.certificates, &fixture.secrets);
+    fixture
+        .issuer("selfsigned", json!({"selfSigned": {}}))
+        .await;
+    fixture
+        .certificate(
+            "webhook",
+            json!({"secretName": "webhook-tls",
             "dnsNames": ["hook.default.svc", "hook.default.svc.cluster.local"],
-            "issuerRef": {"kind": "Issuer", "name": "selfsigned"}}}),
-    )
-    .await;
+            "issuerRef": {"kind": "Issuer", "name": "selfsigned"}}),
+        )
+        .await;
 
-    let secret = issued(&secrets, "webhook-tls").await;
+    let secret = issued(secrets, "webhook-tls").await;
     assert_eq!(secret.type_.as_deref(), Some("kubernetes.io/tls"));
     let annotations = secret.metadata.annotations.clone().unwrap();
     assert_eq!(annotations[cert_manager::CERTIFICATE_NAME], "webhook");
@@ -173,7 +198,7 @@ async fn a_self_signed_certificate_is_issued_once_and_verifies_for_its_names() {
         .unwrap();
     let other = handshake(&cert, &key, &ca, "other.default.svc").await;
     assert!(other.is_err(), "a name not asked for must not verify");
-    assert_eq!(ready(&certificates, "webhook").await.0, "True");
+    assert_eq!(ready(certificates, "webhook").await.0, "True");
 
     // A later event (a label) keeps what was issued: no new key on every reconcile.
     certificates
@@ -191,40 +216,29 @@ async fn a_self_signed_certificate_is_issued_once_and_verifies_for_its_names() {
 
 #[tokio::test]
 async fn a_ca_issuer_signs_with_the_ca_a_self_signed_certificate_made() {
-    let (cluster, client) = cluster();
-    let _cert_manager = CertManager::start(client.clone(), cluster.clock().clone());
-    let issuers = cert_manager_api(&client, "Issuer", "issuers");
-    let certificates = cert_manager_api(&client, "Certificate", "certificates");
-    let secrets: Api<Secret> = Api::default_namespaced(client.clone());
-    create(
-        &issuers,
-        json!({"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
-        "metadata": {"name": "bootstrap"}, "spec": {"selfSigned": {}}}),
-    )
-    .await;
-    create(
-        &certificates,
-        json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-        "metadata": {"name": "root"}, "spec": {"secretName": "root-ca", "isCA": true,
-            "commonName": "root", "issuerRef": {"name": "bootstrap"}}}),
-    )
-    .await;
-    create(
-        &issuers,
-        json!({"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
-        "metadata": {"name": "ca"}, "spec": {"ca": {"secretName": "root-ca"}}}),
-    )
-    .await;
-    create(
-        &certificates,
-        json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-        "metadata": {"name": "leaf"}, "spec": {"secretName": "leaf-tls",
-            "dnsNames": ["leaf.default.svc"], "issuerRef": {"name": "ca"}}}),
-    )
-    .await;
+    let fixture = Fixture::start();
+    let secrets = &fixture.secrets;
+    fixture.issuer("bootstrap", json!({"selfSigned": {}})).await;
+    fixture
+        .certificate(
+            "root",
+            json!({"secretName": "root-ca", "isCA": true,
+            "commonName": "root", "issuerRef": {"name": "bootstrap"}}),
+        )
+        .await;
+    fixture
+        .issuer("ca", json!({"ca": {"secretName": "root-ca"}}))
+        .await;
+    fixture
+        .certificate(
+            "leaf",
+            json!({"secretName": "leaf-tls",
+            "dnsNames": ["leaf.default.svc"], "issuerRef": {"name": "ca"}}),
+        )
+        .await;
 
-    let root = issued(&secrets, "root-ca").await;
-    let leaf = issued(&secrets, "leaf-tls").await;
+    let root = issued(secrets, "root-ca").await;
+    let leaf = issued(secrets, "leaf-tls").await;
     assert_eq!(text(&leaf, "ca.crt"), text(&root, "tls.crt"));
     assert_ne!(text(&leaf, "tls.crt"), text(&root, "tls.crt"));
     handshake(
@@ -239,17 +253,16 @@ async fn a_ca_issuer_signs_with_the_ca_a_self_signed_certificate_made() {
 
 #[tokio::test]
 async fn a_certificate_naming_a_missing_issuer_is_not_ready_and_says_which() {
-    let (cluster, client) = cluster();
-    let _cert_manager = CertManager::start(client.clone(), cluster.clock().clone());
-    let certificates = cert_manager_api(&client, "Certificate", "certificates");
-    create(
-        &certificates,
-        json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-        "metadata": {"name": "orphan"}, "spec": {"secretName": "orphan-tls",
-            "dnsNames": ["orphan.default.svc"], "issuerRef": {"name": "nowhere"}}}),
-    )
-    .await;
-    let (status, message) = ready(&certificates, "orphan").await;
+    let fixture = Fixture::start();
+    let certificates = &fixture.certificates;
+    fixture
+        .certificate(
+            "orphan",
+            json!({"secretName": "orphan-tls",
+            "dnsNames": ["orphan.default.svc"], "issuerRef": {"name": "nowhere"}}),
+        )
+        .await;
+    let (status, message) = ready(certificates, "orphan").await;
     assert_eq!(status, "False");
     assert!(
         message.contains("\"nowhere\" not found") || message.contains("nowhere"),
@@ -284,12 +297,9 @@ fn a_request_names_the_field_it_lacks() {
 
 #[tokio::test]
 async fn the_injector_writes_the_ca_into_annotated_webhook_configurations() {
-    let (cluster, client) = cluster();
-    let _cert_manager = CertManager::start(client.clone(), cluster.clock().clone());
-    let issuers = cert_manager_api(&client, "Issuer", "issuers");
-    let certificates = cert_manager_api(&client, "Certificate", "certificates");
-    let secrets: Api<Secret> = Api::default_namespaced(client.clone());
-    let configurations: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let fixture = Fixture::start();
+    let secrets = &fixture.secrets;
+    let configurations: Api<ValidatingWebhookConfiguration> = Api::all(fixture.client.clone());
     let configuration = |name: &str, annotations: Value| {
         let webhook = |n: &str| {
             json!({"name": n, "admissionReviewVersions": ["v1"],
@@ -319,20 +329,17 @@ async fn the_injector_writes_the_ca_into_annotated_webhook_configurations() {
         )
         .await
         .unwrap();
-    create(
-        &issuers,
-        json!({"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
-        "metadata": {"name": "selfsigned"}, "spec": {"selfSigned": {}}}),
-    )
-    .await;
-    create(
-        &certificates,
-        json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-        "metadata": {"name": "webhook"}, "spec": {"secretName": "webhook-tls",
-            "dnsNames": ["hook.default.svc"], "issuerRef": {"name": "selfsigned"}}}),
-    )
-    .await;
-    let secret = issued(&secrets, "webhook-tls").await;
+    fixture
+        .issuer("selfsigned", json!({"selfSigned": {}}))
+        .await;
+    fixture
+        .certificate(
+            "webhook",
+            json!({"secretName": "webhook-tls",
+            "dnsNames": ["hook.default.svc"], "issuerRef": {"name": "selfsigned"}}),
+        )
+        .await;
+    let secret = issued(secrets, "webhook-tls").await;
     let bundle = |ca: &str| base64(ca.as_bytes());
     let wanted = bundle(&text(&secret, "ca.crt"));
     let bundles = |configuration: ValidatingWebhookConfiguration| -> Vec<Option<String>> {

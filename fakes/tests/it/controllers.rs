@@ -21,7 +21,8 @@ use kube::{
 };
 use serde_json::{Value, json};
 
-fn cluster() -> (Cluster, Client) {
+/// A sim on a virtual clock serving every third-party CRD, and an administrator's client.
+pub(crate) fn cluster() -> (Cluster, Client) {
     let cluster = Cluster::with_clock(Clock::virtual_time());
     for crd in crds::all() {
         cluster.install_crd(crd).unwrap();

@@ -310,6 +310,23 @@ impl SimEnv {
     /// On a real API server ([`crate::backend::current`]) the operator, the fakes and the
     /// scenario work against it instead, on the wall clock.
     pub async fn start(gateway_api: bool) -> Result<Self, Error> {
+        Self::start_with(gateway_api, true).await
+    }
+
+    /// A real-barbican site (see [`Backend::RealBarbican`]) with no operator in this process
+    /// and no webhook server: the scenario installs the chart with helm
+    /// (`crate::install_steps`), and the operator runs as the chart's pods.
+    pub async fn start_for_install() -> Result<Self, Error> {
+        if !matches!(crate::backend::current(), Backend::RealBarbican { .. }) {
+            return Err(format!(
+                "installing the chart needs the sim's kubelet: tag the scenario @{}",
+                crate::backend::REAL_BARBICAN
+            ));
+        }
+        Self::start_with(true, false).await
+    }
+
+    async fn start_with(gateway_api: bool, in_process: bool) -> Result<Self, Error> {
         let backend = crate::backend::current().clone();
         let (site, client, operator_client, admission) = match &backend {
             Backend::Sim => {
@@ -326,12 +343,15 @@ impl SimEnv {
                 state_dir,
             } => {
                 let site = Site::start_real_barbican(runtimes, state_dir).await?;
-                let admission = crate::admission::install(&site.cluster).await?;
+                let admission = match in_process {
+                    true => Some(crate::admission::install(&site.cluster).await?),
+                    false => None,
+                };
                 let (client, operator) = (
                     site.cluster.client_as(SCENARIO_AGENT),
                     site.cluster.client_as(OPERATOR_AGENT),
                 );
-                (site, client, operator, Some(admission))
+                (site, client, operator, admission)
             }
             Backend::Cluster { .. } if !gateway_api => {
                 return Err(format!(
@@ -356,14 +376,17 @@ impl SimEnv {
         let cluster = site.cluster.clone();
         let metrics = Arc::new(Metrics::new());
         let clock_seam = Arc::new(SimClock(cluster.clock().clone()));
-        let operator = start_operator(
-            &cluster,
-            operator_client.clone(),
-            clock_seam.clone(),
-            metrics.clone(),
-            WatchScope::All,
-            CONCURRENT_RECONCILES,
-        );
+        let operator = match in_process {
+            true => start_operator(
+                &cluster,
+                operator_client.clone(),
+                clock_seam.clone(),
+                metrics.clone(),
+                WatchScope::All,
+                CONCURRENT_RECONCILES,
+            ),
+            false => tokio::spawn(std::future::pending()),
+        };
         Ok(Self {
             operator_client,
             client,

@@ -37,9 +37,33 @@ pub struct RealBarbican {
     pub keystone: FakeKeystone,
     /// The scenario's directory (pods, the database's data), removed with the site.
     pub dir: std::path::PathBuf,
+    /// The fake cert-manager, for the chart's webhook certificate when it is installed.
+    pub cert_manager: barbican_fakes::cert_manager::CertManager,
+    /// Where the cluster is served on loopback and the kubeconfig for it, once asked for.
+    served: tokio::sync::OnceCell<std::path::PathBuf>,
 }
 
 impl RealBarbican {
+    /// Whether [`RealBarbican::kubeconfig`] has served the cluster.
+    pub fn is_served(&self) -> bool {
+        self.served.initialized()
+    }
+
+    /// A kubeconfig for the cluster served on a loopback port (HTTP, as its administrator),
+    /// the first call starting the listener: what `helm` and `kubectl` are given.
+    pub async fn kubeconfig(&self, cluster: &Cluster) -> Result<std::path::PathBuf, Error> {
+        self.served
+            .get_or_try_init(|| async {
+                let addr = cluster.serve_on_loopback().await.map_err(text)?;
+                let path = self.dir.join("kubeconfig");
+                let config = crate::backend::kubeconfig(&format!("http://{addr}"), None);
+                std::fs::write(&path, config).map_err(text)?;
+                Ok(path)
+            })
+            .await
+            .cloned()
+    }
+
     /// Stops the pods (gracefully, as a kubelet does), the MariaDB server, and removes the
     /// site's directory.
     pub async fn stop(&self) {
@@ -123,12 +147,17 @@ impl Site {
                 cluster.services(),
             ),
             openbao: OpenBaoOperator::start(fakes.clone(), clock.clone(), cluster.services()),
-            gateway: Some(GatewayApi::start(fakes, clock)),
+            gateway: Some(GatewayApi::start(fakes.clone(), clock.clone())),
             real: Some(RealBarbican {
                 kubelet,
                 mariadb,
                 keystone,
                 dir,
+                cert_manager: barbican_fakes::cert_manager::CertManager::start(
+                    fakes.clone(),
+                    clock.clone(),
+                ),
+                served: tokio::sync::OnceCell::new(),
             }),
             cluster,
         })

@@ -30,6 +30,11 @@ impl BarbicanWorld {
         self.env.as_ref()
     }
 
+    /// Starts the scenario on `env` (a setup step other than this module's).
+    pub(crate) fn set_env(&mut self, env: SimEnv) {
+        self.env = Some(env);
+    }
+
     pub(crate) fn env(&self) -> &SimEnv {
         self.env
             .as_ref()

@@ -39,14 +39,7 @@ fn chart() -> PathBuf {
 }
 
 fn helm() -> PathBuf {
-    if let Some(path) = std::env::var_os("BARBICAN_HELM") {
-        return path.into();
-    }
-    let installed = workspace_root().join("target/tools-venv/bin/helm");
-    if installed.exists() {
-        return installed;
-    }
-    PathBuf::from("helm")
+    barbican_features::install_steps::helm()
 }
 
 /// `helm template` of the chart with `values` (`key=value`, as `--set` takes them), as the
