@@ -21,14 +21,28 @@ use barbican_features::{
     backend::{self, Backend},
     barbican_api_steps,
     examples::{NAME, NAMESPACE, STORE, apply_examples, apply_minimal_example, watched},
+    install_steps,
     sim_env::SimEnv,
 };
+
+/// Where the chart installs the operator.
+const OPERATOR_NAMESPACE: &str = "barbican-system";
+
+/// Whether the operator of `env` was installed with helm (its cluster served for helm).
+fn installed_demo(env: &SimEnv) -> bool {
+    env.here().real.as_ref().is_some_and(|r| r.is_served())
+}
 
 /// The demo's Keystone user, who stores a secret (roles for both of barbican's policy sets).
 const DEMO_USER: (&str, &str, &str) = ("demo", "demo-pw", "demo");
 
 /// Runs the demo, printing as it goes; with `kubeconfig_out`, keeps serving afterwards.
-pub async fn run(kubeconfig_out: Option<&std::path::Path>, real: bool) -> Result<(), String> {
+pub async fn run(
+    kubeconfig_out: Option<&std::path::Path>,
+    real: bool,
+    installed: bool,
+) -> Result<(), String> {
+    let real = real || installed;
     let state_dir = std::env::temp_dir().join(format!("barbican-demo-{}", std::process::id()));
     let watched: Vec<(&str, &str, &str)> = if real {
         let runtimes = backend::real_barbican_runtimes()?;
@@ -52,7 +66,13 @@ pub async fn run(kubeconfig_out: Option<&std::path::Path>, real: bool) -> Result
         println!("starting a simulated cluster (virtual clock) with its fakes and the operator");
         watched()
     };
-    let env = SimEnv::start(true).await?;
+    let env = if installed {
+        let env = SimEnv::start_for_install().await?;
+        install(&env).await?;
+        env
+    } else {
+        SimEnv::start(true).await?
+    };
     if real {
         let site = env.here();
         let keystone = &site.real.as_ref().ok_or("no real site")?.keystone;
@@ -144,6 +164,90 @@ pub async fn run(kubeconfig_out: Option<&std::path::Path>, real: bool) -> Result
         );
     }
 
+    if installed {
+        show_the_operator_pods(&env).await?;
+    } else {
+        show_a_quiet_pass(&env).await?;
+    }
+    if real {
+        show_a_secret(&env).await?;
+    }
+    let served = match kubeconfig_out {
+        Some(path) => serve(&env, path).await,
+        None => Ok(()),
+    };
+    if let Some(real) = env.here().real.as_ref() {
+        real.stop().await;
+        let _ = std::fs::remove_dir_all(&state_dir);
+    }
+    served
+}
+
+/// Installs the chart with the README's command and waits for both replicas.
+async fn install(env: &SimEnv) -> Result<(), String> {
+    println!(
+        "installing the chart as the README does:\n  {}",
+        install_steps::INSTALL
+    );
+    // The chart's Role for the store's namespace goes into it, as the README's
+    // `kubectl create namespace openstack` has it.
+    env.apply(serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": NAMESPACE}}))
+        .await?;
+    install_steps::run_helm(env, install_steps::INSTALL).await?;
+    env.eventually(Duration::from_secs(180), || async {
+        let ready = env
+            .read_pointer(
+                "Deployment",
+                OPERATOR_NAMESPACE,
+                "barbican-operator",
+                "/status/readyReplicas",
+            )
+            .await?;
+        match ready.as_deref() {
+            Some("2") => Ok(()),
+            other => Err(format!(
+                "the operator's Deployment has {other:?} ready replicas"
+            )),
+        }
+    })
+    .await?;
+    println!("the operator's Deployment has 2 ready replicas\n");
+    Ok(())
+}
+
+/// The operator's pods, which one leads, and how to read their logs.
+async fn show_the_operator_pods(env: &SimEnv) -> Result<(), String> {
+    let leader = env
+        .read_pointer(
+            "coordination.k8s.io/v1/Lease",
+            OPERATOR_NAMESPACE,
+            barbican_operator::leader::LEASE_NAME,
+            "/spec/holderIdentity",
+        )
+        .await?
+        .unwrap_or_default();
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::namespaced(env.scenario_client(), OPERATOR_NAMESPACE);
+    println!("\nthe operator runs as the chart's pods in {OPERATOR_NAMESPACE}:");
+    for pod in pods
+        .list(&Default::default())
+        .await
+        .map_err(|e| format!("listing the operator's pods: {e}"))?
+    {
+        let name = pod.metadata.name.unwrap_or_default();
+        let phase = pod.status.and_then(|s| s.phase).unwrap_or_default();
+        let leads = install_steps::holder_pod(&leader) == name;
+        println!(
+            "  {name:<44} {phase:<8} {}",
+            if leads { "leader" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+/// What a periodic pass over the converged Barbican writes (nothing), and the passes so far.
+async fn show_a_quiet_pass(env: &SimEnv) -> Result<(), String> {
     // One pass settles whatever was in flight; the next is the pass over a converged Barbican.
     env.full_pass(NAMESPACE, NAME).await?;
     let mark = env.cluster.audit_mark();
@@ -160,18 +264,7 @@ pub async fn run(kubeconfig_out: Option<&std::path::Path>, real: bool) -> Result
         "\npipeline passes so far: {} (see barbican_operator_reconcile_duration_seconds)",
         env.passes()
     );
-    if real {
-        show_a_secret(&env).await?;
-    }
-    let served = match kubeconfig_out {
-        Some(path) => serve(&env, path).await,
-        None => Ok(()),
-    };
-    if let Some(real) = env.here().real.as_ref() {
-        real.stop().await;
-        let _ = std::fs::remove_dir_all(&state_dir);
-    }
-    served
+    Ok(())
 }
 
 /// Stores a secret through the real barbican and reads it back, then prints how to do the
@@ -215,17 +308,38 @@ stored {payload:?} as {user} through barbican's API: {reference}"
 /// Serves the demo's cluster on loopback with a kubeconfig at `path`, the operator still
 /// running and virtual time moving a second per wall-clock second, until Ctrl-C.
 async fn serve(env: &SimEnv, path: &std::path::Path) -> Result<(), String> {
-    let addr = env
-        .cluster
-        .serve_on_loopback()
-        .await
-        .map_err(|e| format!("serving the cluster: {e}"))?;
-    std::fs::write(path, crate::kubeconfig(addr))
-        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    // An installed demo is served already (helm reached it there).
+    let installed = match env.here().real.as_ref() {
+        Some(real) if real.is_served() => Some(real.kubeconfig(&env.cluster).await?),
+        _ => None,
+    };
+    let address = match installed {
+        Some(served) => {
+            std::fs::copy(&served, path).map_err(|e| format!("writing {}: {e}", path.display()))?;
+            "loopback".to_string()
+        }
+        None => {
+            let addr = env
+                .cluster
+                .serve_on_loopback()
+                .await
+                .map_err(|e| format!("serving the cluster: {e}"))?;
+            std::fs::write(path, crate::kubeconfig(addr))
+                .map_err(|e| format!("writing {}: {e}", path.display()))?;
+            format!("http://{addr}")
+        }
+    };
     println!(
-        "\nserving the cluster on http://{addr}; try\n  kubectl --kubeconfig {} get barbicans,barbicansecretstores -A\nCtrl-C stops the demo.",
+        "\nserving the cluster on {address}; try\n  kubectl --kubeconfig {} get barbicans,barbicansecretstores -A",
         path.display()
     );
+    if installed_demo(env) {
+        println!(
+            "  kubectl --kubeconfig {} -n {OPERATOR_NAMESPACE} logs deploy/barbican-operator",
+            path.display()
+        );
+    }
+    println!("Ctrl-C stops the demo.");
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
     loop {
         tokio::select! {

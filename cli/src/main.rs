@@ -106,6 +106,13 @@ enum Command {
         /// `kubernetes.default.svc`.
         #[arg(long, value_name = "IMAGE=ROOT")]
         kubelet_runtime: Vec<barbican_sim::kubelet::Runtime>,
+        /// Ready the cluster for `helm install` (the README's Deploying section): the kubelet
+        /// runs the chart's image, `ghcr.io/c5c3/barbican-operator`, from the
+        /// `barbican-operator` binary beside this one, and no in-process webhook server is
+        /// registered: the chart's webhook pods serve admission, with their certificate from
+        /// the fake cert-manager (needs root and crun, as `--kubelet-runtime`).
+        #[arg(long)]
+        operator_pods: bool,
         /// With --with-fakes: the fake mariadb-operator creates Databases, Users and Grants
         /// on a real MariaDB server (the distribution's mariadbd, `ci/install-mariadb.sh`)
         /// keeping its data under this directory, and each MariaDB's Service name reaches it.
@@ -127,6 +134,13 @@ enum Command {
         /// curl. Wall clock; needs root, iproute2, util-linux and crun.
         #[arg(long)]
         real_barbican: bool,
+        /// Install the operator as users do (implies `--real-barbican`): the README's `helm
+        /// install` of the chart (helm from `ci/install-helm.sh`, or `$BARBICAN_HELM`) against
+        /// the served sim, so the operator runs as the chart's two pods on the kubelet, its
+        /// webhook pods admit the CRs and `kubectl logs deploy/barbican-operator` shows them;
+        /// nothing of the operator runs in this process.
+        #[arg(long)]
+        installed: bool,
     },
     /// Measure throughput, watch latency and memory on an in-process cluster; prints figures.
     /// With `--barbicans N`, measure the operator instead (see `operator_bench`): build with
@@ -251,6 +265,7 @@ fn parse_controllers(text: &str) -> Result<ControllerSet, String> {
 
 /// The fakes `--with-fakes` runs, held for as long as the cluster is served.
 struct Fakes {
+    _cert_manager: barbican_fakes::cert_manager::CertManager,
     _mariadb: barbican_fakes::mariadb::MariaDbOperator,
     _external_secrets: barbican_fakes::external_secrets::ExternalSecrets,
     _openbao: barbican_fakes::openbao_cluster::OpenBaoOperator,
@@ -273,6 +288,10 @@ impl Fakes {
         barbican_fakes::crds::install(cluster, gateway_api)?;
         let (client, clock) = (cluster.client(), cluster.clock().clone());
         let fakes = Self {
+            _cert_manager: barbican_fakes::cert_manager::CertManager::start(
+                client.clone(),
+                clock.clone(),
+            ),
             _mariadb: match options.real_mariadb {
                 Some(server) => barbican_fakes::mariadb::MariaDbOperator::start_real(
                     client.clone(),
@@ -301,7 +320,7 @@ impl Fakes {
             }),
         };
         eprintln!(
-            "barbican-sim: fakes running: mariadb-operator{}, external-secrets, openbao-operator{}{}",
+            "barbican-sim: fakes running: cert-manager, mariadb-operator{}, external-secrets, openbao-operator{}{}",
             if real { " (real MariaDB)" } else { "" },
             if gateway_api { ", gateway-api" } else { "" },
             if options.barbican_stand_in {
@@ -431,9 +450,16 @@ fn main() -> ExitCode {
                 with_fakes,
                 without_gateway_api,
                 admission,
-                kubelet_runtime,
+                mut kubelet_runtime,
+                operator_pods,
                 real_mariadb,
             } => {
+                let barbican_runs = !kubelet_runtime.is_empty();
+                if operator_pods {
+                    kubelet_runtime.push(barbican_features::backend::operator_runtime().ok_or(
+                        "--operator-pods: no barbican-operator binary beside this one (cargo build -p barbican-operator)",
+                    )?);
+                }
                 // A real operator process reads the wall clock, so the served cluster does too.
                 let cluster = Cluster::new();
                 let installed = match &crds {
@@ -475,7 +501,7 @@ fn main() -> ExitCode {
                         FakeOptions {
                             gateway_api: !without_gateway_api,
                             real_mariadb: mariadb.clone(),
-                            barbican_stand_in: kubelet_runtime.is_empty(),
+                            barbican_stand_in: !barbican_runs,
                         },
                     )?)
                 } else {
@@ -499,7 +525,7 @@ fn main() -> ExitCode {
                 // With the fakes (or --admission) the served cluster is a whole install: the
                 // chart's webhooks in front of the CRs, served beside it by the operator's
                 // webhook server.
-                let _admission = if with_fakes || admission {
+                let _admission = if (with_fakes || admission) && !operator_pods {
                     let admission = barbican_features::admission::install(&cluster).await?;
                     eprintln!(
                         "barbican-sim: admission webhooks registered as the chart renders them, served as {}/{}",
@@ -559,7 +585,8 @@ fn main() -> ExitCode {
             Command::Demo {
                 kubeconfig_out,
                 real_barbican,
-            } => demo::run(kubeconfig_out.as_deref(), real_barbican).await,
+                installed,
+            } => demo::run(kubeconfig_out.as_deref(), real_barbican, installed).await,
             Command::Soak {
                 seeds,
                 first_seed,
