@@ -44,7 +44,7 @@ pub fn workspace_root() -> PathBuf {
 
 /// The command lines of a docstring: one per line, a trailing `\` continuing it, `#` lines
 /// left out; each split into words as a shell does for plain and single- or double-quoted
-/// words (no expansions).
+/// words, a `#` word ending the line (no expansions).
 pub fn command_lines(text: &str) -> Result<Vec<Vec<String>>, String> {
     let joined = text.replace("\\\n", " ");
     joined
@@ -67,6 +67,8 @@ fn words(line: &str) -> Result<Vec<String>, String> {
                 quote = Some(c);
                 word.get_or_insert_with(String::new);
             }
+            // A `#` starting a word comments out the rest of the line, as in a shell.
+            (None, '#') if word.is_none() => break,
             (None, c) if c.is_whitespace() => words.extend(word.take()),
             (None, c) => word.get_or_insert_with(String::new).push(c),
         }

@@ -26,6 +26,10 @@ fn command_lines_join_continuations_and_split_quoted_words() {
     );
     assert!(command_lines("helm install 'open").is_err());
     assert_eq!(
+        command_lines("kubectl create namespace x   # the chart's Roles go there").unwrap(),
+        vec![vec!["kubectl", "create", "namespace", "x"]]
+    );
+    assert_eq!(
         command_lines("helm x ''").unwrap(),
         vec![vec!["helm", "x", ""]]
     );
