@@ -7,8 +7,9 @@
 //! values, Secrets, ConfigMaps and the pod's fields, and their `secret`, `configMap`,
 //! `projected` and `emptyDir` volumes at their `mountPath`s, each pod in a network namespace of
 //! its own; it probes them, restarts them as their restart policy says, and writes the Pods'
-//! status. A rollout of such a Deployment completes when its new pods are ready (old pods go
-//! once they are), a Job ends when its pod exits (a new pod after a failure, with the Job
+//! status. A rollout of such a Deployment replaces its pods as its strategy paces it
+//! ([`rollout`]: `maxSurge`, `maxUnavailable`, `Recreate`) and completes when its new pods
+//! are ready, a Job ends when its pod exits (a new pod after a failure, with the Job
 //! controller's backoff, up to `backoffLimit`), Services reach ready pods through the
 //! [`ServiceRegistry`](crate::services::ServiceRegistry), pods reach every registered name
 //! through [`proxy`], and `pods/<name>/log` serves each container's output.
@@ -34,6 +35,7 @@ pub mod oci;
 mod pod;
 pub mod probes;
 pub mod proxy;
+pub mod rollout;
 mod routes;
 pub mod sandbox;
 pub mod security;
@@ -310,38 +312,82 @@ impl Node {
             .is_some_and(|r| lock(&r.handle.status).ready())
     }
 
-    /// Each ReplicaSet gets its replicas; an old revision keeps its pods until the newest one
-    /// has all of its own ready (a rolling update's surge).
+    /// Each ReplicaSet gets its replicas; a Deployment's old revisions give way to its newest
+    /// as its strategy paces it (see [`rollout`]).
     fn scale_replica_sets(&mut self, view: &View) {
+        let newest = |owner: &str| {
+            view.replica_sets
+                .iter()
+                .filter(|rs| controller_uid(rs) == Some(owner))
+                .max_by_key(|rs| revision(rs))
+        };
         for rs in &view.replica_sets {
             let uid = text(rs, "/metadata/uid");
-            let wanted =
-                usize::try_from(rs["spec"]["replicas"].as_i64().unwrap_or(1).max(0)).unwrap_or(0);
             let pods = view.pods.get(uid).map(Vec::as_slice).unwrap_or_default();
-            if pods.len() < wanted {
-                for _ in pods.len()..wanted {
-                    self.create_pod(rs, "ReplicaSet", "apps/v1");
+            let deployment = controller_uid(rs).and_then(|owner| {
+                let newest = newest(owner)?;
+                Some((owner, view.deployments.get(owner)?, newest))
+            });
+            match deployment {
+                // The newest revision of a Deployment: the rollout decides.
+                Some((owner, deployment, newest)) if text(newest, "/metadata/uid") == uid => {
+                    self.roll(view, owner, deployment, rs, pods);
                 }
-            } else if pods.len() > wanted {
-                if wanted == 0 && !self.newest_revision_ready(view, rs) {
-                    continue;
-                }
-                let mut extra: Vec<&Value> = pods.iter().collect();
-                extra.sort_by_key(|p| {
-                    std::cmp::Reverse(text(p, "/metadata/creationTimestamp").to_string())
-                });
-                for pod in extra.into_iter().take(pods.len() - wanted) {
-                    self.delete_pod(pod);
+                // An older revision: the newest one's pass removes its pods.
+                Some(_) => {}
+                None => {
+                    let wanted =
+                        usize::try_from(rs["spec"]["replicas"].as_i64().unwrap_or(1)).unwrap_or(0);
+                    for _ in pods.len()..wanted {
+                        self.create_pod(rs, "ReplicaSet", "apps/v1");
+                    }
+                    self.delete_newest(pods, pods.len().saturating_sub(wanted));
                 }
             }
         }
     }
 
-    /// Whether the newest ReplicaSet of `rs`'s Deployment has all its pods ready.
-    fn newest_revision_ready(&self, view: &View, rs: &Value) -> bool {
-        controller_uid(rs)
-            .and_then(|owner| self.newest_revision(view, owner))
-            .is_none_or(|(wanted, ready)| ready >= wanted)
+    /// One pass of the rollout of the Deployment `owner` whose newest revision is `rs`.
+    fn roll(&mut self, view: &View, owner: &str, deployment: &Value, rs: &Value, pods: &[Value]) {
+        let replicas = usize::try_from(rs["spec"]["replicas"].as_i64().unwrap_or(1)).unwrap_or(0);
+        let mut old: Vec<(&Value, u64)> = view
+            .replica_sets
+            .iter()
+            .filter(|o| {
+                controller_uid(o) == Some(owner) && o["metadata"]["uid"] != rs["metadata"]["uid"]
+            })
+            .flat_map(|o| {
+                let revision = revision(o);
+                view.pods
+                    .get(text(o, "/metadata/uid"))
+                    .into_iter()
+                    .flatten()
+                    .map(move |p| (p, revision))
+            })
+            .collect();
+        let counts = rollout::Pods {
+            new: pods.len(),
+            new_ready: pods.iter().filter(|p| self.ready(p)).count(),
+            old: old.len(),
+            old_ready: old.iter().filter(|(p, _)| self.ready(p)).count(),
+        };
+        let strategy = rollout::strategy(deployment, replicas);
+        let step = rollout::step(strategy, replicas, counts);
+        for _ in 0..step.create {
+            self.create_pod(rs, "ReplicaSet", "apps/v1");
+        }
+        // Unready pods first, then the oldest revision's.
+        old.sort_by_key(|(p, revision)| (self.ready(p), *revision));
+        let (unready, ready): (Vec<_>, Vec<_>) = old.into_iter().partition(|(p, _)| !self.ready(p));
+        for (pod, _) in unready
+            .into_iter()
+            .take(step.delete_unready)
+            .chain(ready.into_iter().take(step.delete_ready))
+        {
+            self.delete_pod(pod);
+        }
+        // A Deployment scaled down: its newest pods go first.
+        self.delete_newest(pods, pods.len().saturating_sub(replicas));
     }
 
     /// The replicas the newest ReplicaSet of the Deployment `owner` (a uid) wants, and how many
@@ -361,6 +407,16 @@ impl Node {
             .filter(|p| self.ready(p))
             .count();
         Some((wanted, i64::try_from(ready).unwrap_or(i64::MAX)))
+    }
+
+    /// Deletes the `count` most recently created of `pods`.
+    fn delete_newest(&mut self, pods: &[Value], count: usize) {
+        let mut newest: Vec<&Value> = pods.iter().collect();
+        newest
+            .sort_by_key(|p| std::cmp::Reverse(text(p, "/metadata/creationTimestamp").to_string()));
+        for pod in newest.into_iter().take(count) {
+            self.delete_pod(pod);
+        }
     }
 
     /// Jobs: one pod at a time; success completes the Job, failures past `backoffLimit` fail

@@ -25,6 +25,7 @@ mod kubelet_env;
 mod kubelet_logs;
 mod kubelet_probes;
 mod kubelet_proxy;
+mod kubelet_rollout;
 mod kubelet_sandbox;
 mod kubelet_volumes;
 mod listener;
