@@ -20,6 +20,7 @@ Feature: The chart installed with helm runs the operator as its pods
       """
     Then within 3 minutes the Deployment "barbican-operator" in "barbican-system" has "/status/readyReplicas" set to "2"
     And within 1 minute the Secret "barbican-operator-webhook-tls" in "barbican-system" exists
+    And within 1 minute the Service "barbican-operator-metrics" in "barbican-system" answers "/metrics" on port 8080
     Given the MariaDB "openstack-mariadb" in "openstack" is running
     And the External Secrets ClusterSecretStore "openbao-cluster-store" is ready
     And the Secret "barbican-db" in "openstack" holds:

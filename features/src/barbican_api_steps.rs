@@ -21,14 +21,14 @@ use crate::{
 const API_PORT: u16 = 9311;
 
 /// An HTTP answer: status, the headers asked for, body.
-struct Answer {
-    status: u16,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
     subject_token: Option<String>,
     body: String,
 }
 
 /// One HTTP/1.1 request to `addr` (as `host`), with `headers` and a JSON or text `body`.
-async fn request(
+pub(crate) async fn request(
     addr: SocketAddr,
     host: &str,
     method: &str,

@@ -205,3 +205,37 @@ async fn lease_handed_over(
         })
         .await);
 }
+
+/// A GET of `path` where the Service `namespace/name` sends `port` answers 200: the chart's
+/// Services select the operator's pods and name their ports rightly.
+#[then(
+    expr = "within {int} minute(s) the Service {string} in {string} answers {string} on port {int}"
+)]
+async fn service_answers(
+    world: &mut BarbicanWorld,
+    minutes: u64,
+    name: String,
+    namespace: String,
+    path: String,
+    port: u16,
+) {
+    let env = world.env();
+    let host = format!("{name}.{namespace}.svc");
+    let (host, path, name, namespace) = (&host, &path, &name, &namespace);
+    ok(env
+        .eventually(Duration::from_secs(minutes * 60), || async move {
+            let addr = env
+                .here()
+                .cluster
+                .services()
+                .resolve(host, port)
+                .ok_or_else(|| format!("the Service {namespace}/{name} reaches no ready pod"))?;
+            let answer =
+                crate::barbican_api_steps::request(addr, host, "GET", path, &[], None).await?;
+            match answer.status {
+                200 => Ok(()),
+                status => Err(format!("GET {path} on {host}:{port} answered {status}")),
+            }
+        })
+        .await);
+}
