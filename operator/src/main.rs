@@ -133,9 +133,12 @@ fn main() -> ExitCode {
             .with_writer(std::io::stderr)
             .init();
     } else {
+        // Colours only for a person at a terminal: a pod's log (`kubectl logs`) or a file
+        // gets plain text, not escape sequences.
         tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .init();
     }
     // A panic is contained to its pass (see `controller::manager::contained`); its message

@@ -295,3 +295,33 @@ fn the_operator_benchmark_converges_and_reports_a_quiet_steady_state() {
     assert_eq!(report["steady_writes"], 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A text log that is not a terminal (a pod's log, a file) carries no colour escapes, so
+/// `kubectl logs` shows plain lines.
+#[test]
+fn a_text_log_to_a_pipe_has_no_colour_escapes() {
+    let kubeconfig = std::env::temp_dir().join(format!(
+        "barbican-operator-nowhere-{}.kubeconfig",
+        std::process::id()
+    ));
+    std::fs::write(
+        &kubeconfig,
+        barbican_features::backend::kubeconfig("http://127.0.0.1:1", Some("x")),
+    )
+    .unwrap();
+    let output = Command::new(operator_binary())
+        .arg("run")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["--metrics-bind-address", "127.0.0.1:0"])
+        .args(["--health-probe-bind-address", "127.0.0.1:0"])
+        .args(["--webhook-bind-address", "0", "--log-format", "text"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&kubeconfig);
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "nothing answers at port 1: {log}");
+    assert!(log.contains("INFO") && log.contains("serving"), "{log}");
+    assert!(!log.contains('\u{1b}'), "colour escapes in a piped log: {log:?}");
+}
