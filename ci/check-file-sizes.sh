@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Keeps every non-test Rust source file at 800 lines or fewer: a file past that holds more
-# than one concern and is split by concern (see the README's Development section). Test code
+# than one concern and is split by concern (see docs/development.md). Test code
 # (a `tests/` directory, a `tests.rs` or `*_tests.rs` module) is not counted.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -74,6 +74,9 @@ record_pass() { # <record> <key> <log>
   # The kubelet runs those pods' containers with crun.
   stage "crun, the OCI runtime of the sim's kubelet (apt-get, when missing)"
   ci/install-crun.sh
+  # The guides under docs/ are built as a book once the Python checks are done.
+  stage "mdbook, for the guides (cargo install, when missing)"
+  ci/install-mdbook.sh
   # The key is taken again after the installs above, so the next run, finding the venvs as
   # they are now, matches it.
   if [ "$ran" = yes ]; then
@@ -105,6 +108,11 @@ if [ "$python_status" -ne 0 ]; then
   echo "the Python checks failed (exit $python_status)" >&2
   exit "$python_status"
 fi
+
+# A moved file or heading breaks the build here (and tests/tests/it/docs_links.rs checks
+# every link), not for a reader.
+stage "the guides build as a book (mdbook build docs)"
+target/tools/bin/mdbook build docs
 
 # These two read the fakes' binary besides the venvs: a change to the operator alone does not
 # relink it, and their last pass stands as the catalog check's does.

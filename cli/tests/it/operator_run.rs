@@ -323,5 +323,8 @@ fn a_text_log_to_a_pipe_has_no_colour_escapes() {
     let log = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "nothing answers at port 1: {log}");
     assert!(log.contains("INFO") && log.contains("serving"), "{log}");
-    assert!(!log.contains('\u{1b}'), "colour escapes in a piped log: {log:?}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "colour escapes in a piped log: {log:?}"
+    );
 }
