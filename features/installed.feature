@@ -58,8 +58,10 @@ Feature: The chart installed with helm runs the operator as its pods
       | DatabaseReady    | True   | DatabaseSynced  |
       | BarbicanAPIReady | True   | APIHealthy      |
       | Ready            | True   | AllReady        |
+    And exactly 1 pod of the Deployment "barbican-operator" in "barbican-system" logged "leading"
     When the pod holding the Lease "barbican-operator-leader" in "barbican-system" is deleted
     Then within 15 seconds the Lease "barbican-operator-leader" in "barbican-system" is held by another running pod
+    And exactly 1 pod of the Deployment "barbican-operator" in "barbican-system" logged "leading"
     When the field "spec.deployment.replicas" of the Barbican "barbican" in "openstack" is set to "2"
     Then within 3 minutes the Deployment "barbican" in "openstack" has "/status/readyReplicas" set to "2"
     And within 2 minutes the Barbican "barbican" in "openstack" reports:

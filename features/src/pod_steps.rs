@@ -92,6 +92,22 @@ async fn job_log(world: &mut BarbicanWorld, job: String, namespace: String, text
     ok(some_log_contains(world, &namespace, &selector, &text).await);
 }
 
+/// The label selector of the Deployment `namespace/deployment`'s pods.
+async fn deployment_selector(world: &BarbicanWorld, deployment: &str, namespace: &str) -> String {
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(world.env().scenario_client(), namespace);
+    let found = deployments
+        .get(deployment)
+        .await
+        .unwrap_or_else(|e| panic!("reading the Deployment {namespace}/{deployment}: {e}"));
+    let labels = found.spec.selector.match_labels.unwrap_or_default();
+    labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 #[then(expr = "the log of a pod of the Deployment {string} in {string} contains {string}")]
 async fn deployment_log(
     world: &mut BarbicanWorld,
@@ -99,20 +115,51 @@ async fn deployment_log(
     namespace: String,
     text: String,
 ) {
-    let env = world.env();
-    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
-        Api::namespaced(env.scenario_client(), &namespace);
-    let found = deployments
-        .get(&deployment)
-        .await
-        .unwrap_or_else(|e| panic!("reading the Deployment {namespace}/{deployment}: {e}"));
-    let labels = found.spec.selector.match_labels.unwrap_or_default();
-    let selector = labels
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(",");
+    let selector = deployment_selector(world, &deployment, &namespace).await;
     ok(some_log_contains(world, &namespace, &selector, &text).await);
+}
+
+/// Exactly `count` of the Deployment's pods printed `text` (within 30 s): for the operator's
+/// replicas and `leading`, one leader, not two.
+#[then(expr = "exactly {int} pod(s) of the Deployment {string} in {string} logged {string}")]
+async fn pods_logged(
+    world: &mut BarbicanWorld,
+    count: usize,
+    deployment: String,
+    namespace: String,
+    text: String,
+) {
+    let selector = deployment_selector(world, &deployment, &namespace).await;
+    let env = world.env();
+    let pods: Api<Pod> = Api::namespaced(env.scenario_client(), &namespace);
+    let (selector, text) = (&selector, &text);
+    // A log line lands a moment after what it reports (a Lease taken): waited for briefly.
+    ok(env
+        .eventually(Duration::from_secs(30), || {
+            let pods = pods.clone();
+            async move {
+                let listed = pods
+                    .list(&ListParams::default().labels(selector))
+                    .await
+                    .map_err(|e| format!("listing pods {selector}: {e}"))?;
+                let mut printed = Vec::new();
+                for pod in listed {
+                    let name = pod.metadata.name.unwrap_or_default();
+                    let log = pods
+                        .logs(&name, &LogParams::default())
+                        .await
+                        .unwrap_or_default();
+                    if log.contains(text.as_str()) {
+                        printed.push(name);
+                    }
+                }
+                match printed.len() == count {
+                    true => Ok(()),
+                    false => Err(format!("the pods that printed {text:?}: {printed:?}")),
+                }
+            }
+        })
+        .await);
 }
 
 /// The chart's ServiceAccount (`barbican-operator` in `barbican-system`), ClusterRole and
