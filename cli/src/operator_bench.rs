@@ -480,12 +480,19 @@ pub async fn run(options: &Options) -> Result<Report, String> {
     let kubeconfig = dir.join("kubeconfig");
     write(&kubeconfig, &crate::kubeconfig_with_token(addr, &token))?;
 
+    // The operator's requests from its first one: its own count is checked against them.
+    let before = cluster.request_tally();
+    let endings_before = cluster.watch_endings();
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("finding a port for the operator's metrics: {e}"))?
+        .port();
     let mut operator = tokio::process::Command::new(&options.operator)
         .args(["run", "--kubeconfig"])
         .arg(&kubeconfig)
+        .arg("--metrics-bind-address")
+        .arg(format!("127.0.0.1:{metrics_port}"))
         .args([
-            "--metrics-bind-address",
-            "0",
             "--health-probe-bind-address",
             "0",
             "--webhook-bind-address",
@@ -512,8 +519,6 @@ pub async fn run(options: &Options) -> Result<Report, String> {
         .map_err(|e| format!("starting {}: {e}", options.operator.display()))?;
     let pid = operator.id().ok_or("the operator exited at once")?;
 
-    let before = cluster.request_tally();
-    let endings_before = cluster.watch_endings();
     let started = Instant::now();
     let pairs: Vec<(Value, Value)> = (0..options.barbicans).map(pair).collect::<Result<_, _>>()?;
     for chunk in pairs.chunks(50) {
@@ -542,6 +547,9 @@ pub async fn run(options: &Options) -> Result<Report, String> {
 
     let steady_started = Instant::now();
     tokio::time::sleep(options.steady).await;
+    // Scraped before the tally: a write that lands between is in the audit, not in the scrape,
+    // and the check below names it.
+    let scraped = scrape_metrics(metrics_port).await?;
     let after = cluster.request_tally();
     let endings_after = cluster.watch_endings();
     if let Some(path) = &options.steady_log {
@@ -554,6 +562,13 @@ pub async fn run(options: &Options) -> Result<Report, String> {
 
     let convergence_requests = operator_requests(&before, &converged);
     let steady_requests = operator_requests(&converged, &after);
+    let operator_counted_writes = counted_writes(&scraped);
+    let audited = writes(&convergence_requests) + writes(&steady_requests);
+    if operator_counted_writes != audited {
+        return Err(format!(
+            "the operator counted {operator_counted_writes} writes (barbican_operator_kube_requests_total), the API server's audit {audited}"
+        ));
+    }
     let n = options.barbicans.max(1) as f64;
     let minimum = minimum_writes(&owned, n);
     Ok(Report {
@@ -570,9 +585,28 @@ pub async fn run(options: &Options) -> Result<Report, String> {
         steady_watch_endings: watch_endings_between(&endings_converged, &endings_after),
         steady_seconds,
         steady_requests,
+        operator_counted_writes,
         operator_peak_rss_mib,
         operator_cpu_seconds,
     })
+}
+
+/// The operator's `/metrics` page, over plain HTTP/1.0.
+async fn scrape_metrics(port: u16) -> Result<String, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .map_err(|e| format!("scraping the operator's metrics: {e}"))?;
+    stream
+        .write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .map_err(|e| format!("scraping the operator's metrics: {e}"))?;
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .await
+        .map_err(|e| format!("scraping the operator's metrics: {e}"))?;
+    Ok(answer)
 }
 
 #[cfg(test)]
@@ -584,6 +618,18 @@ mod tests {
             .iter()
             .map(|(a, v, r, n)| ((a.to_string(), v.to_string(), r.to_string()), *n))
             .collect()
+    }
+
+    #[test]
+    fn the_counted_writes_are_the_answered_writes_of_the_operators_page() {
+        let page = "# HELP barbican_operator_kube_requests_total Requests\n\
+barbican_operator_kube_requests_total{code=\"200\",resource=\"deployments.apps\",verb=\"patch\"} 7\n\
+barbican_operator_kube_requests_total{code=\"201\",resource=\"secrets\",verb=\"create\"} 2\n\
+barbican_operator_kube_requests_total{code=\"409\",resource=\"secrets\",verb=\"create\"} 1\n\
+barbican_operator_kube_requests_total{code=\"timeout\",resource=\"secrets\",verb=\"patch\"} 5\n\
+barbican_operator_kube_requests_total{code=\"200\",resource=\"secrets\",verb=\"list\"} 40\n\
+barbican_operator_kube_requests_total{code=\"200\",resource=\"pods\",verb=\"deletecollection\"} 1\n";
+        assert_eq!(counted_writes(page), 11);
     }
 
     #[test]

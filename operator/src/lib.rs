@@ -20,6 +20,7 @@ pub mod clock;
 pub mod clusters;
 pub mod controller;
 pub mod crd;
+pub mod kube_requests;
 pub mod leader;
 pub mod metrics;
 pub mod openbao;

@@ -252,7 +252,11 @@ async fn terminated() {
     }
 }
 
-async fn client_for(kubeconfig: Option<&PathBuf>) -> Result<kube::Client, String> {
+/// The operator's client: every request counted and bounded in time (`metrics`).
+async fn client_for(
+    kubeconfig: Option<&PathBuf>,
+    metrics: &Metrics,
+) -> Result<kube::Client, String> {
     let mut config = match kubeconfig {
         Some(path) => {
             let kubeconfig = kube::config::Kubeconfig::read_from(path)
@@ -266,7 +270,9 @@ async fn client_for(kubeconfig: Option<&PathBuf>) -> Result<kube::Client, String
             .map_err(|e| format!("finding a cluster (in-cluster or KUBECONFIG): {e}"))?,
     };
     barbican_operator::clusters::identify(&mut config);
-    kube::Client::try_from(config).map_err(|e| format!("building the API client: {e}"))
+    let builder = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| format!("building the API client: {e}"))?;
+    Ok(builder.with_layer(&metrics.count_requests()).build())
 }
 
 /// Serves `router` on `address` over plain HTTP until the process ends; "0" serves nothing.
@@ -296,8 +302,8 @@ async fn operate(args: RunArgs) -> Result<(), String> {
         Some(path) => Arc::new(OverridesFile::open(path)?),
         None => Arc::new(SystemResolver),
     };
-    let client = client_for(args.kubeconfig.as_ref()).await?;
     let metrics = Arc::new(Metrics::new());
+    let client = client_for(args.kubeconfig.as_ref(), &metrics).await?;
     let readiness = Readiness::default();
     let liveness = Liveness::default();
     serve_plain(

@@ -39,6 +39,7 @@ pub struct Metrics {
     jobs_duration: [HistogramVec; 2],
     remints: IntCounterVec,
     panics: IntCounterVec,
+    kube_requests: IntCounterVec,
 }
 
 /// The Job counters, indexed by [`JobKind`] (without the prefix).
@@ -169,8 +170,30 @@ impl Metrics {
                 "Passes that panicked, by controller (the CR is retried with backoff; the others go on)",
                 &["controller"],
             ),
+            kube_requests: counter(
+                &registry,
+                "kube_requests_total",
+                "Requests sent to an API server, by verb, resource and answer (code, or timeout/error)",
+                &["verb", "resource", "code"],
+            ),
             registry,
         }
+    }
+
+    /// The layer that counts a client's requests into `kube_requests_total` and bounds them
+    /// by [`crate::kube_requests::REQUEST_TIMEOUT`] (see [`crate::kube_requests`]).
+    pub fn count_requests(&self) -> crate::kube_requests::CountRequests {
+        crate::kube_requests::CountRequests::new(
+            self.kube_requests.clone(),
+            crate::kube_requests::REQUEST_TIMEOUT,
+        )
+    }
+
+    /// How many requests of `verb` on `resource` were answered `code` (`timeout`, `error`).
+    pub fn kube_requests(&self, verb: &str, resource: &str, code: &str) -> u64 {
+        self.kube_requests
+            .get_metric_with_label_values(&[verb, resource, code])
+            .map_or(0, |c| c.get())
     }
 
     /// The controllers whose panics are counted; their series exist from the start at 0, so an

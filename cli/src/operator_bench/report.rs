@@ -38,6 +38,9 @@ pub struct Report {
     pub convergence_watch_endings: Requests,
     /// How the watch streams ended during the steady state.
     pub steady_watch_endings: Requests,
+    /// The writes the operator counted itself (`barbican_operator_kube_requests_total`,
+    /// answered ones), which the run checks equal the API server's count.
+    pub operator_counted_writes: u64,
     /// The operator's peak resident memory, in MiB (VmHWM).
     pub operator_peak_rss_mib: f64,
     /// The operator's user and system CPU time, in seconds.
@@ -48,7 +51,7 @@ impl Report {
     /// One line for logs and the README.
     pub fn summary(&self) -> String {
         format!(
-            "bench: {} Barbicans{} Ready in {:.1}s; {:.1} writes per Barbican (minimum {:.1}; above it: {}); steady state over {:.0}s: {} writes, {} non-watch reads, {} watches expired; operator peak RSS {:.1} MiB, {:.1} CPU s",
+            "bench: {} Barbicans{} Ready in {:.1}s; {:.1} writes per Barbican (minimum {:.1}; above it: {}); steady state over {:.0}s: {} writes, {} non-watch reads, {} watches expired; the operator counted {} writes, as the API server did; operator peak RSS {:.1} MiB, {:.1} CPU s",
             self.barbicans,
             self.foreign_summary(),
             self.converge_seconds,
@@ -59,6 +62,7 @@ impl Report {
             self.steady_writes,
             self.steady_non_watch_reads,
             expired(&self.steady_watch_endings),
+            self.operator_counted_writes,
             self.operator_peak_rss_mib,
             self.operator_cpu_seconds
         )
@@ -170,6 +174,29 @@ pub(super) fn operator_requests(before: &Tally, after: &Tally) -> Requests {
         }
     }
     out
+}
+
+/// The answered writes an operator's `/metrics` page counts in
+/// `barbican_operator_kube_requests_total` (code a status, not `timeout` or `error`).
+pub(super) fn counted_writes(metrics: &str) -> u64 {
+    metrics
+        .lines()
+        .filter_map(|line| line.strip_prefix("barbican_operator_kube_requests_total{"))
+        .filter_map(|rest| rest.split_once("} "))
+        .filter(|(labels, _)| {
+            let label = |name: &str| {
+                labels
+                    .split(',')
+                    .find_map(|l| l.strip_prefix(&format!("{name}=\"")))
+                    .map(|v| v.trim_end_matches('"'))
+            };
+            let write = label("verb").is_some_and(|v| is_write(&format!("{v} ")));
+            let answered = label("code").is_some_and(|c| c.chars().all(|c| c.is_ascii_digit()));
+            write && answered
+        })
+        .filter_map(|(_, value)| value.trim().parse::<f64>().ok())
+        .map(|v| v as u64)
+        .sum()
 }
 
 pub(super) fn writes(requests: &Requests) -> u64 {

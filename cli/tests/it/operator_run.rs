@@ -196,6 +196,9 @@ fn run_reconciles_the_examples_serves_metrics_and_stops_on_sigterm() {
         "barbican_operator_reconcile_duration_seconds_count{sub_reconciler=\"Secrets\"}",
         "barbican_operator_reconcile_duration_seconds_count{sub_reconciler=\"SecretStores\"}",
         "barbican_operator_reconcile_duration_seconds_count{sub_reconciler=\"Database\"}",
+        // Every request the binary sends is counted (its client's layer).
+        "barbican_operator_kube_requests_total{code=\"200\",resource=\"barbicans.barbican.openstack.c5c3.io\",verb=\"list\"}",
+        "barbican_operator_kube_requests_total{code=\"200\",resource=\"barbicans.barbican.openstack.c5c3.io\",verb=\"watch\"}",
     ] {
         assert!(
             scraped.contains(series),
@@ -293,6 +296,12 @@ fn the_operator_benchmark_converges_and_reports_a_quiet_steady_state() {
         "{writes} writes per Barbican, below the minimum {minimum}"
     );
     assert_eq!(report["steady_writes"], 0);
+    // The operator's own count of its writes agrees with the API server's (the run fails
+    // otherwise); a run that wrote nothing would agree trivially.
+    assert!(
+        report["operator_counted_writes"].as_u64().unwrap() as f64 >= 3.0 * minimum,
+        "{report}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -3,6 +3,7 @@
 
 mod api_lookups;
 mod crd_sync;
+mod kube_requests;
 mod render_golden;
 mod render_properties;
 mod render_secrets;
