@@ -15,6 +15,24 @@ use crate::world::{BarbicanWorld, ok};
 /// How long the output may take to show (a process starting, a migration running).
 const WITHIN: Duration = Duration::from_secs(120);
 
+/// Each pod `selector` picks and what it printed (`(no log: …)` when that cannot be read).
+async fn logs_of(pods: &Api<Pod>, selector: &str) -> Result<Vec<(String, String)>, String> {
+    let listed = pods
+        .list(&ListParams::default().labels(selector))
+        .await
+        .map_err(|e| format!("listing pods {selector}: {e}"))?;
+    let mut logs = Vec::new();
+    for pod in listed {
+        let name = pod.metadata.name.unwrap_or_default();
+        let log = pods
+            .logs(&name, &LogParams::default())
+            .await
+            .unwrap_or_else(|e| format!("(no log: {e})"));
+        logs.push((name, log));
+    }
+    Ok(logs)
+}
+
 /// Waits until the log of some pod `selector` picks in `namespace` contains `text`; the error
 /// says what each pod printed last.
 async fn some_log_contains(
@@ -28,17 +46,8 @@ async fn some_log_contains(
     env.eventually(WITHIN, || {
         let pods = pods.clone();
         async move {
-            let listed = pods
-                .list(&ListParams::default().labels(selector))
-                .await
-                .map_err(|e| format!("listing pods {selector}: {e}"))?;
             let mut seen = Vec::new();
-            for pod in listed {
-                let name = pod.metadata.name.unwrap_or_default();
-                let log = pods
-                    .logs(&name, &LogParams::default())
-                    .await
-                    .unwrap_or_else(|e| format!("(no log: {e})"));
+            for (name, log) in logs_of(&pods, selector).await? {
                 if log.contains(text) {
                     return Ok(());
                 }
@@ -138,21 +147,12 @@ async fn pods_logged(
         .eventually(Duration::from_secs(30), || {
             let pods = pods.clone();
             async move {
-                let listed = pods
-                    .list(&ListParams::default().labels(selector))
-                    .await
-                    .map_err(|e| format!("listing pods {selector}: {e}"))?;
-                let mut printed = Vec::new();
-                for pod in listed {
-                    let name = pod.metadata.name.unwrap_or_default();
-                    let log = pods
-                        .logs(&name, &LogParams::default())
-                        .await
-                        .unwrap_or_default();
-                    if log.contains(text.as_str()) {
-                        printed.push(name);
-                    }
-                }
+                let printed: Vec<String> = logs_of(&pods, selector)
+                    .await?
+                    .into_iter()
+                    .filter(|(_, log)| log.contains(text.as_str()))
+                    .map(|(name, _)| name)
+                    .collect();
                 match printed.len() == count {
                     true => Ok(()),
                     false => Err(format!("the pods that printed {text:?}: {printed:?}")),
