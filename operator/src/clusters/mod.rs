@@ -94,6 +94,9 @@ pub struct Registry {
     /// Bumped on every engagement and deregistration, so the remote watches can follow.
     changes: Arc<tokio::sync::watch::Sender<u64>>,
     disabled: bool,
+    /// Counts the requests of every engaged cluster's client, as the management cluster's
+    /// are (see [`crate::kube_requests`]).
+    counting: Option<crate::kube_requests::CountRequests>,
 }
 
 impl Default for Registry {
@@ -103,6 +106,7 @@ impl Default for Registry {
             failures: Arc::default(),
             changes: Arc::new(tokio::sync::watch::channel(0).0),
             disabled: false,
+            counting: None,
         }
     }
 }
@@ -177,17 +181,33 @@ pub fn identify(config: &mut kube::Config) {
     ));
 }
 
-/// Builds the client of a registration.
-pub async fn connect(kubeconfig: Kubeconfig) -> Result<Client, String> {
+/// Builds the client of a registration, its requests counted by `counting` when given.
+pub async fn connect(
+    kubeconfig: Kubeconfig,
+    counting: Option<&crate::kube_requests::CountRequests>,
+) -> Result<Client, String> {
     let mut config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
             .await
             .map_err(|e| format!("the kubeconfig does not configure a client: {e}"))?;
     identify(&mut config);
-    Client::try_from(config).map_err(|e| format!("building the client failed: {e}"))
+    let builder = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| format!("building the client failed: {e}"))?;
+    Ok(match counting {
+        Some(layer) => builder.with_layer(layer).build(),
+        None => builder.build(),
+    })
 }
 
 impl Registry {
+    /// This registry, counting the requests of the clients it engages with `layer`.
+    pub fn counting(self, layer: crate::kube_requests::CountRequests) -> Self {
+        Self {
+            counting: Some(layer),
+            ..self
+        }
+    }
+
     /// A registry that never resolves anything (`--clusters-namespace` is empty).
     pub fn disabled() -> Self {
         Self {
@@ -296,7 +316,7 @@ impl Registry {
         if unchanged {
             return;
         }
-        let entry = match connect(registration.kubeconfig).await {
+        let entry = match connect(registration.kubeconfig, self.counting.as_ref()).await {
             Ok(client) => {
                 tracing::info!(cluster = %name, namespaces = ?registration.namespaces, "engaged a target cluster");
                 Entry::Engaged(Engaged {

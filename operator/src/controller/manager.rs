@@ -89,6 +89,7 @@ pub struct Settings {
 impl Settings {
     /// Production settings on `clock` and `resolver`.
     pub fn new(clock: Arc<dyn Clock>, resolver: Arc<dyn Resolve>, metrics: Arc<Metrics>) -> Self {
+        let clusters = crate::clusters::Registry::default().counting(metrics.count_requests());
         Self {
             clock,
             resolver,
@@ -97,7 +98,7 @@ impl Settings {
             instance: "barbican-operator".into(),
             probe_timeout: PROBE_TIMEOUT,
             resync: RESYNC,
-            clusters: crate::clusters::Registry::default(),
+            clusters,
             watch_scope: WatchScope::All,
             concurrency: CONCURRENT_RECONCILES,
         }

@@ -149,3 +149,39 @@ async fn registrations_engage_re_engage_refuse_and_deregister() {
         ResolveError::Disabled
     );
 }
+
+/// A target cluster's client counts its requests into the operator's
+/// `barbican_operator_kube_requests_total`, as the management cluster's does: here one that
+/// cannot connect (nothing listens at port 1) is counted as `error`.
+#[tokio::test]
+async fn an_engaged_clusters_requests_are_counted() {
+    let cluster = Cluster::new();
+    let client = cluster.client();
+    barbican_tests::namespace(&client, NAMESPACE).await;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), NAMESPACE);
+    let metrics = barbican_operator::metrics::Metrics::new();
+    let registry = Registry::default().counting(metrics.count_requests());
+    let task = tokio::spawn(run_registry(
+        client,
+        NAMESPACE.to_string(),
+        registry.clone(),
+        std::future::pending(),
+    ));
+    let unreachable =
+        kubeconfig("a", None).replace("https://edge.example:6443", "https://127.0.0.1:1");
+    register(
+        &secrets,
+        "edge-1",
+        "true",
+        json!({"kubeconfig": unreachable}),
+    )
+    .await;
+    until("edge-1 engages", || registry.resolve("edge-1").is_ok()).await;
+    let edge = registry.resolve("edge-1").unwrap();
+    let listed = Api::<Secret>::all(edge.client)
+        .list(&Default::default())
+        .await;
+    assert!(listed.is_err(), "nothing listens at 127.0.0.1:1");
+    assert_eq!(metrics.kube_requests("list", "secrets", "error"), 1);
+    task.abort();
+}
