@@ -8,11 +8,11 @@ use std::{
 };
 
 use super::{
+    context::PodContext,
     oci::{self, Mount},
-    pod::{PodContext, text},
     sandbox::Container,
     security::Security,
-    volumes,
+    text, volumes,
 };
 
 /// How long a container may take to be running after crun starts it.

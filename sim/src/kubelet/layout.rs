@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{
+    context::PodContext,
     oci::{self, Mount},
-    pod::PodContext,
     security,
     volumes::{self, Contents, Lookup},
 };

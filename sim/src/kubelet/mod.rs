@@ -28,6 +28,7 @@ pub mod api_access;
 mod api_server;
 mod config;
 mod container;
+mod context;
 pub mod env;
 mod layout;
 pub mod logs;
@@ -56,7 +57,8 @@ pub use self::config::{KubeletConfig, KubeletError, Runtime, absolute_roots};
 pub use self::routes::target_port;
 use self::routes::{RESOLV_CONF, hosts_file};
 use self::{
-    pod::{PodContext, PodHandle, PodStatus},
+    context::{PodContext, PodStatus},
+    pod::PodHandle,
     proxy::ServiceProxies,
     sandbox::PodNetwork,
 };
@@ -315,17 +317,11 @@ impl Node {
     /// Each ReplicaSet gets its replicas; a Deployment's old revisions give way to its newest
     /// as its strategy paces it (see [`rollout`]).
     fn scale_replica_sets(&mut self, view: &View) {
-        let newest = |owner: &str| {
-            view.replica_sets
-                .iter()
-                .filter(|rs| controller_uid(rs) == Some(owner))
-                .max_by_key(|rs| revision(rs))
-        };
         for rs in &view.replica_sets {
             let uid = text(rs, "/metadata/uid");
             let pods = view.pods.get(uid).map(Vec::as_slice).unwrap_or_default();
             let deployment = controller_uid(rs).and_then(|owner| {
-                let newest = newest(owner)?;
+                let newest = newest_replica_set(view, owner)?;
                 Some((owner, view.deployments.get(owner)?, newest))
             });
             match deployment {
@@ -393,11 +389,7 @@ impl Node {
     /// The replicas the newest ReplicaSet of the Deployment `owner` (a uid) wants, and how many
     /// of its pods are ready.
     fn newest_revision(&self, view: &View, owner: &str) -> Option<(i64, i64)> {
-        let newest = view
-            .replica_sets
-            .iter()
-            .filter(|rs| controller_uid(rs) == Some(owner))
-            .max_by_key(|rs| revision(rs))?;
+        let newest = newest_replica_set(view, owner)?;
         let wanted = newest["spec"]["replicas"].as_i64().unwrap_or(1);
         let ready = view
             .pods
@@ -771,6 +763,14 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A ReplicaSet's revision number.
+/// The ReplicaSet of the newest revision of the Deployment `owner` (a uid).
+fn newest_replica_set<'a>(view: &'a View, owner: &str) -> Option<&'a Value> {
+    view.replica_sets
+        .iter()
+        .filter(|rs| controller_uid(rs) == Some(owner))
+        .max_by_key(|rs| revision(rs))
+}
+
 fn revision(rs: &Value) -> u64 {
     rs["metadata"]["annotations"][crate::controllers::deployments::REVISION]
         .as_str()

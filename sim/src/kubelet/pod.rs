@@ -14,117 +14,19 @@ use tokio::sync::watch;
 
 use super::{
     container::{Plan, found, python_home},
+    context::{ContainerStatus, PodContext, PodStatus},
     env::container_env,
     layout::write_volumes,
-    logs::PodLogs,
     oci::{self, Mount},
     probes::{Check, Probe},
-    sandbox::{Container, Crun, PodNetwork},
-    security,
-    volumes::SharedLookup,
+    sandbox::Container,
+    security, text,
 };
 
 /// How long a failed start waits before the next attempt, at first; it doubles up to
 /// [`MAX_BACKOFF`] (the kubelet's CrashLoopBackOff).
 const FIRST_BACKOFF: Duration = Duration::from_secs(10);
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
-
-/// What the kubelet knows of one container.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ContainerStatus {
-    /// The container's name.
-    pub name: String,
-    /// Its image.
-    pub image: String,
-    /// Whether it passes its readiness probe (or runs, without one).
-    pub ready: bool,
-    /// Whether it passed its startup probe (or runs, without one).
-    pub started: bool,
-    /// Restarts so far.
-    pub restarts: u32,
-    /// Its `state` as the API shows it (`waiting`, `running` or `terminated`).
-    pub state: Value,
-}
-
-/// What the kubelet knows of one pod.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PodStatus {
-    /// `Pending`, `Running`, `Succeeded` or `Failed`.
-    pub phase: String,
-    /// The pod's address, once its sandbox exists.
-    pub ip: Option<String>,
-    /// The sim's address on the pod's network.
-    pub host_ip: Option<String>,
-    /// Each container.
-    pub containers: Vec<ContainerStatus>,
-    /// When the kubelet took the pod.
-    pub start_time: String,
-}
-
-impl PodStatus {
-    /// Whether every container is ready.
-    pub fn ready(&self) -> bool {
-        self.phase == "Running" && self.containers.iter().all(|c| c.ready)
-    }
-
-    /// The pod's `status` as the API shows it.
-    pub fn to_json(&self) -> Value {
-        let ready = if self.ready() { "True" } else { "False" };
-        let mut status = json!({
-            "phase": self.phase,
-            "conditions": [
-                {"type": "PodScheduled", "status": "True"},
-                {"type": "Initialized", "status": "True"},
-                {"type": "ContainersReady", "status": ready},
-                {"type": "Ready", "status": ready},
-            ],
-            "startTime": self.start_time,
-            "qosClass": "Burstable",
-            "containerStatuses": self.containers.iter().map(|c| json!({
-                "name": c.name, "image": c.image, "imageID": "", "ready": c.ready,
-                "started": c.started, "restartCount": c.restarts, "state": c.state,
-            })).collect::<Vec<_>>(),
-        });
-        if let Some(ip) = &self.ip {
-            status["podIP"] = json!(ip);
-            status["podIPs"] = json!([{"ip": ip}]);
-        }
-        if let Some(ip) = &self.host_ip {
-            status["hostIP"] = json!(ip);
-            status["hostIPs"] = json!([{"ip": ip}]);
-        }
-        status
-    }
-}
-
-/// Everything a pod's task needs.
-pub struct PodContext {
-    /// The Pod as created.
-    pub pod: Value,
-    /// The root its image maps to (its `bin` goes first on `PATH`).
-    pub root: PathBuf,
-    /// Its image's entrypoint (for a container without `command`).
-    pub entrypoint: Vec<String>,
-    /// The pod's own directory (volumes, hosts file, logs, overlay layers).
-    pub dir: PathBuf,
-    /// Its network.
-    pub network: PodNetwork,
-    /// Reads the Secrets and ConfigMaps of the pod's namespace.
-    pub lookup: SharedLookup,
-    /// The `/etc/hosts` the pod sees (rewritten in place as Services appear).
-    pub hosts: PathBuf,
-    /// Where container output is registered.
-    pub logs: PodLogs,
-    /// The shared status.
-    pub status: Arc<Mutex<PodStatus>>,
-    /// The OCI runtime.
-    pub crun: Crun,
-    /// Names the pod's containers for crun (`<prefix>-<container index>`): the kubelet's own
-    /// numbers, never a name from the pod spec.
-    pub container_prefix: String,
-    /// The first host ID of the pod's user namespace ([`oci::id_base`]).
-    pub id_base: u32,
-}
 
 /// A running pod: its status and how to stop it.
 pub struct PodHandle {
@@ -271,13 +173,6 @@ async fn run(context: PodContext, mut stopping: watch::Receiver<bool>) {
         text(&context.pod, "/metadata/name"),
     );
     let _ = std::fs::remove_dir_all(&context.dir);
-}
-
-pub(super) fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {
-    object
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or("")
 }
 
 /// The environment every container starts with before its own: the image's `PATH` (the
