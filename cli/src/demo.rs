@@ -28,11 +28,6 @@ use barbican_features::{
 /// Where the chart installs the operator.
 const OPERATOR_NAMESPACE: &str = "barbican-system";
 
-/// Whether the operator of `env` was installed with helm (its cluster served for helm).
-fn installed_demo(env: &SimEnv) -> bool {
-    env.here().real.as_ref().is_some_and(|r| r.is_served())
-}
-
 /// The demo's Keystone user, who stores a secret (roles for both of barbican's policy sets).
 const DEMO_USER: (&str, &str, &str) = ("demo", "demo-pw", "demo");
 
@@ -313,9 +308,9 @@ async fn serve(env: &SimEnv, path: &std::path::Path) -> Result<(), String> {
         Some(real) if real.is_served() => Some(real.kubeconfig(&env.cluster).await?),
         _ => None,
     };
-    let address = match installed {
+    let address = match &installed {
         Some(served) => {
-            std::fs::copy(&served, path).map_err(|e| format!("writing {}: {e}", path.display()))?;
+            std::fs::copy(served, path).map_err(|e| format!("writing {}: {e}", path.display()))?;
             "loopback".to_string()
         }
         None => {
@@ -333,7 +328,7 @@ async fn serve(env: &SimEnv, path: &std::path::Path) -> Result<(), String> {
         "\nserving the cluster on {address}; try\n  kubectl --kubeconfig {} get barbicans,barbicansecretstores -A",
         path.display()
     );
-    if installed_demo(env) {
+    if installed.is_some() {
         println!(
             "  kubectl --kubeconfig {} -n {OPERATOR_NAMESPACE} logs deploy/barbican-operator",
             path.display()
