@@ -31,7 +31,8 @@ fn resolve(bound: &Value, replicas: usize, round_up: bool) -> usize {
         Value::String(s) => s.trim_end_matches('%').parse().unwrap_or(25),
         _ => 25,
     };
-    let scaled = replicas * percent;
+    // The spec's numbers are the user's: saturate rather than overflow on absurd ones.
+    let scaled = replicas.saturating_mul(percent);
     if round_up {
         scaled.div_ceil(100)
     } else {
@@ -99,7 +100,7 @@ pub fn step(strategy: Strategy, replicas: usize, pods: Pods) -> Step {
             let total = pods.new + pods.old;
             let create = replicas
                 .saturating_sub(pods.new)
-                .min((replicas + surge).saturating_sub(total));
+                .min(replicas.saturating_add(surge).saturating_sub(total));
             let min_available = replicas.saturating_sub(unavailable);
             let new_unavailable = (pods.new + create).saturating_sub(pods.new_ready);
             // Unready old pods go as long as the pods left can still make min_available.

@@ -168,3 +168,24 @@ fn a_scaled_deployment_without_a_rollout_creates_what_it_lacks() {
     );
     assert_eq!(grown.create, 2);
 }
+
+#[test]
+fn absurd_bounds_saturate_instead_of_overflowing() {
+    let huge = json!({"spec": {"strategy": {"rollingUpdate": {
+        "maxSurge": u64::MAX, "maxUnavailable": "18446744073709551615%"}}}});
+    let Strategy::Rolling { surge, unavailable } = strategy(&huge, 3) else {
+        panic!("a rolling update");
+    };
+    assert_eq!(surge, usize::MAX);
+    assert_eq!(unavailable, usize::MAX / 100);
+    let next = step(
+        Strategy::Rolling { surge, unavailable },
+        3,
+        Pods {
+            old: 3,
+            old_ready: 3,
+            ..Pods::default()
+        },
+    );
+    assert_eq!(next.create, 3, "every new pod at once, as the bounds allow");
+}
