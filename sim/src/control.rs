@@ -12,6 +12,7 @@
 //! | `POST /watches/drop` | ends every open watch stream |
 //! | `POST /compact` | compacts the history (old resourceVersions get 410) |
 //! | `POST /clock/advance?seconds=N` | advances a virtual clock (a wall clock refuses: 409) |
+//! | `PUT /services/peers` (body: `<host>:<port> <address>:<port>` lines) | the names another process stands in for, reached by the kubelet's pods ([`crate::services::ServiceRegistry::set_peers`]) |
 
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ use axum::{
     Router,
     extract::{Query, State},
     http::StatusCode,
-    routing::post,
+    routing::{post, put},
 };
 
 use crate::{Cluster, faults::Fault};
@@ -66,7 +67,8 @@ pub fn router(cluster: Cluster) -> Router {
             "/faults",
             post(add_fault).get(list_faults).delete(clear_faults),
         )
-        .route("/clock/advance", post(advance));
+        .route("/clock/advance", post(advance))
+        .route("/services/peers", put(set_peers));
     for (path, switch, said) in SWITCHES {
         router = router.route(
             path,
@@ -85,6 +87,13 @@ async fn add_fault(State(cluster): State<Cluster>, body: String) -> Answer {
             cluster.add_fault(fault);
             (StatusCode::CREATED, "fault added\n".into())
         }
+        Err(e) => (StatusCode::BAD_REQUEST, format!("{e}\n")),
+    }
+}
+
+async fn set_peers(State(cluster): State<Cluster>, body: String) -> Answer {
+    match cluster.services().set_peers(&body) {
+        Ok(n) => done(&format!("{n} name(s) now reach the peer's listeners")),
         Err(e) => (StatusCode::BAD_REQUEST, format!("{e}\n")),
     }
 }

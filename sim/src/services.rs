@@ -23,6 +23,9 @@ pub struct ServiceRegistry {
     pods: Arc<Mutex<BTreeMap<Key, SocketAddr>>>,
     /// Names outside the cluster, by host and port.
     hosts: Arc<Mutex<BTreeMap<(String, u16), SocketAddr>>>,
+    /// Names another process's registry stands in for (see [`ServiceRegistry::set_peers`]),
+    /// by host and port: consulted after this registry's own.
+    peers: Arc<Mutex<BTreeMap<(String, u16), SocketAddr>>>,
     /// Counts the changes to the names (not the Pods), for whoever mirrors them elsewhere.
     changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
@@ -78,7 +81,34 @@ impl ServiceRegistry {
         for ((host, port), addr) in self.hosts.lock().unwrap_or_else(|p| p.into_inner()).iter() {
             out.push_str(&format!("{host}:{port} {addr}\n"));
         }
+        for ((host, port), addr) in self.peers.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            out.push_str(&format!("{host}:{port} {addr}\n"));
+        }
         out
+    }
+
+    /// Replaces the names another process's registry stands in for with the lines of
+    /// `overrides` (its [`ServiceRegistry::overrides`]): a served cluster whose pods must
+    /// reach fakes that run in the process driving it (the features' harness, whose operator
+    /// runs as the cluster's pods). A name this registry holds itself is still its own.
+    /// Returns how many names were read; a malformed line is refused naming it, and nothing
+    /// is replaced then.
+    pub fn set_peers(&self, overrides: &str) -> Result<usize, String> {
+        let mut peers = BTreeMap::new();
+        for line in overrides.lines().filter(|l| !l.trim().is_empty()) {
+            let parsed = line.split_once(' ').and_then(|(authority, addr)| {
+                let (host, port) = authority.rsplit_once(':')?;
+                let addr: SocketAddr = addr.trim().parse().ok()?;
+                Some(((host.to_string(), port.parse::<u16>().ok()?), addr))
+            });
+            let (key, addr) = parsed
+                .ok_or_else(|| format!("{line:?} is not `<host>:<port> <address>:<port>`"))?;
+            peers.insert(key, addr);
+        }
+        let read = peers.len();
+        *self.peers.lock().unwrap_or_else(|p| p.into_inner()) = peers;
+        self.changed();
+        Ok(read)
     }
 
     /// Removes a Service port.
@@ -103,12 +133,20 @@ impl ServiceRegistry {
         if outside.is_some() {
             return outside;
         }
-        let (name, namespace) = service_of(host)?;
-        self.entries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&(namespace.to_string(), name.to_string(), port))
-            .copied()
+        let own = service_of(host).and_then(|(name, namespace)| {
+            self.entries
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&(namespace.to_string(), name.to_string(), port))
+                .copied()
+        });
+        own.or_else(|| {
+            self.peers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&(host.trim_end_matches('.').to_string(), port))
+                .copied()
+        })
     }
 
     /// Routes a name outside the cluster (`vault.example.com:8200`) to `addr`.

@@ -1417,6 +1417,24 @@ fn serve_flags_set_the_controllers_and_faults_and_the_control_api_changes_them()
     assert_eq!(status, 400);
     assert!(text.contains("allowed verbs are"), "{text}");
 
+    // The names a harness's fakes stand in for, as the kubelet's pods would reach them.
+    let (status, text) = control(
+        port,
+        "PUT",
+        "/services/peers",
+        "openbao.openstack.svc:8200 127.0.0.1:41003\n",
+    );
+    assert_eq!(
+        (status, text.as_str()),
+        (200, "1 name(s) now reach the peer's listeners\n")
+    );
+    let (status, text) = control(port, "PUT", "/services/peers", "openbao 127.0.0.1:1\n");
+    assert_eq!(status, 400);
+    assert!(
+        text.contains("is not `<host>:<port> <address>:<port>`"),
+        "{text}"
+    );
+
     control(port, "POST", "/outage/start", "");
     let (up, text) = kubectl(&sim, &["get", "namespaces", "--request-timeout=2s"]);
     assert!(!up && text.contains("was refused"), "{text}");
