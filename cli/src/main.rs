@@ -110,7 +110,10 @@ enum Command {
         /// runs the chart's image, `ghcr.io/c5c3/barbican-operator`, from the
         /// `barbican-operator` binary beside this one, and no in-process webhook server is
         /// registered: the chart's webhook pods serve admission, with their certificate from
-        /// the fake cert-manager (needs root and crun, as `--kubelet-runtime`).
+        /// the fake cert-manager (needs root and crun, as `--kubelet-runtime`). Without
+        /// `--with-fakes` the third-party CRDs are installed but only the fake cert-manager
+        /// runs: the features' harness brings the other fakes and names them through the
+        /// control API.
         #[arg(long)]
         operator_pods: bool,
         /// With --with-fakes: the fake mariadb-operator creates Databases, Users and Grants
@@ -504,6 +507,21 @@ fn main() -> ExitCode {
                             barbican_stand_in: !barbican_runs,
                         },
                     )?)
+                } else {
+                    None
+                };
+                // Without the other fakes (a harness runs its own and names them through the
+                // control API's `/services/peers`) the cluster still has what an install of the
+                // chart presupposes: the CRDs of the operators it works with, there before the
+                // operator starts as on a cluster prepared for it, and cert-manager to issue the
+                // chart's webhook certificate.
+                let _cert_manager = if operator_pods && !with_fakes {
+                    barbican_fakes::crds::install(&cluster, true)?;
+                    eprintln!("barbican-sim: fakes running: cert-manager");
+                    Some(barbican_fakes::cert_manager::CertManager::start(
+                        cluster.client(),
+                        cluster.clock().clone(),
+                    ))
                 } else {
                     None
                 };
