@@ -28,6 +28,8 @@ Feature: Every CR passes the chart's admission webhooks, as on a real install
     And the Barbican "barbican" in "openstack" has "/spec/deployment/resources/requests/cpu" set to "100m"
     And the BarbicanSecretStore "openbao-primary" in "openstack" has "/spec/openBao/kvMountpoint" set to "barbican"
 
+  # @in-process-operator: its leak check searches the operator's metrics registry and captured log.
+  @in-process-operator
   Scenario: a Barbican the spec forbids is refused with the field and what is allowed
     When the following is submitted:
       """

@@ -37,6 +37,8 @@ Feature: A brownfield store is validated against a server the operator never wri
           namespace: tenant-a
       """
 
+  # @in-process-operator: its leak check searches the operator's metrics registry and captured log.
+  @in-process-operator
   Scenario: the store is validated in its namespace, projected, and nothing is written there
     When the example "barbican.yaml" is applied
     Then within 2 minutes the BarbicanSecretStore "vault-legacy" in "openstack" reports:

@@ -34,6 +34,10 @@ pub enum Backend {
         kubeconfig: PathBuf,
         /// What it is, for messages (`kwok (testcontainers)`, `$BARBICAN_E2E_KUBECONFIG`).
         description: String,
+        /// Where the operator runs: `None` in this process (as the chart's ServiceAccount),
+        /// or as the chart's pods on a served sim whose control API is at this URL
+        /// ([`INSTALLED_OPERATOR_VAR`]).
+        installed_operator: Option<String>,
     },
     /// A fresh simulated cluster per scenario on the wall clock, whose kubelet runs the pods
     /// of the mapped images as real processes, with a real MariaDB behind the fake
@@ -121,6 +125,18 @@ pub fn current() -> &'static Backend {
 /// The environment variable naming a kubeconfig for the real-cluster run.
 pub const KUBECONFIG_VAR: &str = "BARBICAN_E2E_KUBECONFIG";
 
+/// The environment variable that says the cluster of [`KUBECONFIG_VAR`] already runs the
+/// operator, installed with the chart (`helm install`, the README's command) on a
+/// `barbican-sim serve --operator-pods` whose control API it names (`http://127.0.0.1:<port>`):
+/// the harness then starts no operator of its own, and names the fakes it runs to that sim
+/// (`PUT /services/peers`) so the operator's pods reach them as a cluster's DNS would.
+pub const INSTALLED_OPERATOR_VAR: &str = "BARBICAN_E2E_INSTALLED_OPERATOR";
+
+/// The tag of scenarios whose steps reach into the operator's process (its metrics registry,
+/// a restart with other flags or another identity): left out where the operator runs as
+/// installed pods. [`IN_PROCESS_STEPS`] lists those steps; a test checks the tags.
+pub const IN_PROCESS_OPERATOR: &str = "in-process-operator";
+
 /// The steps that need the sim, as their cucumber expressions: a scenario using one is tagged
 /// [`SIM_ONLY`] (checked by a test), and on a real cluster the step fails saying so.
 pub const SIM_ONLY_STEPS: &[&str] = &[
@@ -148,6 +164,21 @@ pub const SIM_ONLY_STEPS: &[&str] = &[
     "the target cluster {string} without the Gateway API is registered",
     "the target cluster {string} is registered",
     "the target cluster {string} is registered for the namespaces {string}",
+];
+
+/// The steps that read or restart the operator's process, as their cucumber expressions: a
+/// scenario using one is tagged [`IN_PROCESS_OPERATOR`] (checked by a test), and where the
+/// operator runs as installed pods the step fails saying so.
+pub const IN_PROCESS_STEPS: &[&str] = &[
+    "the operator restarts",
+    "the operator has counted {int} db-sync Job(s) for the Barbican {string} in {string}",
+    "the operator's metrics {word} series for the Barbican {string} in {string}",
+    "the operator counted {int} proactive and {int} reactive re-mint(s) of the store {string} in {string}",
+    "within {int} minute(s) the operator's metrics {word} re-mint series for the store {string} in {string}",
+    "the operator's metric {string} with {string} reads {int}",
+    // Its metrics registry and its captured log are among the places searched.
+    "{string} appears nowhere in {string}",
+    "no secret ID issued by any OpenBao appears in {string}",
 ];
 
 /// A regular expression matching the step texts of a cucumber `expression` (`{int}`,

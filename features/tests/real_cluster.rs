@@ -11,11 +11,20 @@
 //! for the sim's harness; `FEATURES_SHARD=k/n` runs every n-th feature file from the k-th, so
 //! n processes on n clusters share the files (CI runs two on two served sims). For nextest
 //! this binary is one test, `all_features`.
+//!
+//! With `$BARBICAN_E2E_INSTALLED_OPERATOR` (a served sim's control API) the cluster already
+//! runs the operator as the chart installed it: no operator starts here, and the scenarios
+//! tagged `@in-process-operator` (its metrics registry, its restarts) are left out too. CI
+//! runs one shard so, on `barbican-sim serve --operator-pods` after the README's `helm
+//! install`.
 
 use std::path::PathBuf;
 
 use barbican_features::{
-    backend::{self, Backend, KUBECONFIG_VAR, REAL_BARBICAN, SIM_ONLY},
+    backend::{
+        self, Backend, IN_PROCESS_OPERATOR, INSTALLED_OPERATOR_VAR, KUBECONFIG_VAR, REAL_BARBICAN,
+        SIM_ONLY,
+    },
     runner::{self, Selection},
 };
 
@@ -81,6 +90,7 @@ fn main() {
         Some(path) => Backend::Cluster {
             description: format!("${KUBECONFIG_VAR} ({})", PathBuf::from(&path).display()),
             kubeconfig: path.into(),
+            installed_operator: std::env::var(INSTALLED_OPERATOR_VAR).ok(),
         },
         None => match start_kwok() {
             Ok(kwok) => {
@@ -89,6 +99,7 @@ fn main() {
                 Backend::Cluster {
                     kubeconfig,
                     description: "kwok (testcontainers)".into(),
+                    installed_operator: None,
                 }
             }
             Err(why) => {
@@ -100,8 +111,22 @@ fn main() {
             }
         },
     };
-    if let Backend::Cluster { description, .. } = backend::choose(chosen) {
-        println!("running the features on {description}, leaving out @{SIM_ONLY}");
+    let mut selection = selection;
+    match backend::choose(chosen) {
+        Backend::Cluster {
+            description,
+            installed_operator: Some(_),
+            ..
+        } => {
+            println!(
+                "running the features on {description} against the operator installed there, leaving out @{SIM_ONLY} and @{IN_PROCESS_OPERATOR}"
+            );
+            selection = selection.excluding(IN_PROCESS_OPERATOR);
+        }
+        Backend::Cluster { description, .. } => {
+            println!("running the features on {description}, leaving out @{SIM_ONLY}");
+        }
+        _ => {}
     }
     let files = runner::feature_files();
     let files: Vec<&PathBuf> = match std::env::var(runner::SHARD_VAR) {

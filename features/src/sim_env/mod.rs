@@ -57,7 +57,10 @@ use crate::{
 };
 
 mod external;
+mod installed;
 mod observe;
+mod operator;
+use operator::start_operator;
 mod targets;
 mod waiting;
 pub use self::targets::{CLUSTERS_NAMESPACE, Site, TargetCluster};
@@ -135,6 +138,7 @@ pub struct SimEnv {
     focus: Mutex<Option<Arc<TargetCluster>>>,
     /// Values a scenario noted to compare against later.
     notes: Mutex<BTreeMap<String, String>>,
+    /// The in-process operator, or what stands for it here when it runs elsewhere.
     operator: tokio::task::JoinHandle<()>,
     /// The client the operator talks to the management cluster with.
     operator_client: Client,
@@ -255,40 +259,6 @@ impl std::fmt::Debug for SimEnv {
     }
 }
 
-/// Starts the operator's Barbican controller against `cluster`, reporting into `metrics`, with
-/// the registry of target clusters following the registration Secrets in
-/// [`CLUSTERS_NAMESPACE`] (a fresh registry per start, as in a new process).
-fn start_operator(
-    cluster: &Cluster,
-    client: Client,
-    clock: Arc<SimClock>,
-    metrics: Arc<Metrics>,
-    watch_scope: WatchScope,
-    concurrency: u16,
-) -> tokio::task::JoinHandle<()> {
-    let mut settings = Settings::new(clock, Arc::new(SimResolver(cluster.services())), metrics);
-    settings.probe_timeout = Duration::from_secs(2);
-    settings.watch_scope = watch_scope;
-    settings.concurrency = concurrency;
-    let registry = run_registry(
-        client.clone(),
-        CLUSTERS_NAMESPACE.to_string(),
-        settings.clusters.clone(),
-        std::future::pending(),
-    );
-    let controllers = run_barbican_controller(client, settings, std::future::pending());
-    tokio::spawn(async move {
-        // The registry runs until the task is aborted; the controllers must too. One that stops
-        // on its own is a failure the scenario must see.
-        tokio::select! {
-            () = registry => {}
-            outcome = controllers => if let Err(stopped) = outcome {
-                panic!("the operator under test stopped: {stopped}");
-            },
-        }
-    })
-}
-
 impl Drop for SimEnv {
     fn drop(&mut self) {
         self.operator.abort();
@@ -326,8 +296,10 @@ impl SimEnv {
         Self::start_with(true, false).await
     }
 
-    async fn start_with(gateway_api: bool, in_process: bool) -> Result<Self, Error> {
+    async fn start_with(gateway_api: bool, mut in_process: bool) -> Result<Self, Error> {
         let backend = crate::backend::current().clone();
+        // What stands for the operator in this process when it runs elsewhere.
+        let mut stand_in = None;
         let (site, client, operator_client, admission) = match &backend {
             Backend::Sim => {
                 let site = Site::start(&Clock::virtual_time(), gateway_api, "")?;
@@ -358,18 +330,31 @@ impl SimEnv {
                     "a cluster without the Gateway API needs the sim: tag the scenario @{SIM_ONLY}"
                 ));
             }
-            Backend::Cluster { kubeconfig, .. } => {
+            Backend::Cluster {
+                kubeconfig,
+                installed_operator,
+                ..
+            } => {
                 let client = crate::backend::client(kubeconfig).await?;
                 let site = Site::on_api_server(client.clone(), gateway_api).await?;
-                // The operator is the chart's ServiceAccount with the chart's RBAC, as on an
-                // install of the chart; the cluster enforces it.
-                let token = crate::chart_identity::install_and_token(
-                    &client,
-                    &crate::chart_identity::StoreGrants::new(),
-                )
-                .await?;
-                let operator = crate::backend::client_with_token(kubeconfig, &token).await?;
-                (site, client, operator, None)
+                if let Some(control) = installed_operator {
+                    // The chart's pods are the operator; they reach this process's fakes.
+                    let control = installed::control_addr(control)?;
+                    in_process = false;
+                    stand_in =
+                        Some(installed::name_fakes_to(site.cluster.services(), control).await?);
+                    (site, client.clone(), client, None)
+                } else {
+                    // The operator is the chart's ServiceAccount with the chart's RBAC, as on
+                    // an install of the chart; the cluster enforces it.
+                    let token = crate::chart_identity::install_and_token(
+                        &client,
+                        &crate::chart_identity::StoreGrants::new(),
+                    )
+                    .await?;
+                    let operator = crate::backend::client_with_token(kubeconfig, &token).await?;
+                    (site, client, operator, None)
+                }
             }
         };
         let site = Arc::new(site);
@@ -385,7 +370,7 @@ impl SimEnv {
                 WatchScope::All,
                 CONCURRENT_RECONCILES,
             ),
-            false => tokio::spawn(std::future::pending()),
+            false => stand_in.unwrap_or_else(|| tokio::spawn(std::future::pending())),
         };
         Ok(Self {
             operator_client,
@@ -518,48 +503,6 @@ impl SimEnv {
         Ok(())
     }
 
-    /// Stops the operator and starts a new one, as a restarted pod would: nothing carries
-    /// over but what the cluster stores, and the new process has fresh metrics.
-    pub fn restart_operator(&mut self) {
-        self.operator.abort();
-        self.metrics = Arc::new(Metrics::new());
-        self.operator = start_operator(
-            &self.cluster,
-            self.operator_client.clone(),
-            self.clock_seam.clone(),
-            self.metrics.clone(),
-            self.watch_scope.clone(),
-            self.concurrency,
-        );
-    }
-
-    /// Restarts the operator running at most `concurrency` passes of each controller at once
-    /// (`--max-concurrent-reconciles`).
-    pub fn set_concurrency(&mut self, concurrency: u16) {
-        self.concurrency = concurrency;
-        self.restart_operator();
-    }
-
-    /// Restarts the operator watching only `scope` (`--watch-namespaces`).
-    pub fn set_watch_scope(&mut self, scope: WatchScope) {
-        self.watch_scope = scope;
-        self.restart_operator();
-    }
-
-    /// Restarts the operator as the ServiceAccount `namespace/name` (which must exist), with
-    /// the cluster enforcing RBAC from now on: the operator may do only what the stored
-    /// ClusterRoles and Roles bound to that account grant, as in a real deployment. Returns
-    /// the account's token, which the operator presents.
-    pub async fn run_operator_as(&mut self, namespace: &str, name: &str) -> Result<String, Error> {
-        let token =
-            crate::chart_identity::service_account_token(self.client.clone(), namespace, name)
-                .await?;
-        self.cluster.enforce_rbac();
-        self.operator_client = self.cluster.client_with_token(OPERATOR_AGENT, &token);
-        self.restart_operator();
-        Ok(token)
-    }
-
     /// The virtual clock.
     pub fn clock(&self) -> &Clock {
         self.cluster.clock()
@@ -653,6 +596,10 @@ impl SimEnv {
     /// OpenBaoCluster joins the chart's `rbac.secretStoreNamespaces` before the store is
     /// applied, as the platform team lists it in the release's values (without it the store
     /// reports `ProvisioningDenied`). On the sim the operator is the administrator.
+    /// On a real API server, grants the operator what the chart's `rbac.secretStoreNamespaces`
+    /// grants for `object`'s namespace and instance, when it is a managed store: applied as
+    /// helm applies it (against an installed operator, what a `helm upgrade` naming that
+    /// namespace renders; a scenario's namespaces, and their Roles, go with its clean-up).
     async fn grant_store(&self, object: &Value) -> Result<(), Error> {
         if !self.on_real_cluster() || object["kind"] != "BarbicanSecretStore" {
             return Ok(());

@@ -35,8 +35,34 @@ fn step_patterns_match_the_texts_of_their_steps() {
 /// tagged [`SIM_ONLY`], on itself, its rule or its feature.
 #[test]
 fn every_scenario_that_needs_the_sim_says_so() {
+    let untagged = untagged(SIM_ONLY_STEPS, SIM_ONLY);
+    assert!(
+        untagged.is_empty(),
+        "these scenarios need the sim but are not tagged @{SIM_ONLY}:\n{}",
+        untagged.join("\n")
+    );
+}
+
+/// Every scenario that uses a step of [`IN_PROCESS_STEPS`] is tagged [`IN_PROCESS_OPERATOR`]
+/// (or [`SIM_ONLY`], which a run against an installed operator leaves out as well).
+#[test]
+fn every_scenario_that_reaches_into_the_operators_process_says_so() {
+    let untagged: Vec<String> = untagged(IN_PROCESS_STEPS, IN_PROCESS_OPERATOR)
+        .into_iter()
+        .filter(|s| untagged(IN_PROCESS_STEPS, SIM_ONLY).contains(s))
+        .collect();
+    assert!(
+        untagged.is_empty(),
+        "these scenarios reach into the operator's process but are not tagged @{IN_PROCESS_OPERATOR}:\n{}",
+        untagged.join("\n")
+    );
+}
+
+/// The scenarios of the feature files that use a step matching one of `expressions` without
+/// carrying `tag` on themselves, their rule or their feature: `file: "scenario" (it says …)`.
+fn untagged(expressions: &[&str], tag: &str) -> Vec<String> {
     use cucumber::gherkin::{Feature, GherkinEnv};
-    let patterns: Vec<regex::Regex> = SIM_ONLY_STEPS
+    let patterns: Vec<regex::Regex> = expressions
         .iter()
         .map(|e| regex::Regex::new(&step_pattern(e)).unwrap())
         .collect();
@@ -50,7 +76,7 @@ fn every_scenario_that_needs_the_sim_says_so() {
         }
         files += 1;
         let feature = Feature::parse_path(&path, GherkinEnv::default()).unwrap();
-        let tagged = |tags: &[String]| tags.iter().any(|t| t == SIM_ONLY);
+        let tagged = |tags: &[String]| tags.iter().any(|t| t == tag);
         let background: Vec<String> = feature
             .background
             .iter()
@@ -63,14 +89,14 @@ fn every_scenario_that_needs_the_sim_says_so() {
                 .flat_map(|r| r.scenarios.iter().map(move |s| (Some(r), s))),
         );
         for (rule, scenario) in scenarios {
-            let needs_sim = background
+            let uses = background
                 .iter()
                 .chain(scenario.steps.iter().map(|s| &s.value))
                 .find(|text| patterns.iter().any(|p| p.is_match(text)));
             let says_so = tagged(&feature.tags)
                 || rule.is_some_and(|r| tagged(&r.tags))
                 || tagged(&scenario.tags);
-            if let Some(step) = needs_sim
+            if let Some(step) = uses
                 && !says_so
             {
                 untagged.push(format!(
@@ -82,9 +108,5 @@ fn every_scenario_that_needs_the_sim_says_so() {
         }
     }
     assert!(files > 10, "the feature files are found");
-    assert!(
-        untagged.is_empty(),
-        "these scenarios need the sim but are not tagged @{SIM_ONLY}:\n{}",
-        untagged.join("\n")
-    );
+    untagged
 }
