@@ -216,6 +216,9 @@ installed_run=$!
 # The tests' status is kept until the kubeconfig features have printed theirs, so a failure
 # of either is in the log with its output.
 tests_status=0
+# What runs barbican for real: the @real-barbican scenarios and the tests named as theirs are
+# (`demo --installed`); they run in a stage of their own after the rest.
+real_barbican='binary(real_barbican) | test(/::real_barbican_/)'
 stage "doctests, then the tests (cargo nextest)"
 if cargo nextest --version >/dev/null 2>&1; then
   # nextest does not run doctests; run them first so nextest's summary closes the log.
@@ -229,7 +232,7 @@ if cargo nextest --version >/dev/null 2>&1; then
   # seconds, timeouts), and at nextest's default of one per core the run took 128 s of wall
   # time for 84 CPU-s; at three per core 56 s (docs/performance.md).
   FEATURES_JUNIT_DIR="${CARGO_TARGET_DIR:-$PWD/target}/features-junit" \
-    cargo nextest run --workspace --locked --no-fail-fast -E 'not binary(real_barbican)' \
+    cargo nextest run --workspace --locked --no-fail-fast -E "not ($real_barbican)" \
     --test-threads "$(( $(nproc) * 3 ))" || tests_status=$?
 else
   cargo test --workspace --locked --no-fail-fast || tests_status=$?
@@ -264,5 +267,5 @@ fi
 if cargo nextest --version >/dev/null 2>&1; then
   stage "the @real-barbican scenarios: barbican's pods as real processes (cargo nextest run)"
   FEATURES_JUNIT_DIR="${CARGO_TARGET_DIR:-$PWD/target}/features-junit" \
-    cargo nextest run --workspace --locked --no-fail-fast -E 'binary(real_barbican)'
+    cargo nextest run --workspace --locked --no-fail-fast -E "$real_barbican"
 fi

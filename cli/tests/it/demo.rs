@@ -153,3 +153,39 @@ fn the_serving_demo_shows_the_printer_columns_to_kubectl_and_stops_on_ctrl_c() {
     assert!(out.contains("serving the cluster on http://"), "{out}");
     assert!(out.trim_end().ends_with("stopped"), "{out}");
 }
+
+/// `demo --installed`: the README's `helm install` on the sim, the chart's two replicas on the
+/// kubelet with one leading, the minimal example Ready with barbican itself in the loop, a
+/// secret stored and read back. It needs what the @real-barbican scenarios need (root, crun,
+/// each release's virtualenv) and runs in their stage of CI, its name starting as theirs do;
+/// without a virtualenv it says why and passes, unless `CI` is set.
+#[test]
+fn real_barbican_demo_installed_runs_the_operator_as_the_charts_pods() {
+    if let Err(why) = barbican_features::backend::real_barbican_runtimes() {
+        assert!(std::env::var_os("CI").is_none(), "in CI: {why}");
+        println!("demo --installed not run: {why}");
+        return;
+    }
+    let text = super::common::run_ok(&["demo".as_ref(), "--installed".as_ref()]);
+    for expected in [
+        "installing the chart as the README does:\n  helm install barbican-operator",
+        "the operator's Deployment has 2 ready replicas",
+        "Ready: True AllReady",
+        "the operator runs as the chart's pods in barbican-system:",
+        "read back: \"my first secret\"",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    let pods: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("barbican-operator-") && l.contains("Running"))
+        .collect();
+    assert_eq!(pods.len(), 2, "two running replicas in:\n{text}");
+    assert_eq!(
+        pods.iter()
+            .filter(|l| l.trim_end().ends_with("leader"))
+            .count(),
+        1,
+        "exactly one leader in:\n{text}"
+    );
+}
