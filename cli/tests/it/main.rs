@@ -3,6 +3,7 @@
 
 mod common;
 mod demo;
+mod docs_commands;
 mod kubectl;
 mod operator_run;
 mod soak;
