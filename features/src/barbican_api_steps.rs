@@ -8,74 +8,16 @@ use std::{net::SocketAddr, time::Duration};
 
 use barbican_fakes::keystone::User;
 use cucumber::{given, then, when};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
 use serde_json::{Value, json};
 
 use crate::{
+    http::request,
     sim_env::SimEnv,
     world::{BarbicanWorld, ok},
 };
 
 /// barbican's API port.
 const API_PORT: u16 = 9311;
-
-/// An HTTP answer: status, the headers asked for, body.
-pub(crate) struct Answer {
-    pub(crate) status: u16,
-    subject_token: Option<String>,
-    body: String,
-}
-
-/// One HTTP/1.1 request to `addr` (as `host`), with `headers` and a JSON or text `body`.
-pub(crate) async fn request(
-    addr: SocketAddr,
-    host: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Option<String>,
-) -> Result<Answer, String> {
-    let stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .map_err(|e| format!("connecting to {host} ({addr}): {e}"))?;
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .map_err(|e| format!("{host}: {e}"))?;
-    tokio::spawn(connection);
-    let mut builder = hyper::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("host", host);
-    for (name, value) in headers {
-        builder = builder.header(*name, *value);
-    }
-    let request = builder
-        .body(Full::new(Bytes::from(body.unwrap_or_default())))
-        .map_err(|e| e.to_string())?;
-    let answer = tokio::time::timeout(Duration::from_secs(30), sender.send_request(request))
-        .await
-        .map_err(|_| format!("{method} {host}{path}: no answer within 30 s"))?
-        .map_err(|e| format!("{method} {host}{path}: {e}"))?;
-    let status = answer.status().as_u16();
-    let subject_token = answer
-        .headers()
-        .get("x-subject-token")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let bytes = answer
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?
-        .to_bytes();
-    Ok(Answer {
-        status,
-        subject_token,
-        body: String::from_utf8_lossy(&bytes).into_owned(),
-    })
-}
 
 /// Where the scenario's Keystone listens.
 fn keystone(env: &SimEnv) -> Result<SocketAddr, String> {

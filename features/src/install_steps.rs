@@ -230,8 +230,7 @@ async fn service_answers(
                 .services()
                 .resolve(host, port)
                 .ok_or_else(|| format!("the Service {namespace}/{name} reaches no ready pod"))?;
-            let answer =
-                crate::barbican_api_steps::request(addr, host, "GET", path, &[], None).await?;
+            let answer = crate::http::request(addr, host, "GET", path, &[], None).await?;
             match answer.status {
                 200 => Ok(()),
                 status => Err(format!("GET {path} on {host}:{port} answered {status}")),

@@ -13,6 +13,7 @@ pub mod cluster_steps;
 pub mod control_steps;
 pub mod edits;
 pub mod examples;
+mod http;
 pub mod install_steps;
 pub mod log_capture;
 pub mod neighbours;

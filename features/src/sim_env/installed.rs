@@ -40,7 +40,7 @@ pub(super) async fn name_fakes_to(
 }
 
 async fn send(services: &ServiceRegistry, control: SocketAddr) -> Result<(), Error> {
-    let answer = crate::barbican_api_steps::request(
+    let answer = crate::http::request(
         control,
         "barbican-sim-control",
         "PUT",
