@@ -2,7 +2,8 @@
 //! proptest in the normal suite (`tests/tests/it/properties.rs`, generated inputs near the
 //! examples) and by the cargo-fuzz targets in `fuzz/` (arbitrary bytes). Each returns the
 //! violated property as an error; none may panic. Pure functions, no I/O: they live here so
-//! the fuzz targets need nothing but this crate.
+//! the fuzz targets need nothing but this crate, behind its `properties` feature so the
+//! operator itself is built without them.
 
 use crate::{
     admission::{
