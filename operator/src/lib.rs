@@ -20,11 +20,14 @@ pub mod clock;
 pub mod clusters;
 pub mod controller;
 pub mod crd;
+pub mod endpoints;
 pub mod kube_requests;
 pub mod leader;
 pub mod metrics;
 pub mod openbao;
-pub mod probes;
+// The properties the proptest suite and the fuzz targets check: test oracles, not part of the
+// operator; they build only for those (`--features properties`).
+#[cfg(feature = "properties")]
 pub mod properties;
 pub mod render;
 pub mod resolve;

@@ -15,9 +15,10 @@ use barbican_operator::{
         manager::{Settings, run_barbican_controller},
         scope::WatchScope,
     },
-    crd, leader,
+    crd,
+    endpoints::{Liveness, Readiness, health_router, metrics_router},
+    leader,
     metrics::Metrics,
-    probes::{Liveness, Readiness, health_router, metrics_router},
     resolve::{OverridesFile, Resolve, SystemResolver},
 };
 use clap::{Parser, Subcommand, ValueEnum};

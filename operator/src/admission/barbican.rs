@@ -4,13 +4,13 @@
 use crate::api::{
     Barbican,
     barbican::TARGET_CLUSTER_REF_IMMUTABLE_MESSAGE,
-    cache::CACHE_CLUSTER_REF_XOR_SERVERS_MESSAGE,
     database::{
         CredentialsMode, DATABASE_CLUSTER_REF_XOR_HOST_MESSAGE,
         DATABASE_DYNAMIC_REQUIRES_CLUSTER_REF_MESSAGE,
     },
     image::IMAGE_TAG_XOR_DIGEST_MESSAGE,
     logging::LogLevel,
+    memcached::CACHE_CLUSTER_REF_XOR_SERVERS_MESSAGE,
     names::MAX_BARBICAN_NAME_LENGTH,
     policy::POLICY_RULES_OR_CONFIGMAP_MESSAGE,
 };

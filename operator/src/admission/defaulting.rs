@@ -15,12 +15,12 @@ use serde::Serialize;
 use crate::api::{
     BarbicanSpec,
     api_server::{DEFAULT_UWSGI_PROCESSES, DEFAULT_UWSGI_THREADS},
-    cache::DEFAULT_CACHE_BACKEND,
     deployment::{
         DEFAULT_CPU_LIMIT, DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_LIMIT, DEFAULT_MEMORY_REQUEST,
         DEFAULT_REPLICAS, DeploymentSpec,
     },
     logging::{LogFormat, LogLevel, LoggingSpec},
+    memcached::DEFAULT_CACHE_BACKEND,
 };
 
 /// Service-user name written when unset.

@@ -14,10 +14,10 @@ use super::{
     Barbican, BarbicanSecretStore,
     api_server::*,
     barbican::*,
-    cache::*,
     database::*,
     fixtures::{managed_store, minimal_barbican, with_spec},
     image::*,
+    memcached::*,
     policy::*,
     secret_store::*,
 };

@@ -8,7 +8,6 @@
 pub mod api_server;
 pub mod autoscaling;
 pub mod barbican;
-pub mod cache;
 pub mod catalog;
 pub mod conditions;
 pub mod config_ownership;
@@ -19,6 +18,7 @@ pub mod fixtures;
 pub mod gateway;
 pub mod image;
 pub mod logging;
+pub mod memcached;
 pub mod names;
 pub mod network_policy;
 pub mod paste;

@@ -1,10 +1,10 @@
 //! The watch cache of the management cluster: what the controllers' watches have seen, read by
 //! the passes instead of the API server.
 //!
-//! A converged Barbican's pass used to read every child before deciding that nothing needed
-//! writing: 31 GETs per Barbican per resync, all answered by objects the operator was already
-//! watching. The watches now fill reflector stores registered here, and [`Children`] reads
-//! them first. The rules that keep a cached read as safe as a GET:
+//! A converged Barbican's pass reads every child before deciding that nothing needs writing,
+//! and the operator watches all of them already: the watches fill reflector stores registered
+//! here, and [`Children`] reads them first, so a resync of a quiet cluster sends no GET. The
+//! rules that keep a cached read as safe as a GET:
 //!
 //! - A store is used only once its first list is complete (before that: the API server).
 //! - The watch that fills a store is the one that wakes the controller, and the store is
@@ -518,8 +518,8 @@ pub fn is_own_apply(
 
 /// Drops what the operator never reads from a cached object: managedFields are most of a
 /// server-side-applied object's size, and the cache holds every object it reads. Even the
-/// operator's own apply entry goes (at a thousand Barbicans those entries, parsed, were 115 of
-/// the operator's 258 MiB): a field the operator set and no longer sets is found by the
+/// operator's own apply entry goes (parsed, those entries are close to half of the operator's
+/// memory at a thousand Barbicans): a field the operator set and no longer sets is found by the
 /// applied-hash annotation instead (any change of the desired object changes the hash, so the
 /// cached copy stops covering it and the apply takes the field away; see
 /// [`super::children::APPLIED_HASH_ANNOTATION`]). [`super::children::owns_unwanted`] still

@@ -28,7 +28,7 @@ use kube::{
 };
 
 use super::{
-    barbican::{health::PROBE_TIMEOUT, reconcile::reconcile, watches},
+    barbican::{health::PROBE_TIMEOUT, reconcile::reconcile, wakes},
     cache::{Cache, slim},
     discovery::{probe_gateway_api, serves},
     env::Env,
@@ -557,7 +557,7 @@ async fn run_secret_store_controller(
             let stores = stores.clone();
             move |barbican: Barbican| {
                 let namespace = barbican.namespace().unwrap_or_default();
-                watches::stores_of_barbican(&namespace, &barbican.name_any(), &stores.state())
+                wakes::stores_of_barbican(&namespace, &barbican.name_any(), &stores.state())
             }
         })
         .reconcile_on(woken)
@@ -572,10 +572,10 @@ async fn run_secret_store_controller(
             ),
             move |cluster: DynamicObject| {
                 // Only the stores whose parent is placed on this (the management) cluster.
-                watches::stores_of_instance(
+                wakes::stores_of_instance(
                     cluster.namespace().as_deref().unwrap_or_default(),
                     &cluster.name_any(),
-                    &watches::stores_placed_on(&stores.state(), &barbicans.state(), None),
+                    &wakes::stores_placed_on(&stores.state(), &barbicans.state(), None),
                 )
             },
             instances,

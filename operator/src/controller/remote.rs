@@ -21,7 +21,7 @@ use super::{
         database::mariadb_resource,
         projected_kinds,
         secrets::eso,
-        watches::{placed_on, remote_wakes, stores_placed_on},
+        wakes::{placed_on, remote_wakes, stores_placed_on},
     },
     discovery::{http_route_resource, serves},
     secretstore::managed::openbao_cluster_resource,

@@ -1,6 +1,6 @@
 //! What wakes a Barbican: each trigger of the Barbican controller as a named function that
 //! adds its watch to the controller. The children are owned (a change wakes the owner); the
-//! inputs are watched and mapped to the CRs that read them (see [`super::barbican::watches`]).
+//! inputs are watched and mapped to the CRs that read them (see [`super::barbican::wakes`]).
 //! Kinds that come from other operators are watched only when the API server serves them.
 
 use futures::{Stream, StreamExt};
@@ -24,7 +24,7 @@ use kube::{
 };
 
 use super::{
-    barbican::watches,
+    barbican::wakes,
     cache::Cache,
     discovery::{GatewayApi, http_route_resource, serves},
     fanout::WatchEvents,
@@ -109,14 +109,14 @@ pub fn watch_input_secrets(
     controller.watches_stream(
         secrets.touched_objects(),
         move |secret: PartialObjectMeta<Secret>| {
-            let owner = watches::controlling_barbican(&secret);
+            let owner = wakes::controlling_barbican(&secret);
             let all = barbicans.state();
-            watches::for_secret(
+            wakes::for_secret(
                 &secret.namespace().unwrap_or_default(),
                 &secret.name_any(),
                 owner.as_deref(),
-                &watches::placed_on(&all, None),
-                &watches::stores_placed_on(&stores.state(), &all, None),
+                &wakes::placed_on(&all, None),
+                &wakes::stores_placed_on(&stores.state(), &all, None),
             )
         },
     )
@@ -161,10 +161,10 @@ pub async fn watch_mariadb(
             w.cache.dynamic_writer(&mariadb),
         ),
         move |server: DynamicObject| {
-            watches::for_mariadb(
+            wakes::for_mariadb(
                 server.namespace().as_deref().unwrap_or_default(),
                 &server.name_any(),
-                &watches::placed_on(&barbicans.state(), None),
+                &wakes::placed_on(&barbicans.state(), None),
             )
         },
         mariadb,
@@ -225,11 +225,11 @@ pub async fn watch_eso_stores(
             trigger,
             move |store: DynamicObject| {
                 let namespace = store.namespace();
-                watches::for_eso_store(
+                wakes::for_eso_store(
                     store_kind,
                     namespace.as_deref(),
                     &store.name_any(),
-                    &watches::placed_on(&barbicans.state(), None),
+                    &wakes::placed_on(&barbicans.state(), None),
                 )
             },
             resource,

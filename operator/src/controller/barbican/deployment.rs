@@ -22,7 +22,7 @@ use k8s_openapi::{
 };
 
 use super::{
-    credentials::{self, Sources},
+    credential_env::{self, Sources},
     labels, pdb,
     pod::{BARBICAN_UID, Inputs, restricted, volumes},
     service,
@@ -156,7 +156,7 @@ pub fn deployment(spec: &BarbicanSpec, inputs: &Inputs) -> Deployment {
             protocol: Some("TCP".into()),
             ..ContainerPort::default()
         }]),
-        env: Some(credentials::env(name, &sources)),
+        env: Some(credential_env::env(name, &sources)),
         resources: Some(knobs.resources.clone().unwrap_or_else(default_resources)),
         startup_probe: Some(startup),
         liveness_probe: Some(liveness),
@@ -178,7 +178,7 @@ pub fn deployment(spec: &BarbicanSpec, inputs: &Inputs) -> Deployment {
         volume_mounts: Some(mounts),
         ..Container::default()
     };
-    let annotations = credentials::annotations(&inputs.digests);
+    let annotations = credential_env::annotations(&inputs.digests);
     let replicas = if spec.autoscaling.is_some() {
         Some(inputs.live_replicas.unwrap_or(1))
     } else {
@@ -306,8 +306,8 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
         }
         // An HPA left from a removed `spec.autoscaling` keeps scaling the Deployment back to its
         // minimum while this step waits for the replica count the spec now gives, and the HPA
-        // step that removes it runs only once this one is through: it goes first. (Found as a
-        // flaky removal scenario: the two controllers took turns for a minute.)
+        // step that removes it runs only once this one is through: it goes first, or the two
+        // controllers take turns setting the replicas.
         if super::hpa::hpa_spec(&state.barbican.spec, &name).is_none() {
             state
                 .children
@@ -373,7 +373,7 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
 mod tests {
     use super::*;
     use crate::api::fixtures;
-    use crate::controller::barbican::{credentials::Digests, projection::Projection};
+    use crate::controller::barbican::{credential_env::Digests, projection::Projection};
 
     fn inputs() -> Inputs {
         Inputs {

@@ -2,7 +2,7 @@
 //! use, and [`reconcile`] (one pass: finalizer, pipeline, status write).
 
 pub mod config;
-pub mod credentials;
+pub mod credential_env;
 pub mod database;
 pub mod db_clean;
 pub mod deployment;
@@ -24,7 +24,7 @@ pub mod secrets;
 pub mod service;
 pub mod state;
 pub mod uwsgi;
-pub mod watches;
+pub mod wakes;
 
 use crate::{
     api::conditions::BarbicanConditionType as T,

@@ -10,7 +10,7 @@ use k8s_openapi::api::{
     },
 };
 
-use super::{credentials::Digests, dsn::TLS_DIR, projection::Projection};
+use super::{credential_env::Digests, dsn::TLS_DIR, projection::Projection};
 use crate::{api::BarbicanSpec, render::barbican_conf::SECRET_STORE_CA_FILE};
 
 /// Where the config Secret is mounted: barbican's search path.

@@ -110,9 +110,9 @@ fn abandoned_note(cluster: &str, barbican: &Barbican, why: &str) -> String {
 }
 
 /// The deletion of a Barbican carrying this operator's finalizers: the by-name cleanups, then
-/// the sweep of a target cluster, then the release. A target that does not resolve holds the
+/// the sweep of a target cluster, then the finalizers released. A target that does not resolve holds the
 /// finalizers (15 s requeues) until both windows have run out, then they go without cleanup.
-async fn release(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error> {
+async fn finalize(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error> {
     let target = barbican
         .spec
         .target_cluster_ref
@@ -360,7 +360,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
     let barbican = Arc::new(barbican);
     if barbican.metadata.deletion_timestamp.is_some() {
         if barbican.finalizers().iter().any(|f| ours(f)) {
-            return release(&env, barbican).await;
+            return finalize(&env, barbican).await;
         }
         return Ok(Next::AwaitChange);
     }

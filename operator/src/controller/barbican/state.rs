@@ -6,7 +6,7 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{Resource, ResourceExt};
 
-use super::{credentials::Digests, projection::Projection};
+use super::{credential_env::Digests, projection::Projection};
 use crate::{
     api::{
         barbican::{Barbican, BarbicanStatus},

@@ -13,10 +13,9 @@ pub const LOG_FORMAT: &str =
 /// The module uWSGI loads (barbican 21, 2025.2, and later).
 pub const WSGI_MODULE: &str = "barbican.wsgi.api:application";
 
-/// What uWSGI evaluates for barbican 20 (2025.1), which has no `barbican.wsgi` package: the
-/// same application, built by the function its `barbican-wsgi-api` script calls. Found by
-/// running 2025.1's barbican from PyPI with the module line: `No module named
-/// 'barbican.wsgi'`, and every pod failed.
+/// What uWSGI evaluates for barbican 20 (2025.1), which has no `barbican.wsgi` package (the
+/// module line fails there with `No module named 'barbican.wsgi'`): the same application,
+/// built by the function its `barbican-wsgi-api` script calls.
 pub const WSGI_EVAL_2025_1: &str =
     "from barbican.api import app; application = app.get_api_wsgi_script()";
 

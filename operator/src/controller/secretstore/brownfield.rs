@@ -6,7 +6,7 @@
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 
-use super::{credentials::REVALIDATE, managed::text, status::Findings};
+use super::{approle::REVALIDATE, managed::text, status::Findings};
 use crate::{
     api::{
         conditions::Reason,
@@ -16,7 +16,7 @@ use crate::{
     openbao::{self, OpenBao, Target, missing_capabilities},
 };
 
-use super::credentials::RETRY;
+use super::approle::RETRY;
 
 /// The path whose capabilities are checked: a secret under the mount's data path.
 pub fn probe_path(kv_mountpoint: &str) -> String {

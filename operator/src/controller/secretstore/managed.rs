@@ -27,7 +27,7 @@ use kube::{
 };
 
 use super::{
-    credentials::{self, RETRY, Stamp, Step},
+    approle::{self, RETRY, Stamp, Step},
     status::Findings,
 };
 use crate::{
@@ -347,9 +347,9 @@ async fn ladder(mint: &Mint<'_>, secret: Option<Secret>) -> Result<Found, kube::
     let held_secret = text(secret.as_ref(), SECRET_ID_KEY).unwrap_or_default();
     let stamp = secret
         .as_ref()
-        .and_then(|s| credentials::stamp(s.annotations()));
+        .and_then(|s| approle::stamp(s.annotations()));
     let now = mint.env.clock.now();
-    match credentials::step(&held_role, &held_secret, stamp.as_ref(), now) {
+    match approle::step(&held_role, &held_secret, stamp.as_ref(), now) {
         Step::Mint => mint.run(None).await,
         Step::RemintProactively => mint.run(Some(Trigger::Proactive)).await,
         Step::Probe => {
@@ -361,11 +361,11 @@ async fn ladder(mint: &Mint<'_>, secret: Option<Secret>) -> Result<Found, kube::
             match probe(mint.server, &held_role, &held_secret).await {
                 Ok(()) => held(Findings::available(
                     true,
-                    credentials::logs_in_message(&stamp),
-                    credentials::requeue_after(&stamp, now),
+                    approle::logs_in_message(&stamp),
+                    approle::requeue_after(&stamp, now),
                 )),
                 Err(e) if e.rejects_credentials() => {
-                    if credentials::may_remint_reactively(&stamp, now) {
+                    if approle::may_remint_reactively(&stamp, now) {
                         mint.run(Some(Trigger::Reactive)).await
                     } else {
                         held(Findings::credentials_failed(
@@ -438,8 +438,8 @@ impl Mint<'_> {
         let findings = match probe(self.server, self.role_id, &minted.value).await {
             Ok(()) => Findings::available(
                 true,
-                credentials::logs_in_message(&stamp),
-                credentials::requeue_after(&stamp, now),
+                approle::logs_in_message(&stamp),
+                approle::requeue_after(&stamp, now),
             ),
             Err(e) if e.is_denied() => Findings::credentials_failed(
                 true,
@@ -470,7 +470,7 @@ pub fn approle_secret(
         metadata: ObjectMeta {
             name: Some(approle_secret_name(&store.name_any())),
             namespace: store.namespace(),
-            annotations: Some(credentials::annotations(stamp)),
+            annotations: Some(approle::annotations(stamp)),
             owner_references: store.controller_owner_ref(&()).map(|o| vec![o]),
             ..ObjectMeta::default()
         },
@@ -522,7 +522,7 @@ mod tests {
             (owner.kind.as_str(), owner.uid.as_str(), owner.controller),
             ("BarbicanSecretStore", "u-1", Some(true))
         );
-        assert_eq!(credentials::stamp(secret.annotations()), Some(stamp));
+        assert_eq!(approle::stamp(secret.annotations()), Some(stamp));
         assert!(secret.metadata.labels.is_none());
         assert_eq!(text(Some(&secret), SECRET_ID_KEY).as_deref(), Some("sid"));
     }

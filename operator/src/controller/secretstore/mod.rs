@@ -2,12 +2,12 @@
 //! managed store's AppRole credentials ([`managed`]), validates a brownfield store's
 //! ([`brownfield`]), and observes whether the parent's Deployment mounts the store's section.
 //!
-//! - [`credentials`]: the pure ladder and re-mint timing.
+//! - [`approle`]: the pure ladder and re-mint timing of the `<store>-approle` credentials.
 //! - [`status`]: the pure status rules.
 //! - [`reconcile`]: one pass.
 
+pub mod approle;
 pub mod brownfield;
-pub mod credentials;
 pub mod managed;
 pub mod reconcile;
 pub mod status;

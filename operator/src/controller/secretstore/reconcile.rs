@@ -8,9 +8,8 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use super::{
-    brownfield,
-    credentials::RETRY,
-    managed,
+    approle::RETRY,
+    brownfield, managed,
     status::{Findings, StoreReport, conclude, new_failures, projects},
 };
 use crate::{
@@ -94,7 +93,7 @@ fn remote_clusters(store: &BarbicanSecretStore, parent: Option<&Barbican>) -> BT
 /// deleted on each of its clusters (only when it carries this store's ownership labels), then
 /// the finalizer goes. A cluster that does not resolve holds it (15 s requeues) until both
 /// windows have run out; then it goes without cleanup and RemoteChildrenAbandoned says so.
-async fn release(
+async fn finalize(
     env: &Env,
     api: &Api<BarbicanSecretStore>,
     store: &BarbicanSecretStore,
@@ -294,7 +293,7 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
             .iter()
             .any(|f| f == REMOTE_CHILDREN_FINALIZER)
         {
-            return release(&env, &api, &store, parent.as_ref()).await;
+            return finalize(&env, &api, &store, parent.as_ref()).await;
         }
         forget(&env, &store);
         return Ok(Next::AwaitChange);

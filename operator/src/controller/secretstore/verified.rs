@@ -18,7 +18,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use kube::ResourceExt;
 
-use super::{credentials::REVALIDATE, status::Findings};
+use super::{approle::REVALIDATE, status::Findings};
 use crate::api::secret_store::BarbicanSecretStore;
 
 #[derive(Clone, Debug)]
