@@ -36,6 +36,25 @@ macro_rules! vocabulary {
     };
 }
 
+/// The condition types of one kind: what a pipeline step reports through and the metrics
+/// label it by. Both kinds' vocabularies are one.
+pub trait ConditionType: Copy + Send + Sync + std::fmt::Debug + 'static {
+    /// The `type` written to the CR's conditions.
+    fn as_str(self) -> &'static str;
+}
+
+impl ConditionType for BarbicanConditionType {
+    fn as_str(self) -> &'static str {
+        BarbicanConditionType::as_str(self)
+    }
+}
+
+impl ConditionType for StoreConditionType {
+    fn as_str(self) -> &'static str {
+        StoreConditionType::as_str(self)
+    }
+}
+
 vocabulary! {
     /// Condition types of a `Barbican`.
     BarbicanConditionType {

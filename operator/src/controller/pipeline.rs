@@ -15,7 +15,7 @@ use std::{
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
-use crate::{api::conditions::BarbicanConditionType, controller::step_error::StepError};
+use crate::{api::conditions::ConditionType, controller::step_error::StepError};
 
 /// What a step decided when it did not fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +31,8 @@ pub type StepFuture<'a> = Pin<Box<dyn Future<Output = Result<Outcome, StepError>
 
 /// What the steps work on: at least the conditions they set.
 pub trait Context: Clone + Send {
+    /// The condition types of the CR the pass is over.
+    type Condition: ConditionType;
     /// The conditions of the CR being reconciled.
     fn conditions(&self) -> &[Condition];
     /// The same, to change.
@@ -38,25 +40,25 @@ pub trait Context: Clone + Send {
     /// Shows `error`, a failure of the step that owns `condition`, on that condition when it is
     /// the CR's to read there (a foreign object in a child's place); the runner calls it for
     /// every failure, before the pass ends.
-    fn report_failure(&mut self, condition: BarbicanConditionType, error: &StepError) {
+    fn report_failure(&mut self, condition: Self::Condition, error: &StepError) {
         let _ = (condition, error);
     }
 }
 
 /// One step of the table.
-pub struct Step<C> {
+pub struct Step<C: Context> {
     /// The `sub_reconciler` label.
     pub name: &'static str,
     /// The condition it reports through.
-    pub condition: BarbicanConditionType,
+    pub condition: C::Condition,
     /// What it does.
     pub run: for<'a> fn(&'a mut C) -> StepFuture<'a>,
 }
 
 /// A row of the table.
-pub fn step<C>(
+pub fn step<C: Context>(
     name: &'static str,
-    condition: BarbicanConditionType,
+    condition: C::Condition,
     run: for<'a> fn(&'a mut C) -> StepFuture<'a>,
 ) -> Step<C> {
     Step {
@@ -70,8 +72,8 @@ pub fn step<C>(
 pub trait Recorder: Send + Sync {
     /// A step ran for `elapsed`.
     fn duration(&self, step: &'static str, elapsed: Duration);
-    /// A step failed with `error`.
-    fn error(&self, step: &'static str, condition: BarbicanConditionType, error: &StepError);
+    /// A step failed with `error`; `condition` is the type it reports through.
+    fn error(&self, step: &'static str, condition: &'static str, error: &StepError);
 }
 
 /// The operator's recorder: `barbican_operator_reconcile_duration_seconds` and
@@ -81,13 +83,13 @@ impl Recorder for crate::metrics::Metrics {
         self.step_duration(step, elapsed);
     }
 
-    fn error(&self, step: &'static str, condition: BarbicanConditionType, error: &StepError) {
-        self.step_error(step, condition.as_str(), error.metric_label());
+    fn error(&self, step: &'static str, condition: &'static str, error: &StepError) {
+        self.step_error(step, condition, error.metric_label());
     }
 }
 
 /// The table.
-pub struct Pipeline<C> {
+pub struct Pipeline<C: Context> {
     /// Run in order, stopping at the first requeue or failure.
     pub sequence: Vec<Step<C>>,
     /// Run concurrently after the sequence, each on its own copy.
@@ -114,7 +116,7 @@ async fn timed<C: Context>(
     let outcome = (step.run)(context).await;
     recorder.duration(step.name, started.elapsed());
     if let Err(error) = &outcome {
-        recorder.error(step.name, step.condition, error);
+        recorder.error(step.name, step.condition.as_str(), error);
         context.report_failure(step.condition, error);
     }
     outcome
@@ -190,6 +192,7 @@ mod tests {
     }
 
     impl Context for Ctx {
+        type Condition = T;
         fn conditions(&self) -> &[Condition] {
             &self.conditions
         }
@@ -209,7 +212,7 @@ mod tests {
     }
 
     /// Steps timed, and failures counted.
-    type Log = (Vec<&'static str>, Vec<(&'static str, T)>);
+    type Log = (Vec<&'static str>, Vec<(&'static str, &'static str)>);
 
     #[derive(Default)]
     struct Recorded(Mutex<Log>);
@@ -218,7 +221,7 @@ mod tests {
         fn duration(&self, step: &'static str, _: Duration) {
             self.0.lock().unwrap().0.push(step);
         }
-        fn error(&self, step: &'static str, condition: T, error: &StepError) {
+        fn error(&self, step: &'static str, condition: &'static str, error: &StepError) {
             assert_eq!(
                 error.metric_label(),
                 "api",
@@ -351,7 +354,7 @@ mod tests {
         );
         assert_eq!(
             recorded.0.lock().unwrap().1,
-            [("Database", T::DatabaseReady)]
+            [("Database", "DatabaseReady")]
         );
     }
 
@@ -392,7 +395,7 @@ mod tests {
             "the shortest requeue wins"
         );
         assert_eq!(pass.errors.len(), 1);
-        assert_eq!(recorded.0.lock().unwrap().1, [("HPA", T::HPAReady)]);
+        assert_eq!(recorded.0.lock().unwrap().1, [("HPA", "HPAReady")]);
         // Every member's own condition is merged back, the failed one's included; the
         // HTTPRoute condition the NetworkPolicy member wrote on its copy is not.
         assert_eq!(status_of(&ctx, T::HTTPRouteReady), Some("True"));
@@ -435,6 +438,42 @@ mod tests {
         assert!(
             !text.contains("sub_reconciler=\"HPA\""),
             "the parallel group did not run after the sequence failed: {text}"
+        );
+    }
+
+    /// A store's pass: the same runner over another kind's condition types.
+    #[derive(Clone, Default)]
+    struct StoreCtx {
+        conditions: Vec<Condition>,
+    }
+
+    impl Context for StoreCtx {
+        type Condition = crate::api::conditions::StoreConditionType;
+        fn conditions(&self) -> &[Condition] {
+            &self.conditions
+        }
+        fn conditions_mut(&mut self) -> &mut Vec<Condition> {
+            &mut self.conditions
+        }
+    }
+
+    fn credentials_fail(_: &mut StoreCtx) -> StepFuture<'_> {
+        Box::pin(async move { Err(StepError::new(ErrorKind::Api, "OpenBao did not answer")) })
+    }
+
+    #[tokio::test]
+    async fn the_runner_serves_any_kinds_condition_types() {
+        use crate::api::conditions::StoreConditionType as S;
+        let pipeline = Pipeline {
+            sequence: vec![step("Credentials", S::CredentialsReady, credentials_fail)],
+            parallel: vec![],
+        };
+        let recorded = Recorded::default();
+        let pass = pipeline.run(&mut StoreCtx::default(), &recorded).await;
+        assert_eq!(pass.ran, ["Credentials"]);
+        assert_eq!(
+            recorded.0.lock().unwrap().1,
+            [("Credentials", "CredentialsReady")]
         );
     }
 }

@@ -50,6 +50,7 @@ pub struct State {
 }
 
 impl Context for State {
+    type Condition = BarbicanConditionType;
     fn conditions(&self) -> &[Condition] {
         &self.status.conditions
     }
