@@ -30,6 +30,8 @@ Feature: The health check reports what the API answers
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition        | status | reason       |
       | BarbicanAPIReady | False  | APIUnhealthy |
+    # What the chart's BarbicanAPIUnhealthy alert reads.
+    And the operator's metric "barbican_operator_condition_status" with "kind=Barbican,name=barbican,namespace=openstack,condition=BarbicanAPIReady" reads 0
     When the barbican API of "barbican" in "openstack" answers nothing
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition        | status | reason           |
@@ -42,3 +44,4 @@ Feature: The health check reports what the API answers
     Then within 1 minute the Barbican "barbican" in "openstack" reports:
       | condition        | status | reason     |
       | BarbicanAPIReady | True   | APIHealthy |
+    And the operator's metric "barbican_operator_condition_status" with "kind=Barbican,name=barbican,namespace=openstack,condition=BarbicanAPIReady" reads 1

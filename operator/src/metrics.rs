@@ -5,13 +5,19 @@
 //! `condition_type` and the failure's `kind`); the pipeline records through them. And the per-CR Job series:
 //! `barbican_operator_db_{sync,clean}_total{barbican,namespace,result}` and
 //! `barbican_operator_db_{sync,clean}_duration_seconds{barbican,namespace}`, dropped when the
-//! Barbican's finalizer completes.
+//! Barbican's finalizer completes. And `barbican_operator_condition_status{kind,name,namespace,
+//! condition}`, 1 while a CR's condition is True and 0 otherwise, set on every pass (what the
+//! chart's alerts read: a condition held False is an outage the operator already diagnosed),
+//! dropped with the CR's other series.
 
 use std::time::Duration;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
 };
+
+use crate::api::conditions::{BarbicanConditionType, StoreConditionType};
 
 /// The metric name prefix.
 pub const PREFIX: &str = "barbican_operator";
@@ -40,6 +46,7 @@ pub struct Metrics {
     remints: IntCounterVec,
     panics: IntCounterVec,
     kube_requests: IntCounterVec,
+    conditions: IntGaugeVec,
 }
 
 /// The Job counters, indexed by [`JobKind`] (without the prefix).
@@ -176,6 +183,20 @@ impl Metrics {
                 "Requests sent to an API server, by verb, resource and answer (code, or timeout/error)",
                 &["verb", "resource", "code"],
             ),
+            conditions: {
+                let vec = IntGaugeVec::new(
+                    Opts::new(
+                        format!("{PREFIX}_condition_status"),
+                        "1 while the condition of the CR is True, 0 while it is False or Unknown",
+                    ),
+                    &["kind", "name", "namespace", "condition"],
+                )
+                .expect("a valid gauge");
+                registry
+                    .register(Box::new(vec.clone()))
+                    .expect("registered once");
+                vec
+            },
             registry,
         }
     }
@@ -230,8 +251,11 @@ impl Metrics {
         )
     }
 
-    /// Drops the re-mint series of the store `namespace/store` (its deletion was observed).
+    /// Drops the re-mint and condition series of the store `namespace/store` (its deletion was
+    /// observed).
     pub fn forget_store(&self, store: &str, namespace: &str) {
+        let types: Vec<&str> = StoreConditionType::ALL.iter().map(|t| t.as_str()).collect();
+        self.forget_conditions("BarbicanSecretStore", store, namespace, &types);
         for trigger in [Trigger::Proactive, Trigger::Reactive] {
             let _ = self
                 .remints
@@ -289,8 +313,62 @@ impl Metrics {
         )
     }
 
+    /// Sets the condition series of the `kind` (`Barbican`, `BarbicanSecretStore`) CR
+    /// `namespace/name` to its `conditions` as they stand after a pass.
+    pub fn conditions(&self, kind: &str, name: &str, namespace: &str, conditions: &[Condition]) {
+        for condition in conditions {
+            self.conditions
+                .with_label_values(&[kind, name, namespace, &condition.type_])
+                .set(i64::from(condition.status == "True"));
+        }
+    }
+
+    /// The condition series of the CR, if the last pass set it: 1 True, 0 otherwise.
+    pub fn condition(
+        &self,
+        kind: &str,
+        name: &str,
+        namespace: &str,
+        condition: &str,
+    ) -> Option<i64> {
+        let full = format!("{PREFIX}_condition_status");
+        self.registry
+            .gather()
+            .iter()
+            .filter(|family| family.name() == full)
+            .flat_map(|family| family.get_metric())
+            .find(|metric| {
+                let labels = [
+                    ("kind", kind),
+                    ("name", name),
+                    ("namespace", namespace),
+                    ("condition", condition),
+                ];
+                labels.iter().all(|(key, value)| {
+                    metric
+                        .get_label()
+                        .iter()
+                        .any(|l| l.name() == *key && l.value() == *value)
+                })
+            })
+            .map(|metric| metric.get_gauge().get_value() as i64)
+    }
+
+    fn forget_conditions(&self, kind: &str, name: &str, namespace: &str, types: &[&str]) {
+        for condition in types {
+            let _ = self
+                .conditions
+                .remove_label_values(&[kind, name, namespace, condition]);
+        }
+    }
+
     /// Drops every series of the Barbican `namespace/barbican` (its finalizer completed).
     pub fn forget_barbican(&self, barbican: &str, namespace: &str) {
+        let types: Vec<&str> = BarbicanConditionType::ALL
+            .iter()
+            .map(|t| t.as_str())
+            .collect();
+        self.forget_conditions("Barbican", barbican, namespace, &types);
         for index in 0..2 {
             for result in ["succeeded", "failed"] {
                 let _ = self.jobs_total[index].remove_label_values(&[barbican, namespace, result]);
@@ -335,6 +413,65 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn condition(type_: &str, status: &str) -> Condition {
+        Condition {
+            type_: type_.into(),
+            status: status.into(),
+            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                "2026-01-01T00:00:00Z".parse().unwrap(),
+            ),
+            message: String::new(),
+            observed_generation: None,
+            reason: "Test".into(),
+        }
+    }
+
+    #[test]
+    fn a_crs_conditions_are_gauges_that_go_with_it() {
+        let metrics = Metrics::new();
+        metrics.conditions(
+            "Barbican",
+            "kms",
+            "ns",
+            &[
+                condition("Ready", "False"),
+                condition("BarbicanAPIReady", "True"),
+            ],
+        );
+        metrics.conditions(
+            "BarbicanSecretStore",
+            "primary",
+            "ns",
+            &[condition("CredentialsReady", "Unknown")],
+        );
+        let text = metrics.render();
+        assert!(
+            text.contains("barbican_operator_condition_status{condition=\"BarbicanAPIReady\",kind=\"Barbican\",name=\"kms\",namespace=\"ns\"} 1"),
+            "{text}"
+        );
+        assert_eq!(metrics.condition("Barbican", "kms", "ns", "Ready"), Some(0));
+        assert_eq!(
+            metrics.condition("BarbicanSecretStore", "primary", "ns", "CredentialsReady"),
+            Some(0)
+        );
+        // A later pass flips it.
+        metrics.conditions("Barbican", "kms", "ns", &[condition("Ready", "True")]);
+        assert_eq!(metrics.condition("Barbican", "kms", "ns", "Ready"), Some(1));
+        metrics.forget_barbican("kms", "ns");
+        assert_eq!(metrics.condition("Barbican", "kms", "ns", "Ready"), None);
+        assert_eq!(
+            metrics.condition("BarbicanSecretStore", "primary", "ns", "CredentialsReady"),
+            Some(0),
+            "another CR's series stay"
+        );
+        metrics.forget_store("primary", "ns");
+        assert!(
+            !metrics.render().contains("condition_status{"),
+            "{}",
+            metrics.render()
+        );
+    }
 
     #[test]
     fn jobs_are_counted_per_barbican_and_dropped_with_it() {

@@ -401,16 +401,20 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
     let mut state = State::new(env.clone(), barbican.clone(), children);
     let pass = pipeline().run(&mut state, env.metrics.as_ref()).await;
     let before = barbican.status.clone().unwrap_or_default();
-    if let Some(status) = conclude(
+    let concluded = conclude(
         &before,
         state.status.clone(),
         barbican.metadata.generation,
         env.clock.now(),
-    ) {
-        write_status(&env.writes, &api, &name, &before, &status)
+    );
+    if let Some(status) = &concluded {
+        write_status(&env.writes, &api, &name, &before, status)
             .await
             .map_err(api_failed("writing the status"))?;
     }
+    let conditions = &concluded.as_ref().unwrap_or(&before).conditions;
+    env.metrics
+        .conditions("Barbican", &name, &namespace, conditions);
     if let Some((step, error)) = pass.errors.into_iter().next() {
         return Err(Error::Step {
             step,

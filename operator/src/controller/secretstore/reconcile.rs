@@ -391,14 +391,15 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         requeue = requeue.min(RETRY);
     }
     let before = store.status.clone().unwrap_or_default();
-    if let Some(status) = conclude(
+    let concluded = conclude(
         &before,
         &findings,
         &projected,
         store.metadata.generation,
         env.clock.now(),
-    ) {
-        write_status(&env.writes, &api, &name, &before, &status)
+    );
+    if let Some(status) = &concluded {
+        write_status(&env.writes, &api, &name, &before, status)
             .await
             .map_err(api_failed("writing the store's status"))?;
         for (reason, message) in new_failures(&before.conditions, &status.conditions) {
@@ -407,5 +408,8 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
                 .await;
         }
     }
+    let conditions = &concluded.as_ref().unwrap_or(&before).conditions;
+    env.metrics
+        .conditions("BarbicanSecretStore", &name, &namespace, conditions);
     Ok(Next::After(requeue))
 }
