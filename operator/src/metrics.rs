@@ -384,6 +384,29 @@ impl Metrics {
             .get_sample_count()
     }
 
+    /// Every metric family the operator exports, with its label names (what alerts and
+    /// dashboards may select on), whether or not a series of it exists yet.
+    pub fn families(&self) -> Vec<(String, Vec<String>)> {
+        use prometheus::core::Collector;
+        let collectors: Vec<&dyn Collector> = vec![
+            &self.reconcile_duration,
+            &self.reconcile_errors,
+            &self.jobs_total[0],
+            &self.jobs_total[1],
+            &self.jobs_duration[0],
+            &self.jobs_duration[1],
+            &self.remints,
+            &self.panics,
+            &self.kube_requests,
+            &self.conditions,
+        ];
+        collectors
+            .into_iter()
+            .flat_map(|c| c.desc())
+            .map(|d| (d.fq_name.clone(), d.variable_labels.clone()))
+            .collect()
+    }
+
     /// Everything, in the Prometheus text format (what `/metrics` serves).
     pub fn render(&self) -> String {
         let mut buffer = Vec::new();

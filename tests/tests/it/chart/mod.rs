@@ -27,6 +27,7 @@ use kube::{
 };
 use serde_json::{Value, json};
 
+mod alerts;
 mod rbac;
 
 const RELEASE: &str = "bo";
@@ -471,6 +472,7 @@ async fn the_rendered_manifests_pass_a_server_side_dry_run() {
         open_crd("cert-manager.io", "Certificate", "certificates"),
         open_crd("cert-manager.io", "Issuer", "issuers"),
         open_crd("monitoring.coreos.com", "ServiceMonitor", "servicemonitors"),
+        open_crd("monitoring.coreos.com", "PrometheusRule", "prometheusrules"),
     ] {
         cluster.install_crd(crd).unwrap();
     }
@@ -518,6 +520,8 @@ async fn the_rendered_manifests_pass_a_server_side_dry_run() {
         vec!["rbac.secretStoreNamespaces.openstack={openbao-instance}"],
         vec![
             "metrics.serviceMonitor.enabled=true",
+            "metrics.prometheusRule.enabled=true",
+            "metrics.dashboard.enabled=true",
             "webhook.certManager.enabled=false",
             "webhook.secretName=tls",
             "webhook.caBundle=ca",
