@@ -77,6 +77,9 @@ record_pass() { # <record> <key> <log>
   # The guides under docs/ are built as a book once the Python checks are done.
   stage "mdbook, for the guides (cargo install, when missing)"
   ci/install-mdbook.sh
+  # The chart's alerts are checked and unit-tested by promtool (tests/tests/it/chart/alerts.rs).
+  stage "promtool, unpacked from the distribution's prometheus package (when missing)"
+  ci/install-promtool.sh
   # The key is taken again after the installs above, so the next run, finding the venvs as
   # they are now, matches it.
   if [ "$ran" = yes ]; then

@@ -299,3 +299,55 @@ fn alerts_and_the_dashboard_are_opt_in_and_a_wrong_name_is_caught() {
         Ok(BTreeSet::from(["le".to_string()]))
     );
 }
+
+/// promtool (`ci/install-promtool.sh` unpacks it from the distribution's prometheus package)
+/// checks the rendered rules and runs their unit tests, `alerts.test.yaml` beside this file:
+/// pending and firing at the right minute, with the labels and annotations a receiver gets.
+/// Without promtool the test says so and passes, unless `CI` is set.
+#[test]
+fn promtool_accepts_the_rules_and_their_unit_tests_pass() {
+    let promtool = workspace_root().join("target/tools/bin/promtool");
+    if !promtool.exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "in CI: no {} (ci/install-promtool.sh)",
+            promtool.display()
+        );
+        println!("promtool not run: ci/install-promtool.sh installs it");
+        return;
+    }
+    let objects = rendered(&["metrics.prometheusRule.enabled=true"]);
+    let rule = find(&objects, "PrometheusRule", FULLNAME).expect("a PrometheusRule");
+    let dir = tempfile::Builder::new()
+        .prefix("barbican-alerts-")
+        .tempdir()
+        .unwrap();
+    // JSON is YAML: the rule file promtool reads is the PrometheusRule's spec.
+    std::fs::write(
+        dir.path().join("rules.yaml"),
+        serde_json::to_string(&serde_json::json!({"groups": rule["spec"]["groups"]})).unwrap(),
+    )
+    .unwrap();
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/chart/alerts.test.yaml"),
+        dir.path().join("alerts.test.yaml"),
+    )
+    .unwrap();
+    for args in [
+        ["check", "rules", "rules.yaml"],
+        ["test", "rules", "alerts.test.yaml"],
+    ] {
+        let output = std::process::Command::new(&promtool)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "promtool {}:\n{}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
