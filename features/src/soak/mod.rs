@@ -23,8 +23,7 @@ use std::{
 };
 
 use barbican_operator::{
-    api::{Barbican, BarbicanSecretStore},
-    controller::barbican::pod::mounted_config,
+    api::{Barbican, BarbicanSecretStore, names::mounted_config},
     metrics::JobKind,
 };
 use barbican_sim::controllers::{Controllers, JobRule, JobRules};

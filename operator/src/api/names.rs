@@ -63,6 +63,41 @@ pub fn approle_secret_name(store: &str) -> String {
 /// The field manager of every apply (the reference's, so both operators can hand over).
 pub const FIELD_MANAGER: &str = "cobaltcore-operator";
 
+/// The port a managed OpenBao instance's Service serves on.
+pub const INSTANCE_PORT: u16 = 8200;
+
+/// The in-cluster URL of a managed OpenBao instance (its certificate's name): where the store
+/// controller logs in and what the Barbican's rendered config points at.
+pub fn instance_url(instance: &str, namespace: &str) -> String {
+    format!("https://{instance}.{namespace}.svc:{INSTANCE_PORT}")
+}
+
+/// The Secret holding a managed OpenBao instance's CA bundle.
+pub fn instance_ca_secret_name(instance: &str) -> String {
+    format!("{instance}-tls-ca")
+}
+
+/// The pod volume of the API Deployment that mounts the config Secret.
+pub const CONFIG_VOLUME: &str = "config";
+
+/// The config Secret a live API Deployment mounts, if any: what the store controller reads to
+/// see its section projected, and what the Barbican controller keeps for rollback.
+pub fn mounted_config(deployment: &k8s_openapi::api::apps::v1::Deployment) -> Option<String> {
+    deployment
+        .spec
+        .template
+        .spec
+        .as_ref()?
+        .volumes
+        .iter()
+        .flatten()
+        .find(|v| v.name == CONFIG_VOLUME)?
+        .secret
+        .as_ref()?
+        .secret_name
+        .clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

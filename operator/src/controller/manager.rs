@@ -28,7 +28,15 @@ use kube::{
 };
 
 use super::{
-    barbican::{health::PROBE_TIMEOUT, reconcile::reconcile, wakes},
+    barbican::{
+        health::PROBE_TIMEOUT,
+        reconcile::reconcile,
+        triggers::{
+            Wiring, own_children, own_http_routes, watch_attached_stores, watch_eso_stores,
+            watch_input_secrets, watch_mariadb,
+        },
+        wakes,
+    },
     cache::{Cache, slim},
     discovery::{probe_gateway_api, serves},
     env::Env,
@@ -37,10 +45,6 @@ use super::{
     pass::{Error, Next},
     probe_cache::ProbeCache,
     scope::{WatchScope, dynamic, typed},
-    triggers::{
-        Wiring, own_children, own_http_routes, watch_attached_stores, watch_eso_stores,
-        watch_input_secrets, watch_mariadb,
-    },
 };
 use crate::{
     api::{barbican::Barbican, secret_store::BarbicanSecretStore},

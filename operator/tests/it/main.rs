@@ -2,6 +2,7 @@
 //! file); each module is one former test file.
 
 mod api_lookups;
+mod architecture;
 mod crd_sync;
 mod kube_requests;
 mod render_golden;

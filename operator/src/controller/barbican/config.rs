@@ -16,13 +16,11 @@ use k8s_openapi::{
 };
 use kube::ResourceExt;
 
-use super::{
-    pod::mounted_config,
-    state::{State, owned_by, owned_metadata},
-};
+use super::state::{State, owned_by, owned_metadata};
 use crate::{
     api::conditions::EventReason,
     api::conditions::{BarbicanConditionType as T, Reason},
+    api::names::mounted_config,
     controller::{
         children::ChildError,
         events::Severity,

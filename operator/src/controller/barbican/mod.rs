@@ -23,6 +23,7 @@ pub mod secret_stores;
 pub mod secrets;
 pub mod service;
 pub mod state;
+pub mod triggers;
 pub mod uwsgi;
 pub mod wakes;
 

@@ -2,16 +2,16 @@
 //! mounts, the restricted security context, and how to read which config Secret a live
 //! Deployment mounts.
 
-use k8s_openapi::api::{
-    apps::v1::Deployment,
-    core::v1::{
-        Capabilities, KeyToPath, ProjectedVolumeSource, SeccompProfile, SecretProjection,
-        SecretVolumeSource, SecurityContext, Volume, VolumeMount, VolumeProjection,
-    },
+use k8s_openapi::api::core::v1::{
+    Capabilities, KeyToPath, ProjectedVolumeSource, SeccompProfile, SecretProjection,
+    SecretVolumeSource, SecurityContext, Volume, VolumeMount, VolumeProjection,
 };
 
 use super::{credential_env::Digests, dsn::TLS_DIR, projection::Projection};
-use crate::{api::BarbicanSpec, render::barbican_conf::SECRET_STORE_CA_FILE};
+use crate::{
+    api::{BarbicanSpec, names::CONFIG_VOLUME},
+    render::barbican_conf::SECRET_STORE_CA_FILE,
+};
 
 /// Where the config Secret is mounted: barbican's search path.
 pub const CONFIG_DIR: &str = "/etc/barbican";
@@ -129,24 +129,4 @@ pub fn volumes(spec: &BarbicanSpec, inputs: &Inputs) -> (Vec<Volume>, Vec<Volume
         mounts.push(mount(DB_TLS_VOLUME, &format!("{TLS_DIR}/")));
     }
     (volumes, mounts)
-}
-
-/// The pod volume that mounts the config Secret.
-pub const CONFIG_VOLUME: &str = "config";
-
-/// The config Secret a live Deployment mounts, if any.
-pub fn mounted_config(deployment: &Deployment) -> Option<String> {
-    deployment
-        .spec
-        .template
-        .spec
-        .as_ref()?
-        .volumes
-        .iter()
-        .flatten()
-        .find(|v| v.name == CONFIG_VOLUME)?
-        .secret
-        .as_ref()?
-        .secret_name
-        .clone()
 }

@@ -8,8 +8,10 @@
 use kube::ResourceExt;
 
 use crate::{
-    api::{names::approle_secret_name, secret_store::BarbicanSecretStore},
-    controller::secretstore::managed,
+    api::{
+        names::{approle_secret_name, instance_ca_secret_name},
+        secret_store::BarbicanSecretStore,
+    },
     render::barbican_conf::ProjectedStore,
 };
 
@@ -54,7 +56,7 @@ pub fn sources(store: &BarbicanSecretStore) -> (String, Option<String>) {
     ) {
         (Some(instance), _) => (
             approle_secret_name(&store.name_any()),
-            Some(managed::ca_secret_name(&instance.name)),
+            Some(instance_ca_secret_name(&instance.name)),
         ),
         (None, Some(server)) => (
             server.credentials_secret_ref.name.clone(),

@@ -17,12 +17,12 @@ use crate::{
     api::conditions::EventReason,
     api::{
         conditions::{BarbicanConditionType as T, Reason, StoreConditionType},
+        names::instance_url,
         secret_store::BarbicanSecretStore,
     },
     controller::{
         events::Severity,
         pipeline::{Outcome, StepFuture},
-        secretstore::managed,
         status::Report,
         step_error::{ErrorKind, StepError, api_error},
     },
@@ -136,7 +136,7 @@ fn projected(store: &BarbicanSecretStore, role_id: &str, has_ca: bool) -> Projec
         open_bao.and_then(|o| o.instance_ref.as_ref()),
         open_bao.and_then(|o| o.server.as_ref()),
     ) {
-        (Some(instance), _) => managed::url(&instance.name, &namespace),
+        (Some(instance), _) => instance_url(&instance.name, &namespace),
         (None, Some(server)) => server.url.clone(),
         (None, None) => String::new(),
     };

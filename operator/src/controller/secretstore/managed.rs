@@ -33,7 +33,7 @@ use super::{
 use crate::{
     api::{
         conditions::Reason,
-        names::approle_secret_name,
+        names::{INSTANCE_PORT, approle_secret_name, instance_ca_secret_name, instance_url},
         secret_store::{BarbicanSecretStore, CA_KEY, ROLE_ID_KEY, SECRET_ID_KEY},
     },
     clusters::tunnel::Tunnel,
@@ -59,19 +59,6 @@ pub fn openbao_cluster_resource() -> ApiResource {
 
 /// The lifetime of the provisioner token the operator asks for.
 pub const PROVISIONER_TOKEN_SECONDS: i64 = 600;
-
-/// The port a managed instance's Service serves OpenBao on.
-pub const INSTANCE_PORT: u16 = 8200;
-
-/// The in-cluster URL of a managed instance (its certificate's name).
-pub fn url(instance: &str, namespace: &str) -> String {
-    format!("https://{instance}.{namespace}.svc:{INSTANCE_PORT}")
-}
-
-/// The Secret holding a managed instance's CA bundle.
-pub fn ca_secret_name(instance: &str) -> String {
-    format!("{instance}-tls-ca")
-}
 
 /// The ServiceAccount the operator mints a bound token for.
 pub fn provisioner_account(instance: &str) -> String {
@@ -163,7 +150,7 @@ pub async fn pass(
             format!("OpenBaoCluster {instance:?} is not Available yet"),
         ));
     }
-    let ca_name = ca_secret_name(instance);
+    let ca_name = instance_ca_secret_name(instance);
     let ca_secret = children.get::<Secret>(&ca_name).await?;
     let ca_version = ca_secret.as_ref().and_then(|s| s.resource_version());
     let Some(ca) = text(ca_secret.as_ref(), CA_KEY) else {
@@ -217,7 +204,7 @@ pub async fn pass(
         Err(e) => return Err(e),
     };
     let target = Target {
-        url: url(instance, &namespace),
+        url: instance_url(instance, &namespace),
         ca_pem: Some(ca.into_bytes()),
         namespace: None,
     };
@@ -496,10 +483,10 @@ mod tests {
     #[test]
     fn the_instance_conventions_follow_its_name() {
         assert_eq!(
-            url("openbao-instance", "openstack"),
+            instance_url("openbao-instance", "openstack"),
             "https://openbao-instance.openstack.svc:8200"
         );
-        assert_eq!(ca_secret_name("bao"), "bao-tls-ca");
+        assert_eq!(instance_ca_secret_name("bao"), "bao-tls-ca");
         assert_eq!(provisioner_account("bao"), "bao-provisioner");
     }
 

@@ -17,12 +17,14 @@ use crate::{
     api::{
         barbican::Barbican,
         conditions::{Reason, StoreConditionType as T},
-        names::{CHILDREN_CLUSTER_ANNOTATION, REMOTE_CHILDREN_FINALIZER, approle_secret_name},
+        names::{
+            CHILDREN_CLUSTER_ANNOTATION, REMOTE_CHILDREN_FINALIZER, approle_secret_name,
+            mounted_config,
+        },
         secret_store::BarbicanSecretStore,
     },
     clusters::UNRESOLVED_REQUEUE,
     controller::{
-        barbican::pod::mounted_config,
         cache::current,
         children::Children,
         env::Env,

@@ -1,6 +1,6 @@
 //! What wakes a Barbican: each trigger of the Barbican controller as a named function that
 //! adds its watch to the controller. The children are owned (a change wakes the owner); the
-//! inputs are watched and mapped to the CRs that read them (see [`super::barbican::wakes`]).
+//! inputs are watched and mapped to the CRs that read them (see [`super::wakes`]).
 //! Kinds that come from other operators are watched only when the API server serves them.
 
 use futures::{Stream, StreamExt};
@@ -23,14 +23,14 @@ use kube::{
     },
 };
 
-use super::{
-    barbican::wakes,
+use super::wakes;
+use crate::api::{barbican::Barbican, refs::SecretStoreKind, secret_store::BarbicanSecretStore};
+use crate::controller::{
     cache::Cache,
     discovery::{GatewayApi, http_route_resource, serves},
     fanout::WatchEvents,
     scope::{WatchScope, dynamic, filling, typed},
 };
-use crate::api::{barbican::Barbican, refs::SecretStoreKind, secret_store::BarbicanSecretStore};
 
 /// What the Barbican controller's triggers are wired from.
 pub struct Wiring {
@@ -52,7 +52,7 @@ pub struct Wiring {
 /// Every child but the db-sync Job carries `app.kubernetes.io/managed-by`, so those kinds are
 /// watched by that label and the Deployments and Services of other applications never reach
 /// the operator. Jobs are watched as metadata, with copies of the operator's own held (see
-/// [`super::held`]): the db-sync Job has no labels (as the reference makes it).
+/// [`crate::controller::held`]): the db-sync Job has no labels (as the reference makes it).
 pub fn own_children(controller: Controller<Barbican>, w: &Wiring) -> Controller<Barbican> {
     let (client, scope, cache) = (&w.client, &w.scope, &w.cache);
     let config = &own_children_config(&w.config);
@@ -81,7 +81,7 @@ pub fn own_children(controller: Controller<Barbican>, w: &Wiring) -> Controller<
 pub fn own_children_config(config: &watcher::Config) -> watcher::Config {
     config.clone().labels(&format!(
         "app.kubernetes.io/managed-by={}",
-        super::barbican::labels::MANAGED_BY
+        super::labels::MANAGED_BY
     ))
 }
 
@@ -149,7 +149,7 @@ pub async fn watch_mariadb(
     mut controller: Controller<Barbican>,
     w: &Wiring,
 ) -> Controller<Barbican> {
-    let mariadb = super::barbican::database::mariadb_resource("MariaDB", "mariadbs");
+    let mariadb = super::database::mariadb_resource("MariaDB", "mariadbs");
     if !serves(&w.client, &mariadb).await.unwrap_or(false) {
         return controller;
     }
@@ -174,7 +174,7 @@ pub async fn watch_mariadb(
         ("User", "users"),
         ("Grant", "grants"),
     ] {
-        let resource = super::barbican::database::mariadb_resource(kind, plural);
+        let resource = super::database::mariadb_resource(kind, plural);
         controller = controller.owns_stream_with(
             w.scope.cached(
                 dynamic(&w.client, &resource),
@@ -201,7 +201,7 @@ pub async fn watch_eso_stores(
         ),
         ("SecretStore", "secretstores", SecretStoreKind::SecretStore),
     ] {
-        let resource = super::barbican::secrets::eso(kind, plural);
+        let resource = super::secrets::eso(kind, plural);
         if !serves(&w.client, &resource).await.unwrap_or(false) {
             continue;
         }
