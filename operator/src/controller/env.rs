@@ -34,8 +34,6 @@ pub struct Env {
     pub events: Events,
     /// How long a health probe may take.
     pub probe_timeout: Duration,
-    /// The secret stores' passing verdicts, reused until due.
-    pub verified: crate::controller::secretstore::verified::Verified,
     /// The registered target clusters.
     pub clusters: crate::clusters::Registry,
     /// The watch cache of BarbicanSecretStores: the SecretStores step finds a Barbican's stores

@@ -45,6 +45,7 @@ use super::{
     pass::{Error, Next},
     probe_cache::ProbeCache,
     scope::{WatchScope, dynamic, typed},
+    secretstore::verified::Verified,
 };
 use crate::{
     api::{barbican::Barbican, secret_store::BarbicanSecretStore},
@@ -216,14 +217,16 @@ impl<K: Resource<DynamicType = ()> + 'static> Requeues<K> {
     }
 }
 
-/// What the passes of one controller share: the environment, the requeues, the resync.
-struct Runtime<K: Resource<DynamicType = ()>> {
+/// What the passes of one controller share: the environment, the requeues, the resync, and
+/// the controller's own memory across passes (`S`; the store controller's verdicts).
+struct Runtime<K: Resource<DynamicType = ()>, S = ()> {
     env: Arc<Env>,
     requeues: Requeues<K>,
     resync: Duration,
+    state: S,
 }
 
-impl<K: Resource<DynamicType = ()> + 'static> Runtime<K> {
+impl<K: Resource<DynamicType = ()> + 'static, S> Runtime<K, S> {
     /// Schedules the next pass after `outcome`: when the pass asked (never later than the
     /// resync), at the resync when it waits for a change, with backoff after a failure.
     fn settle(&self, key: ObjectRef<K>, outcome: &Result<Next, Error>) {
@@ -315,8 +318,8 @@ fn observe<K: Resource>(
 }
 
 /// Forgets the requeue state of each CR whose deletion the watch delivers.
-fn forget_deleted<K: Resource<DynamicType = ()> + 'static>(
-    runtime: Arc<Runtime<K>>,
+fn forget_deleted<K: Resource<DynamicType = ()> + 'static, S: Send + Sync + 'static>(
+    runtime: Arc<Runtime<K, S>>,
 ) -> impl Fn(&Result<watcher::Event<K>, watcher::Error>) + Send + 'static {
     move |event| {
         if let Ok(watcher::Event::Delete(object)) = event {
@@ -347,7 +350,6 @@ pub async fn run_barbican_controller(
         events: Events::new(client.clone(), settings.clock.clone(), &settings.instance),
         operator_namespace: settings.operator_namespace.clone(),
         probe_timeout: settings.probe_timeout,
-        verified: Default::default(),
         stores: stores.clone(),
         barbicans: barbicans.clone(),
         cache: cache.clone(),
@@ -360,11 +362,13 @@ pub async fn run_barbican_controller(
         env,
         requeues,
         resync: settings.resync,
+        state: (),
     });
     let store_runtime = Arc::new(Runtime {
         env: runtime.env.clone(),
         requeues: store_requeues,
         resync: settings.resync,
+        state: Verified::default(),
     });
     let (remote_barbicans, remotely_woken) = mpsc::unbounded();
     let (remote_stores, remotely_woken_stores) = mpsc::unbounded();
@@ -390,10 +394,14 @@ pub async fn run_barbican_controller(
             .inspect({
                 // A deleted store is never reconciled again (it left the cache): its deletion
                 // is observed here, and its re-mint series and verdict go with it.
-                let env = runtime.env.clone();
+                let store_runtime = store_runtime.clone();
                 move |event| {
                     if let Ok(watcher::Event::Delete(store)) = event {
-                        super::secretstore::reconcile::forget(&env, store);
+                        super::secretstore::reconcile::forget(
+                            &store_runtime.env,
+                            &store_runtime.state,
+                            store,
+                        );
                     }
                 }
             })
@@ -514,7 +522,7 @@ struct Shared {
 
 async fn store_pass(
     store: Arc<BarbicanSecretStore>,
-    runtime: Arc<Runtime<BarbicanSecretStore>>,
+    runtime: Arc<Runtime<BarbicanSecretStore, Verified>>,
 ) -> Result<Action, Error> {
     // Not before the watch cache's first lists (see [`super::cache`]).
     runtime.env.cache.listed().await;
@@ -522,7 +530,7 @@ async fn store_pass(
     let outcome = contained(
         "secretstore",
         &runtime.env.metrics,
-        super::secretstore::reconcile::reconcile(runtime.env.clone(), store),
+        super::secretstore::reconcile::reconcile(runtime.env.clone(), &runtime.state, store),
     )
     .await;
     runtime.settle(key, &outcome);
@@ -536,7 +544,7 @@ async fn store_pass(
 async fn run_secret_store_controller(
     client: Client,
     scope: WatchScope,
-    runtime: Arc<Runtime<BarbicanSecretStore>>,
+    runtime: Arc<Runtime<BarbicanSecretStore, Verified>>,
     woken: mpsc::UnboundedReceiver<ObjectRef<BarbicanSecretStore>>,
     concurrency: u16,
     shared: Shared,

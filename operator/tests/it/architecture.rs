@@ -28,11 +28,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "secretstore",
         "wires the target clusters' watches to both controllers",
     ),
-    (
-        "controller/env.rs",
-        "secretstore",
-        "holds the store controller's verdict cache (issue 51: per-controller state out of Env)",
-    ),
 ];
 
 /// The module path of `file` under `src/` (`controller/env.rs` → `["controller", "env"]`).

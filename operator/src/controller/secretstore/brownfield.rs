@@ -6,7 +6,7 @@
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 
-use super::{approle::REVALIDATE, managed::text, status::Findings};
+use super::{approle::REVALIDATE, managed::text, status::Findings, verified::Verified};
 use crate::{
     api::{
         conditions::Reason,
@@ -30,6 +30,7 @@ fn failed(reason: Reason, message: impl Into<String>) -> Findings {
 /// One pass over a brownfield store.
 pub async fn pass(
     env: &Env,
+    verified: &Verified,
     store: &BarbicanSecretStore,
     children: &Children,
     spec: &OpenBaoStoreSpec,
@@ -80,12 +81,11 @@ pub async fn pass(
         ca_version
     );
     let now = env.clock.now();
-    if let Some(reused) = env.verified.reuse(&key, &inputs, now) {
+    if let Some(reused) = verified.reuse(&key, &inputs, now) {
         return Ok(reused);
     }
     let findings = validate(env, spec, &server.url, &role_id, &secret_id, ca_pem).await;
-    env.verified
-        .record(&key, inputs, &findings, env.clock.now());
+    verified.record(&key, inputs, &findings, env.clock.now());
     Ok(findings)
 }
 

@@ -29,6 +29,7 @@ use kube::{
 use super::{
     approle::{self, RETRY, Stamp, Step},
     status::Findings,
+    verified::Verified,
 };
 use crate::{
     api::{
@@ -125,6 +126,7 @@ const NOT_PROVISIONED: &str =
 /// One pass over a managed store naming `instance`.
 pub async fn pass(
     env: &Env,
+    verified: &Verified,
     store: &BarbicanSecretStore,
     children: &Children,
     instance: &str,
@@ -180,7 +182,7 @@ pub async fn pass(
         )
     };
     let now = env.clock.now();
-    if let Some(reused) = env.verified.reuse(&key, &inputs(secret.as_ref()), now) {
+    if let Some(reused) = verified.reuse(&key, &inputs(secret.as_ref()), now) {
         return Ok(reused);
     }
     let account = provisioner_account(instance);
@@ -249,8 +251,7 @@ pub async fn pass(
     let found = provisioned(env, store, children, &server, &provisioner, secret).await;
     provisioner.revoke_self().await;
     let (findings, secret) = found?;
-    env.verified
-        .record(&key, inputs(secret.as_ref()), &findings, env.clock.now());
+    verified.record(&key, inputs(secret.as_ref()), &findings, env.clock.now());
     Ok(findings)
 }
 

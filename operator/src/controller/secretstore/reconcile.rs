@@ -11,6 +11,7 @@ use super::{
     approle::RETRY,
     brownfield, managed,
     status::{Findings, StoreReport, conclude, new_failures, projects},
+    verified::Verified,
 };
 use crate::{
     api::conditions::EventReason,
@@ -72,10 +73,10 @@ async fn config_projected(
 
 /// Drops what the operator keeps about a store whose deletion it observed: its re-mint series
 /// and its verdict (garbage collection reclaims a local `<store>-approle`).
-pub fn forget(env: &Env, store: &BarbicanSecretStore) {
+pub fn forget(env: &Env, verified: &Verified, store: &BarbicanSecretStore) {
     env.metrics
         .forget_store(&store.name_any(), &store.namespace().unwrap_or_default());
-    env.verified.forget(&super::verified::key(store));
+    verified.forget(&super::verified::key(store));
 }
 
 /// The target clusters a store's credentials may live on: the one it recorded, and its
@@ -97,6 +98,7 @@ fn remote_clusters(store: &BarbicanSecretStore, parent: Option<&Barbican>) -> BT
 /// windows have run out; then it goes without cleanup and RemoteChildrenAbandoned says so.
 async fn finalize(
     env: &Env,
+    verified: &Verified,
     api: &Api<BarbicanSecretStore>,
     store: &BarbicanSecretStore,
     parent: Option<&Barbican>,
@@ -192,7 +194,7 @@ async fn finalize(
     {
         return Ok(Next::AwaitChange);
     }
-    forget(env, store);
+    forget(env, verified, store);
     let notes = [
         (!failed.is_empty()).then(|| {
             format!(
@@ -268,14 +270,18 @@ async fn record_cluster(
 }
 
 /// Runs one pass over `cached` (from a copy that has seen this operator's last write).
-pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Result<Next, Error> {
+pub async fn reconcile(
+    env: Arc<Env>,
+    verified: &Verified,
+    cached: Arc<BarbicanSecretStore>,
+) -> Result<Next, Error> {
     let (name, namespace) = (cached.name_any(), cached.namespace().unwrap_or_default());
     let api: Api<BarbicanSecretStore> = Api::namespaced(env.client.clone(), &namespace);
     let store = current(&api, &env.stores, &env.writes, &namespace, &name)
         .await
         .map_err(api_failed("reading the BarbicanSecretStore"))?;
     let Some(store) = store.filter(|s| s.uid() == cached.uid()) else {
-        forget(&env, &cached);
+        forget(&env, verified, &cached);
         return Ok(Next::AwaitChange);
     };
     let parent_name = store.spec.barbican_ref.name.clone();
@@ -295,9 +301,9 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
             .iter()
             .any(|f| f == REMOTE_CHILDREN_FINALIZER)
         {
-            return finalize(&env, &api, &store, parent.as_ref()).await;
+            return finalize(&env, verified, &api, &store, parent.as_ref()).await;
         }
-        forget(&env, &store);
+        forget(&env, verified, &store);
         return Ok(Next::AwaitChange);
     }
     let open_bao = store.spec.open_bao.as_ref();
@@ -365,8 +371,8 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<BarbicanSecretStore>) -> Resul
         ),
         (Some(_), Some(spec), Ok(children)) => {
             let findings = match &instance {
-                Some(instance) => managed::pass(&env, &store, &children, instance).await,
-                None => brownfield::pass(&env, &store, &children, spec).await,
+                Some(instance) => managed::pass(&env, verified, &store, &children, instance).await,
+                None => brownfield::pass(&env, verified, &store, &children, spec).await,
             }
             .map_err(api_failed("working on the store's Secrets"))?;
             let projected = config_projected(&children, &parent_name, &name)
