@@ -1,6 +1,7 @@
 //! Helpers shared by the workspace-level integration tests in `tests/tests/`.
 
 pub mod corpus;
+pub mod docs;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,6 @@
 
 mod common;
 mod demo;
-mod docs_commands;
 mod kubectl;
 mod operator_run;
 mod soak;

@@ -9,6 +9,7 @@ mod ci_scripts;
 mod clusters_registry;
 mod concurrency;
 mod containment;
+mod docs_commands;
 mod docs_links;
 mod examples;
 mod gateway_probe;

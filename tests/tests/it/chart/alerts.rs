@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use barbican_operator::metrics::Metrics;
-use barbican_tests::workspace_root;
+use barbican_tests::{docs::anchors, workspace_root};
 use serde_json::Value;
 
 use super::{FULLNAME, find, kinds, rendered};
@@ -136,26 +136,6 @@ fn printed_labels(text: &str) -> Vec<String> {
         .map(|rest| {
             rest.chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect()
-        })
-        .collect()
-}
-
-/// GitHub's anchors of the headings of `markdown`.
-fn anchors(markdown: &str) -> BTreeSet<String> {
-    markdown
-        .lines()
-        .filter_map(|l| l.strip_prefix('#'))
-        .map(|h| {
-            h.trim_start_matches('#')
-                .trim()
-                .to_lowercase()
-                .chars()
-                .filter_map(|c| match c {
-                    ' ' => Some('-'),
-                    c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
-                    _ => None,
-                })
                 .collect()
         })
         .collect()

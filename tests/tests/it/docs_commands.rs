@@ -21,20 +21,8 @@ use std::{
     process::Command,
 };
 
-use barbican_features::install_steps::{command_lines, workspace_root};
-
-/// The files whose `sh` blocks are checked.
-fn guides(root: &Path) -> Vec<PathBuf> {
-    let mut files = vec![root.join("README.md"), root.join("features/README.md")];
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    docs.sort();
-    files.extend(docs);
-    files
-}
+use barbican_features::install_steps::command_lines;
+use barbican_tests::{docs::documents, workspace_root};
 
 /// The text of every `sh` block of `markdown`.
 fn sh_blocks(markdown: &str) -> Vec<String> {
@@ -296,11 +284,8 @@ impl Checker {
 }
 
 /// The workspace's debug build of `name`: beside this test's binary (`target/debug/deps`), one
-/// directory up.
+/// directory up (a workspace test build builds every package's binaries).
 fn binary(name: &str) -> PathBuf {
-    if name == "barbican-sim" {
-        return PathBuf::from(env!("CARGO_BIN_EXE_barbican-sim"));
-    }
     let me = std::env::current_exe().unwrap();
     let deps = me.parent().unwrap();
     [deps, deps.parent().unwrap()]
@@ -316,7 +301,7 @@ fn every_command_a_guide_shows_names_what_exists_and_parses() {
     let mut checker = Checker::new(root.clone());
     let mut wrong = Vec::new();
     let mut ours = 0;
-    for file in guides(&root) {
+    for file in documents() {
         let text = std::fs::read_to_string(&file).unwrap();
         let shown = file.strip_prefix(&root).unwrap().display().to_string();
         for block in sh_blocks(&text) {
