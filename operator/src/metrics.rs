@@ -263,9 +263,9 @@ impl Metrics {
         }
     }
 
-    /// The value of the counter `name` (without the prefix) whose labels include `labels`,
+    /// The samples of the family `name` (without the prefix) whose labels include `labels`,
     /// read through a gather so that asking never creates a series.
-    fn counted(&self, name: &str, labels: &[(&str, &str)]) -> u64 {
+    fn samples(&self, name: &str, labels: &[(&str, &str)]) -> Vec<prometheus::proto::Metric> {
         let full = format!("{PREFIX}_{name}");
         self.registry
             .gather()
@@ -280,6 +280,14 @@ impl Metrics {
                         .any(|l| l.name() == *key && l.value() == *value)
                 })
             })
+            .cloned()
+            .collect()
+    }
+
+    /// The value of the counter `name` (without the prefix) whose labels include `labels`.
+    fn counted(&self, name: &str, labels: &[(&str, &str)]) -> u64 {
+        self.samples(name, labels)
+            .iter()
             .map(|metric| metric.get_counter().get_value() as u64)
             .sum()
     }
@@ -331,26 +339,14 @@ impl Metrics {
         namespace: &str,
         condition: &str,
     ) -> Option<i64> {
-        let full = format!("{PREFIX}_condition_status");
-        self.registry
-            .gather()
-            .iter()
-            .filter(|family| family.name() == full)
-            .flat_map(|family| family.get_metric())
-            .find(|metric| {
-                let labels = [
-                    ("kind", kind),
-                    ("name", name),
-                    ("namespace", namespace),
-                    ("condition", condition),
-                ];
-                labels.iter().all(|(key, value)| {
-                    metric
-                        .get_label()
-                        .iter()
-                        .any(|l| l.name() == *key && l.value() == *value)
-                })
-            })
+        let labels = [
+            ("kind", kind),
+            ("name", name),
+            ("namespace", namespace),
+            ("condition", condition),
+        ];
+        self.samples("condition_status", &labels)
+            .first()
             .map(|metric| metric.get_gauge().get_value() as i64)
     }
 
