@@ -159,7 +159,7 @@ pub fn metric_value(rendered: &str, metric: &str, labels: &str) -> Option<f64> {
 
 #[then(expr = "the operator's metric {string} with {string} reads {int}")]
 async fn metric_reads(world: &mut BarbicanWorld, metric: String, labels: String, value: i64) {
-    let rendered = world.env().metrics.render();
+    let rendered = world.env().operator_metrics().render();
     let found = metric_value(&rendered, &metric, &labels);
     assert_eq!(
         found,

@@ -225,7 +225,7 @@ async fn remints(
     store: String,
     namespace: String,
 ) {
-    let metrics = &world.env().metrics;
+    let metrics = world.env().operator_metrics();
     assert_eq!(
         (
             metrics.remints(&store, &namespace, Trigger::Proactive),
@@ -441,7 +441,7 @@ async fn remint_series(
         .eventually(Duration::from_secs(minutes * 60), || {
             let label = label.clone();
             async move {
-                let text = env.metrics.render();
+                let text = env.operator_metrics().render();
                 let present = text.lines().any(|l| {
                     l.starts_with("barbican_operator_secretstore_remints_total")
                         && l.contains(&label)

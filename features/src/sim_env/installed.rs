@@ -27,8 +27,9 @@ pub(super) async fn name_fakes_to(
     services: ServiceRegistry,
     control: SocketAddr,
 ) -> Result<tokio::task::JoinHandle<()>, Error> {
-    send(&services, control).await?;
+    // Subscribed first: a name registered while the first send is under way is sent again.
     let mut changes = services.subscribe();
+    send(&services, control).await?;
     Ok(tokio::spawn(async move {
         while changes.changed().await.is_ok() {
             if let Err(e) = send(&services, control).await {

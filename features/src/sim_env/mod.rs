@@ -595,11 +595,10 @@ impl SimEnv {
     /// On a real API server, where the operator is the chart's ServiceAccount: a store's
     /// OpenBaoCluster joins the chart's `rbac.secretStoreNamespaces` before the store is
     /// applied, as the platform team lists it in the release's values (without it the store
-    /// reports `ProvisioningDenied`). On the sim the operator is the administrator.
-    /// On a real API server, grants the operator what the chart's `rbac.secretStoreNamespaces`
-    /// grants for `object`'s namespace and instance, when it is a managed store: applied as
-    /// helm applies it (against an installed operator, what a `helm upgrade` naming that
-    /// namespace renders; a scenario's namespaces, and their Roles, go with its clean-up).
+    /// reports `ProvisioningDenied`), applied as helm applies it. Against an installed
+    /// operator that is what a `helm upgrade` naming the namespace renders; a scenario's
+    /// namespaces, and their Roles, go with its clean-up. On the sim the operator is the
+    /// administrator.
     async fn grant_store(&self, object: &Value) -> Result<(), Error> {
         if !self.on_real_cluster() || object["kind"] != "BarbicanSecretStore" {
             return Ok(());

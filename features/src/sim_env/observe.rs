@@ -137,6 +137,7 @@ impl SimEnv {
         what: &str,
     ) -> Result<(), Error> {
         let mut places: Vec<(String, String)> = Vec::new();
+        self.operator_in_process()?;
         places.push(("the operator's /metrics".into(), self.metrics.render()));
         let secrets = Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
             self.scenario_client(),

@@ -37,18 +37,36 @@ pub(super) fn start_operator(
 }
 
 impl SimEnv {
+    /// Whether the operator runs in this process; against the chart's installed pods
+    /// ([`crate::backend::INSTALLED_OPERATOR_VAR`]), the error a step of
+    /// [`crate::backend::IN_PROCESS_STEPS`] fails with.
+    pub fn operator_in_process(&self) -> Result<(), Error> {
+        match &self.backend {
+            Backend::Cluster {
+                installed_operator: Some(_),
+                ..
+            } => Err(format!(
+                "the operator runs as the chart's pods here, not in this process: tag the scenario @{}",
+                crate::backend::IN_PROCESS_OPERATOR
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The in-process operator's metrics; a step reading them against the chart's installed
+    /// pods fails saying so (their counters are in the pods, not here).
+    pub fn operator_metrics(&self) -> &Metrics {
+        if let Err(e) = self.operator_in_process() {
+            panic!("{e}");
+        }
+        &self.metrics
+    }
+
     /// Stops the operator and starts a new one, as a restarted pod would: nothing carries
     /// over but what the cluster stores, and the new process has fresh metrics.
     pub fn restart_operator(&mut self) {
-        if let Backend::Cluster {
-            installed_operator: Some(_),
-            ..
-        } = &self.backend
-        {
-            panic!(
-                "the operator runs as the chart's pods here, not in this process: tag the scenario @{}",
-                crate::backend::IN_PROCESS_OPERATOR
-            );
+        if let Err(e) = self.operator_in_process() {
+            panic!("{e}");
         }
         self.operator.abort();
         self.metrics = Arc::new(Metrics::new());
