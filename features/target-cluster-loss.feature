@@ -69,6 +69,8 @@ Feature: A Barbican placed on a target cluster, and what happens when that clust
       | SecretsReady | False  | TargetClusterUnavailable |
       | Ready        | False  | NotAllReady              |
     And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "cluster not found"
+    # A pass held at the gate reports its conditions to the series too.
+    And the operator's metric "barbican_operator_condition_status" with "kind=Barbican,name=barbican,namespace=openstack,condition=SecretsReady" reads 0
     And within 1 minute the BarbicanSecretStore "vault-legacy" in "openstack" reports:
       | condition        | status | reason                   |
       | CredentialsReady | False  | TargetClusterUnavailable |
@@ -93,6 +95,14 @@ Feature: A Barbican placed on a target cluster, and what happens when that clust
     When the scenario works on the management cluster
     Then the Deployment "barbican" in "openstack" does not exist
     And the Secret "barbican-db-connection" in "openstack" does not exist
+
+  Scenario: a Barbican held at the gate and deleted takes its series along, though it never held a finalizer
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                   |
+      | SecretsReady | False  | TargetClusterUnavailable |
+    When the Barbican "barbican" in "openstack" is deleted
+    Then within 1 minute the Barbican "barbican" in "openstack" is gone
+    And the operator's metrics lack series for the Barbican "barbican" in "openstack"
 
   Scenario: a cluster deregistered under a Ready Barbican flips SecretsReady and leaves the children where they are
     Given the target cluster "edge-1" is registered

@@ -53,6 +53,8 @@ pub struct Metrics {
 const JOB_TOTALS: [&str; 2] = ["db_sync_total", "db_clean_total"];
 /// The re-mint counter (without the prefix).
 const REMINTS_TOTAL: &str = "secretstore_remints_total";
+/// The condition gauge (without the prefix).
+const CONDITION_STATUS: &str = "condition_status";
 
 /// Why a store's secret ID was re-minted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +84,15 @@ impl Default for Metrics {
 fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
     let vec = IntCounterVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels)
         .expect("a valid counter");
+    registry
+        .register(Box::new(vec.clone()))
+        .expect("registered once");
+    vec
+}
+
+fn gauge(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    let vec = IntGaugeVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels)
+        .expect("a valid gauge");
     registry
         .register(Box::new(vec.clone()))
         .expect("registered once");
@@ -183,20 +194,12 @@ impl Metrics {
                 "Requests sent to an API server, by verb, resource and answer (code, or timeout/error)",
                 &["verb", "resource", "code"],
             ),
-            conditions: {
-                let vec = IntGaugeVec::new(
-                    Opts::new(
-                        format!("{PREFIX}_condition_status"),
-                        "1 while the condition of the CR is True, 0 while it is False or Unknown",
-                    ),
-                    &["kind", "name", "namespace", "condition"],
-                )
-                .expect("a valid gauge");
-                registry
-                    .register(Box::new(vec.clone()))
-                    .expect("registered once");
-                vec
-            },
+            conditions: gauge(
+                &registry,
+                CONDITION_STATUS,
+                "1 while the condition of the CR is True, 0 while it is False or Unknown",
+                &["kind", "name", "namespace", "condition"],
+            ),
             registry,
         }
     }
@@ -345,7 +348,7 @@ impl Metrics {
             ("namespace", namespace),
             ("condition", condition),
         ];
-        self.samples("condition_status", &labels)
+        self.samples(CONDITION_STATUS, &labels)
             .first()
             .map(|metric| metric.get_gauge().get_value() as i64)
     }

@@ -580,7 +580,7 @@ async fn restart(world: &mut BarbicanWorld) {
     expr = "the operator has counted {int} db-sync Job(s) for the Barbican {string} in {string}"
 )]
 async fn counted(world: &mut BarbicanWorld, count: u64, name: String, namespace: String) {
-    let counted = world.env().metrics.jobs_counted(
+    let counted = world.env().operator_metrics().jobs_counted(
         barbican_operator::metrics::JobKind::DbSync,
         &name,
         &namespace,
@@ -593,12 +593,17 @@ async fn counted(world: &mut BarbicanWorld, count: u64, name: String, namespace:
 
 #[then(expr = "the operator's metrics {word} series for the Barbican {string} in {string}")]
 async fn metric_series(world: &mut BarbicanWorld, verb: String, name: String, namespace: String) {
-    let text = world.env().metrics.render();
+    let text = world.env().operator_metrics().render();
+    // Its Job series, and (for `lack`) its condition series too.
     let label = format!("barbican=\"{name}\",namespace=\"{namespace}\"");
+    let conditions = format!("kind=\"Barbican\",name=\"{name}\",namespace=\"{namespace}\"");
     let present = text.contains(&label);
     match verb.as_str() {
         "have" => assert!(present, "no series labelled {label}:\n{text}"),
-        "lack" => assert!(!present, "series labelled {label} remain:\n{text}"),
+        "lack" => assert!(
+            !present && !text.contains(&conditions),
+            "series labelled {label} or {conditions} remain:\n{text}"
+        ),
         other => panic!("{other:?}: say have or lack"),
     }
 }

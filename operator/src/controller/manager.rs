@@ -383,6 +383,19 @@ pub async fn run_barbican_controller(
             .modify(slim)
             .reflect(writer)
             .inspect(observe(runtime.env.clone()))
+            .inspect({
+                // A Barbican that never held a finalizer (gated at create) leaves without a
+                // release: its series go when its deletion is observed.
+                let env = runtime.env.clone();
+                move |event| {
+                    if let Ok(watcher::Event::Delete(barbican)) = event {
+                        env.metrics.forget_barbican(
+                            &barbican.name_any(),
+                            &barbican.namespace().unwrap_or_default(),
+                        );
+                    }
+                }
+            })
             .inspect(forget_deleted(runtime.clone())),
     );
     let [store_events, own_events] = fan_out(

@@ -110,8 +110,9 @@ fn abandoned_note(cluster: &str, barbican: &Barbican, why: &str) -> String {
 }
 
 /// The deletion of a Barbican carrying this operator's finalizers: the by-name cleanups, then
-/// the sweep of a target cluster, then the finalizers released. A target that does not resolve holds the
-/// finalizers (15 s requeues) until both windows have run out, then they go without cleanup.
+/// the sweep of a target cluster, then the finalizers released. A target that does not resolve
+/// holds the finalizers (15 s requeues) until both windows have run out, then they go without
+/// cleanup.
 async fn finalize(env: &Arc<Env>, barbican: Arc<Barbican>) -> Result<Next, Error> {
     let target = barbican
         .spec
@@ -334,11 +335,33 @@ async fn gate(env: &Env, barbican: &Barbican, message: String) -> Result<(), Err
         generation,
         now,
     );
-    if let Some(status) = conclude(&before, after, generation, now) {
-        write_status(&env.writes, &api, &barbican.name_any(), &before, &status)
+    persist(env, &api, barbican, &before, after, now).await
+}
+
+/// Writes `after` over `before` when the pass changed anything worth writing ([`conclude`]),
+/// and sets the Barbican's condition series to the conditions that stand now: every exit of a
+/// pass that reports conditions goes through here, so the series never lag the status.
+async fn persist(
+    env: &Env,
+    api: &Api<Barbican>,
+    barbican: &Barbican,
+    before: &crate::api::BarbicanStatus,
+    after: crate::api::BarbicanStatus,
+    now: jiff::Timestamp,
+) -> Result<(), Error> {
+    let name = barbican.name_any();
+    let concluded = conclude(before, after, barbican.metadata.generation, now);
+    if let Some(status) = &concluded {
+        write_status(&env.writes, api, &name, before, status)
             .await
             .map_err(api_failed("writing the status"))?;
     }
+    env.metrics.conditions(
+        "Barbican",
+        &name,
+        &barbican.namespace().unwrap_or_default(),
+        &concluded.as_ref().unwrap_or(before).conditions,
+    );
     Ok(())
 }
 
@@ -401,20 +424,15 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
     let mut state = State::new(env.clone(), barbican.clone(), children);
     let pass = pipeline().run(&mut state, env.metrics.as_ref()).await;
     let before = barbican.status.clone().unwrap_or_default();
-    let concluded = conclude(
+    persist(
+        &env,
+        &api,
+        &barbican,
         &before,
         state.status.clone(),
-        barbican.metadata.generation,
         env.clock.now(),
-    );
-    if let Some(status) = &concluded {
-        write_status(&env.writes, &api, &name, &before, status)
-            .await
-            .map_err(api_failed("writing the status"))?;
-    }
-    let conditions = &concluded.as_ref().unwrap_or(&before).conditions;
-    env.metrics
-        .conditions("Barbican", &name, &namespace, conditions);
+    )
+    .await?;
     if let Some((step, error)) = pass.errors.into_iter().next() {
         return Err(Error::Step {
             step,
