@@ -2,18 +2,16 @@
 //! envelope around a `runtime.Unknown` (type meta, then the object's own protobuf bytes),
 //! decoded into the JSON object the rest of the sim works on, and answers encoded alike.
 //!
-//! kubectl sends protobuf from its generators (`kubectl create namespace|configmap|secret|…`),
-//! `kubectl autoscale`, `kubectl create job --from`, and its reviews (`kubectl auth can-i|
-//! whoami`). The messages of those kinds are described in [`messages`]. A kind not described,
-//! or a field number a message does not have, is refused naming it, never dropped: a field
-//! read wrongly would be stored wrongly.
+//! Every kind of k8s.io/api and apimachinery's meta/v1 is read, from the message table
+//! generated from Kubernetes' own `generated.proto` files and Go types ([`table`]). A field
+//! number a message does not have is refused naming it, never dropped: a field read wrongly
+//! would be stored wrongly.
 
 use serde_json::{Map, Value, json};
 
-mod messages;
+mod table;
 
-use Kind::{Bool, BytesMap, Int, IntOrString, QuantityMap, Text, TextMap, Time};
-use messages::{Field, Kind, Message, message_of};
+use table::{Field, Label, Message, Shape, Table, Type};
 
 /// The four bytes ahead of every Kubernetes protobuf body.
 pub const MAGIC: &[u8] = b"k8s\0";
@@ -29,7 +27,7 @@ pub enum ProtobufError {
     Malformed(&'static str),
     /// A kind this sim does not read as protobuf.
     #[error(
-        "the sim reads protobuf bodies of Namespaces, ConfigMaps, Secrets, ServiceAccounts, Services, ResourceQuotas, Deployments, Jobs, CronJobs, PodDisruptionBudgets, PriorityClasses, Ingresses, autoscaling/v1 HorizontalPodAutoscalers, RBAC roles and bindings, CertificateSigningRequests, TokenRequests, self-reviews and DeleteOptions; send {kind} ({api_version}) as JSON"
+        "the sim reads protobuf bodies of the kinds of k8s.io/api and meta.k8s.io/v1; send {kind} ({api_version}) as JSON"
     )]
     UnknownKind {
         /// The body's apiVersion.
@@ -40,13 +38,16 @@ pub enum ProtobufError {
     /// A field number the message does not have (or not as this wire type).
     #[error("{message} has no field {number} of wire type {wire}")]
     UnknownField {
-        /// The message's name.
-        message: &'static str,
+        /// The message's full name.
+        message: String,
         /// The field number.
         number: u64,
         /// The wire type found.
         wire: u64,
     },
+    /// A message the sim does not read (no kind holds one).
+    #[error("{0} is not read in protobuf; send the object as JSON")]
+    Unread(String),
 }
 
 /// Decodes a `k8s\0`-prefixed protobuf body into the JSON object it stands for.
@@ -70,11 +71,14 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
             _ => {}
         }
     }
-    let message = message_of(&api_version, &kind).ok_or_else(|| ProtobufError::UnknownKind {
-        api_version: api_version.clone(),
-        kind: kind.clone(),
-    })?;
-    let mut object = read(message, raw)?;
+    let table = Table::get();
+    let message = table
+        .kind(&api_version, &kind)
+        .ok_or_else(|| ProtobufError::UnknownKind {
+            api_version: api_version.clone(),
+            kind: kind.clone(),
+        })?;
+    let mut object = read(table, message, raw)?;
     if let Some(fields) = object.as_object_mut() {
         fields.insert("apiVersion".into(), json!(api_version));
         fields.insert("kind".into(), json!(kind));
@@ -83,17 +87,18 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
 }
 
 /// `object` as kube-apiserver answers it in `application/vnd.kubernetes.protobuf`: the `k8s\0`
-/// envelope around a `runtime.Unknown`. `None` when the kind is not described here or the
-/// object holds a field its message does not describe (the answer is then JSON, which every
-/// client that asks for protobuf also accepts): a field written wrongly would be read wrongly.
+/// envelope around a `runtime.Unknown`. `None` when the kind has no message or the object
+/// holds a field its message does not describe (the answer is then JSON, which every client
+/// that asks for protobuf also accepts): a field written wrongly would be read wrongly.
 pub fn encode(object: &Value) -> Option<Vec<u8>> {
     let api_version = object.get("apiVersion")?.as_str()?;
     let kind = object.get("kind")?.as_str()?;
-    let message = message_of(api_version, kind)?;
+    let table = Table::get();
+    let message = table.kind(api_version, kind)?;
     let mut fields = object.as_object()?.clone();
     fields.remove("apiVersion");
     fields.remove("kind");
-    let raw = write(message, &Value::Object(fields))?;
+    let raw = write(table, message, &Value::Object(fields))?;
     let mut type_meta = Vec::new();
     put_bytes(&mut type_meta, 1, api_version.as_bytes());
     put_bytes(&mut type_meta, 2, kind.as_bytes());
@@ -103,101 +108,153 @@ pub fn encode(object: &Value) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The full names of every message the sim reads and writes.
+pub fn message_names() -> impl Iterator<Item = &'static str> {
+    Table::get().messages.iter().map(|m| m.name.as_str())
+}
+
+/// Every kind read in protobuf, as (apiVersion, kind).
+pub fn kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
+    Table::get().kinds()
+}
+
+/// One message's bytes (no envelope) for its JSON value; `None` as for [`encode`] or for a
+/// name not in the table.
+pub fn encode_message(name: &str, value: &Value) -> Option<Vec<u8>> {
+    let table = Table::get();
+    let message = table.message(name)?;
+    let mut out = Vec::new();
+    write_message_value(table, message, value, &mut out)?;
+    Some(out)
+}
+
+/// One message's bytes (no envelope) as its JSON value; `Ok(None)` where Go writes no JSON
+/// value (a zero time).
+pub fn decode_message(name: &str, bytes: &[u8]) -> Result<Option<Value>, ProtobufError> {
+    let table = Table::get();
+    let message = table
+        .message(name)
+        .ok_or_else(|| ProtobufError::Unread(name.to_string()))?;
+    read_message_value(table, message, bytes)
+}
+
+/// The JSON names a message's object holds, its inlined messages' included.
+fn json_names<'t>(table: &'t Table, message: &'t Message, out: &mut Vec<&'t str>) {
+    for field in &message.fields {
+        match field.ty {
+            Type::Message(inner) if field.inline => json_names(table, &table.messages[inner], out),
+            _ => out.push(&field.name),
+        }
+    }
+}
+
 /// One JSON object as `message`'s bytes; `None` for a field the message does not describe.
-fn write(message: &'static Message, object: &Value) -> Option<Vec<u8>> {
+fn write(table: &Table, message: &Message, object: &Value) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let fields = object.as_object()?;
     // An embedded message's fields sit in this object: they are written as that message.
     let mut inlined = Vec::new();
-    for field in message.fields {
-        if let Kind::Inline(inner) = field.kind {
-            let own: Map<String, Value> = fields
-                .iter()
-                .filter(|(name, _)| inner.fields.iter().any(|f| f.name == name.as_str()))
-                .map(|(name, value)| (name.clone(), value.clone()))
-                .collect();
-            put_bytes(&mut out, field.number, &write(inner, &Value::Object(own))?);
-            inlined.extend(inner.fields.iter().map(|f| f.name));
-        }
+    for field in message.fields.iter().filter(|f| f.inline) {
+        let Type::Message(inner) = field.ty else {
+            return None;
+        };
+        let inner = &table.messages[inner];
+        let mut names = Vec::new();
+        json_names(table, inner, &mut names);
+        let own: Map<String, Value> = fields
+            .iter()
+            .filter(|(name, _)| names.contains(&name.as_str()))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        put_bytes(
+            &mut out,
+            field.number,
+            &write(table, inner, &Value::Object(own))?,
+        );
+        inlined.extend(names);
     }
     for (name, value) in fields {
         if value.is_null() || inlined.contains(&name.as_str()) {
             continue;
         }
-        let field = message.fields.iter().find(|f| f.name == name)?;
-        let values: Vec<&Value> = if field.repeated {
-            value.as_array()?.iter().collect()
-        } else {
-            vec![value]
-        };
-        for value in values {
-            write_value(&mut out, field, value)?;
+        let field = message
+            .fields
+            .iter()
+            .find(|f| !f.inline && f.name == *name)?;
+        match field.label {
+            Label::One => write_field(table, &mut out, field.number, field.ty, value)?,
+            Label::Many => {
+                for item in value.as_array()? {
+                    write_field(table, &mut out, field.number, field.ty, item)?;
+                }
+            }
+            Label::Map => {
+                for (key, entry) in value.as_object()? {
+                    let mut pair = Vec::new();
+                    put_bytes(&mut pair, 1, key.as_bytes());
+                    write_field(table, &mut pair, 2, field.ty, entry)?;
+                    put_bytes(&mut out, field.number, &pair);
+                }
+            }
         }
     }
     Some(out)
 }
 
-/// One value of `field`, appended to `out`.
-fn write_value(out: &mut Vec<u8>, field: &Field, value: &Value) -> Option<()> {
-    let n = field.number;
-    match field.kind {
-        Text => put_bytes(out, n, value.as_str()?.as_bytes()),
-        Int => put_varint_field(out, n, value.as_i64()? as u64),
-        Bool => put_varint_field(out, n, u64::from(value.as_bool()?)),
-        Kind::Message(inner) => put_bytes(out, n, &write(inner, value)?),
-        Kind::Quantity => {
-            let mut quantity = Vec::new();
-            put_bytes(&mut quantity, 1, value.as_str()?.as_bytes());
-            put_bytes(out, n, &quantity);
+/// One value of type `ty` as field `number`, appended to `out`.
+fn write_field(
+    table: &Table,
+    out: &mut Vec<u8>,
+    number: u64,
+    ty: Type,
+    value: &Value,
+) -> Option<()> {
+    match ty {
+        Type::String => put_bytes(out, number, value.as_str()?.as_bytes()),
+        Type::Int => put_varint_field(out, number, value.as_i64()? as u64),
+        Type::Bool => put_varint_field(out, number, u64::from(value.as_bool()?)),
+        Type::Bytes => put_bytes(out, number, &crate::tokens::base64_decode(value.as_str()?)?),
+        Type::Message(inner) => {
+            let mut bytes = Vec::new();
+            write_message_value(table, &table.messages[inner], value, &mut bytes)?;
+            put_bytes(out, number, &bytes);
         }
-        // Written with the enclosing object (see `write`); never a field of its own in JSON.
-        Kind::Inline(_) => return None,
-        Kind::Bytes => put_bytes(out, n, &crate::tokens::base64_decode(value.as_str()?)?),
-        Kind::RawJson => {
-            let mut raw = Vec::new();
-            put_bytes(&mut raw, 1, value.to_string().as_bytes());
-            put_bytes(out, n, &raw);
-        }
-        Time => {
+    }
+    Some(())
+}
+
+/// A message's JSON value as its bytes, by its shape.
+fn write_message_value(
+    table: &Table,
+    message: &Message,
+    value: &Value,
+    out: &mut Vec<u8>,
+) -> Option<()> {
+    match message.shape {
+        Shape::Object => out.extend(write(table, message, value)?),
+        Shape::Time | Shape::MicroTime => {
             let at: jiff::Timestamp = value.as_str()?.parse().ok()?;
-            let mut time = Vec::new();
-            put_varint_field(&mut time, 1, at.as_second() as u64);
+            put_varint_field(out, 1, at.as_second() as u64);
             if at.subsec_nanosecond() != 0 {
-                put_varint_field(&mut time, 2, at.subsec_nanosecond() as u64);
-            }
-            put_bytes(out, n, &time);
-        }
-        IntOrString => {
-            let mut int_or_string = Vec::new();
-            match value {
-                Value::String(text) => {
-                    put_varint_field(&mut int_or_string, 1, 1);
-                    put_bytes(&mut int_or_string, 3, text.as_bytes());
-                }
-                other => put_varint_field(&mut int_or_string, 2, other.as_i64()? as u64),
-            }
-            put_bytes(out, n, &int_or_string);
-        }
-        TextMap | BytesMap | QuantityMap => {
-            for (key, entry) in value.as_object()? {
-                let text = entry.as_str()?;
-                let bytes = match field.kind {
-                    BytesMap => crate::tokens::base64_decode(text)?,
-                    QuantityMap => {
-                        let mut quantity = Vec::new();
-                        put_bytes(&mut quantity, 1, text.as_bytes());
-                        quantity
-                    }
-                    _ => text.as_bytes().to_vec(),
-                };
-                let mut pair = Vec::new();
-                put_bytes(&mut pair, 1, key.as_bytes());
-                put_bytes(&mut pair, 2, &bytes);
-                put_bytes(out, n, &pair);
+                put_varint_field(out, 2, at.subsec_nanosecond() as u64);
             }
         }
-        // A status this sim does not describe cannot be answered in protobuf.
-        Kind::Discarded => return None,
+        Shape::Quantity => put_bytes(out, 1, value.as_str()?.as_bytes()),
+        Shape::IntOrString => match value {
+            Value::String(text) => {
+                put_varint_field(out, 1, 1);
+                put_bytes(out, 3, text.as_bytes());
+            }
+            other => put_varint_field(out, 2, other.as_i64()? as u64),
+        },
+        Shape::RawJson => put_bytes(out, 1, value.to_string().as_bytes()),
+        Shape::Slice => {
+            let field = message.fields.first()?;
+            for item in value.as_array()? {
+                write_field(table, out, field.number, field.ty, item)?;
+            }
+        }
+        Shape::Unread => return None,
     }
     Some(())
 }
@@ -225,12 +282,12 @@ pub fn put_bytes(out: &mut Vec<u8>, number: u64, bytes: &[u8]) {
 }
 
 /// One message's bytes as a JSON object.
-fn read(message: &'static Message, bytes: &[u8]) -> Result<Value, ProtobufError> {
+fn read(table: &Table, message: &Message, bytes: &[u8]) -> Result<Value, ProtobufError> {
     let mut object = Map::new();
     for entry in Reader(bytes) {
         let (number, wire) = entry?;
         let unknown = || ProtobufError::UnknownField {
-            message: message.name,
+            message: message.name.clone(),
             number,
             wire: wire.type_number(),
         };
@@ -239,73 +296,129 @@ fn read(message: &'static Message, bytes: &[u8]) -> Result<Value, ProtobufError>
             .iter()
             .find(|f| f.number == number)
             .ok_or_else(unknown)?;
-        let value = match (field.kind, wire) {
-            (Kind::Discarded, _) => continue,
-            (Kind::Inline(inner), Wire::Bytes(b)) => {
-                if let Value::Object(embedded) = read(inner, b)? {
-                    object.extend(embedded);
-                }
-                continue;
+        if field.inline {
+            let (Type::Message(inner), Wire::Bytes(b)) = (field.ty, wire) else {
+                return Err(unknown());
+            };
+            if let Value::Object(embedded) = read(table, &table.messages[inner], b)? {
+                object.extend(embedded);
             }
-            (Text, Wire::Bytes(b)) => json!(text(b)?),
-            (Int, Wire::Varint(v)) => json!(v as i64),
-            (Bool, Wire::Varint(v)) => json!(v != 0),
-            (Kind::Message(inner), Wire::Bytes(b)) => read(inner, b)?,
-            (Time, Wire::Bytes(b)) => match time(b)? {
-                Some(at) => at,
-                // Go writes a zero time as an empty message: no time at all.
-                None => continue,
-            },
-            (IntOrString, Wire::Bytes(b)) => int_or_string(b)?,
-            (Kind::Quantity, Wire::Bytes(b)) => quantity(b)?,
-            (Kind::Bytes, Wire::Bytes(b)) => json!(crate::tokens::base64(b)),
-            (Kind::RawJson, Wire::Bytes(b)) => raw_json(b)?,
-            (TextMap | BytesMap | QuantityMap, Wire::Bytes(b)) => {
-                let (key, value) = map_entry(b, field.kind)?;
-                let map = object
-                    .entry(field.name)
-                    .or_insert_with(|| json!({}))
-                    .as_object_mut()
-                    .ok_or(ProtobufError::Malformed(
-                        "a map field repeats as another kind",
-                    ))?;
+            continue;
+        }
+        if field.label == Label::Map {
+            let Wire::Bytes(b) = wire else {
+                return Err(unknown());
+            };
+            let (key, value) = map_entry(table, field, b)?;
+            let map = object
+                .entry(field.name.clone())
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+                .ok_or(ProtobufError::Malformed(
+                    "a map field repeats as another kind",
+                ))?;
+            if let Some(value) = value {
                 map.insert(key, value);
-                continue;
             }
-            _ => return Err(unknown()),
+            continue;
+        }
+        let Some(value) = read_field(table, field.ty, wire).ok_or_else(unknown)?? else {
+            continue;
         };
         let zero = matches!(&value, Value::String(t) if t.is_empty())
             || value == json!(0)
             || value == json!(false);
-        if zero && !field.pointer && !field.repeated {
-            continue;
-        }
-        if field.repeated {
+        if field.label == Label::Many {
             object
-                .entry(field.name)
+                .entry(field.name.clone())
                 .or_insert_with(|| json!([]))
                 .as_array_mut()
                 .ok_or(ProtobufError::Malformed(
                     "a repeated field repeats as another kind",
                 ))?
                 .push(value);
-        } else {
-            object.insert(field.name.into(), value);
+        } else if !zero || field.keep_zero {
+            // Go's JSON leaves a zero out of an `omitempty` field that is not a pointer.
+            object.insert(field.name.clone(), value);
         }
     }
     Ok(Value::Object(object))
 }
 
-/// `meta.v1.FieldsV1` (its `Raw` bytes, field 1, are JSON) as that JSON.
+/// One value of type `ty` from the wire; `None` when the wire type does not fit the type,
+/// `Ok(None)` when Go writes no JSON value for it (a zero time).
+fn read_field(
+    table: &Table,
+    ty: Type,
+    wire: Wire<'_>,
+) -> Option<Result<Option<Value>, ProtobufError>> {
+    Some(match (ty, wire) {
+        (Type::String, Wire::Bytes(b)) => text(b).map(|t| Some(json!(t))),
+        (Type::Int, Wire::Varint(v)) => Ok(Some(json!(v as i64))),
+        (Type::Bool, Wire::Varint(v)) => Ok(Some(json!(v != 0))),
+        (Type::Bytes, Wire::Bytes(b)) => Ok(Some(json!(crate::tokens::base64(b)))),
+        (Type::Message(inner), Wire::Bytes(b)) => {
+            read_message_value(table, &table.messages[inner], b)
+        }
+        _ => return None,
+    })
+}
+
+/// A message's bytes as its JSON value, by its shape.
+fn read_message_value(
+    table: &Table,
+    message: &Message,
+    bytes: &[u8],
+) -> Result<Option<Value>, ProtobufError> {
+    Ok(match message.shape {
+        Shape::Object => Some(read(table, message, bytes)?),
+        // Go writes a zero time as an empty message: no time at all.
+        Shape::Time => time(bytes, false)?,
+        Shape::MicroTime => time(bytes, true)?,
+        Shape::Quantity => Some(quantity(bytes)?),
+        Shape::IntOrString => Some(int_or_string(bytes)?),
+        Shape::RawJson => Some(raw_json(bytes)?),
+        Shape::Slice => {
+            let field = message
+                .fields
+                .first()
+                .ok_or(ProtobufError::Malformed("a slice message has no field"))?;
+            let mut items = Vec::new();
+            for entry in Reader(bytes) {
+                let (number, wire) = entry?;
+                let unknown = ProtobufError::UnknownField {
+                    message: message.name.clone(),
+                    number,
+                    wire: wire.type_number(),
+                };
+                if number != field.number {
+                    return Err(unknown);
+                }
+                if let Some(item) = read_field(table, field.ty, wire).ok_or(unknown)?? {
+                    items.push(item);
+                }
+            }
+            Some(Value::Array(items))
+        }
+        Shape::Unread => return Err(ProtobufError::Unread(message.name.clone())),
+    })
+}
+
+/// `meta.v1.FieldsV1` or `runtime.RawExtension` (its `Raw` bytes, field 1, are JSON) as that
+/// JSON.
 fn raw_json(bytes: &[u8]) -> Result<Value, ProtobufError> {
     let mut value = json!({});
     for entry in Reader(bytes) {
         match entry? {
             (1, Wire::Bytes(b)) => {
                 value = serde_json::from_slice(b)
-                    .map_err(|_| ProtobufError::Malformed("a FieldsV1 does not hold JSON"))?;
+                    .map_err(|_| ProtobufError::Malformed("a raw JSON value does not hold JSON"))?;
             }
-            _ => return Err(ProtobufError::Malformed("a FieldsV1 has another field")),
+            _ => {
+                return Err(ProtobufError::Malformed(
+                    "a raw JSON value has another field",
+                ));
+            }
         }
     }
     Ok(value)
@@ -329,14 +442,21 @@ fn int_or_string(bytes: &[u8]) -> Result<Value, ProtobufError> {
     })
 }
 
-/// A map entry (`key` 1, `value` 2): the key, and the value as text, as base64, or as the
-/// string of a `resource.Quantity` (its field 1).
-fn map_entry(bytes: &[u8], kind: Kind) -> Result<(String, Value), ProtobufError> {
-    let (mut key, mut value) = (String::new(), Vec::new());
+/// A map entry (`key` 1, `value` 2): the key, and the value as its type reads (`None` for a
+/// value Go writes no JSON for).
+fn map_entry(
+    table: &Table,
+    field: &Field,
+    bytes: &[u8],
+) -> Result<(String, Option<Value>), ProtobufError> {
+    let (mut key, mut value) = (String::new(), None);
     for entry in Reader(bytes) {
         match entry? {
             (1, Wire::Bytes(b)) => key = text(b)?,
-            (2, Wire::Bytes(b)) => value = b.to_vec(),
+            (2, wire) => {
+                value = read_field(table, field.ty, wire)
+                    .ok_or(ProtobufError::Malformed("a map value of another wire type"))??;
+            }
             _ => {
                 return Err(ProtobufError::Malformed(
                     "a map entry has a field other than key and value",
@@ -344,15 +464,14 @@ fn map_entry(bytes: &[u8], kind: Kind) -> Result<(String, Value), ProtobufError>
             }
         }
     }
-    let value = if matches!(kind, BytesMap) {
-        json!(crate::tokens::base64(&value))
-    } else if matches!(kind, QuantityMap) {
-        quantity(&value)?
-    } else {
-        json!(
-            String::from_utf8(value)
-                .map_err(|_| ProtobufError::Malformed("a map value is not UTF-8"))?
-        )
+    // An absent value is the type's zero: an empty string, no bytes, an empty message.
+    let value = match (value, field.ty) {
+        (Some(value), _) => Some(value),
+        (None, Type::String) => Some(json!("")),
+        (None, Type::Bytes) => Some(json!("")),
+        (None, Type::Int) => Some(json!(0)),
+        (None, Type::Bool) => Some(json!(false)),
+        (None, Type::Message(inner)) => read_message_value(table, &table.messages[inner], &[])?,
     };
     Ok((key, value))
 }
@@ -368,9 +487,9 @@ fn quantity(bytes: &[u8]) -> Result<Value, ProtobufError> {
     Ok(json!(quantity))
 }
 
-/// `meta.v1.Time` as kube-apiserver writes it in JSON, RFC 3339 to the second; `None` for
-/// the zero time (no seconds and no nanos).
-fn time(bytes: &[u8]) -> Result<Option<Value>, ProtobufError> {
+/// `meta.v1.Time` as kube-apiserver writes it in JSON, RFC 3339 to the second, or
+/// `meta.v1.MicroTime` with six fractional digits; `None` for the zero time.
+fn time(bytes: &[u8], micro: bool) -> Result<Option<Value>, ProtobufError> {
     let (mut seconds, mut nanos) = (0u64, 0u64);
     for entry in Reader(bytes) {
         match entry? {
@@ -386,7 +505,12 @@ fn time(bytes: &[u8]) -> Result<Option<Value>, ProtobufError> {
         .ok()
         .and_then(|s| jiff::Timestamp::from_second(s).ok())
         .ok_or(ProtobufError::Malformed("a time is out of range"))?;
-    Ok(Some(json!(at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())))
+    let whole = at.strftime("%Y-%m-%dT%H:%M:%S").to_string();
+    Ok(Some(json!(if micro {
+        format!("{whole}.{:06}Z", nanos / 1000)
+    } else {
+        format!("{whole}Z")
+    })))
 }
 
 fn text(bytes: &[u8]) -> Result<String, ProtobufError> {

@@ -33,6 +33,7 @@ mod memo;
 mod portforward;
 mod printers;
 mod protobuf;
+mod protobuf_table;
 mod proxy;
 mod rbac;
 mod resources;
