@@ -1,6 +1,6 @@
-//! `k8s-protobuf-table --api <kubernetes/api> --apimachinery <kubernetes/apimachinery>`:
-//! prints the sim's protobuf message table from two checkouts (`ci/generate-protobuf-table.sh`
-//! makes them from a tag).
+//! `k8s-protobuf-table --api <k8s.io/api> --apimachinery <…> --apiextensions <…> --aggregator
+//! <…>`: prints the sim's protobuf message table from checkouts of the four repositories that
+//! hold kube-apiserver's built-in kinds (`ci/generate-protobuf-table.sh` makes them from tags).
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +17,12 @@ struct Args {
     /// A checkout of k8s.io/apimachinery.
     #[arg(long)]
     apimachinery: PathBuf,
+    /// A checkout of k8s.io/apiextensions-apiserver (CustomResourceDefinitions).
+    #[arg(long)]
+    apiextensions: PathBuf,
+    /// A checkout of k8s.io/kube-aggregator (APIServices).
+    #[arg(long)]
+    aggregator: PathBuf,
     /// A line for the table's leading comment (repeatable), e.g. the tags read.
     #[arg(long)]
     header: Vec<String>,
@@ -37,6 +43,8 @@ fn run(args: &Args) -> Result<String, CodegenError> {
     let mut dirs = Vec::new();
     proto_dirs(&args.api, &mut dirs)?;
     proto_dirs(&args.apimachinery.join("pkg"), &mut dirs)?;
+    proto_dirs(&args.apiextensions.join("pkg/apis"), &mut dirs)?;
+    proto_dirs(&args.aggregator.join("pkg/apis"), &mut dirs)?;
     // A test API of apimachinery's own, served by no API server.
     dirs.retain(|dir| !dir.components().any(|c| c.as_os_str() == "testapigroup"));
     dirs.sort();

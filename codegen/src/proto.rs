@@ -5,7 +5,7 @@
 use crate::CodegenError;
 
 /// The scalar types Kubernetes' messages use.
-pub const SCALARS: &[&str] = &["string", "int32", "int64", "bool", "bytes"];
+pub const SCALARS: &[&str] = &["string", "int32", "int64", "bool", "bytes", "double"];
 
 /// One `.proto` file.
 #[derive(Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! envelope around a `runtime.Unknown` (type meta, then the object's own protobuf bytes),
 //! decoded into the JSON object the rest of the sim works on, and answers encoded alike.
 //!
-//! Every kind of k8s.io/api and apimachinery's meta/v1 is read, from the message table
+//! Every kind of k8s.io/api, meta.k8s.io, apiextensions.k8s.io and apiregistration.k8s.io is read, from the message table
 //! generated from Kubernetes' own `generated.proto` files and Go types ([`table`]). A field
 //! number a message does not have is refused naming it, never dropped: a field read wrongly
 //! would be stored wrongly.
@@ -27,7 +27,7 @@ pub enum ProtobufError {
     Malformed(&'static str),
     /// A kind this sim does not read as protobuf.
     #[error(
-        "the sim reads protobuf bodies of the kinds of k8s.io/api and meta.k8s.io/v1; send {kind} ({api_version}) as JSON"
+        "the sim reads protobuf bodies of Kubernetes' built-in kinds; send {kind} ({api_version}) as JSON"
     )]
     UnknownKind {
         /// The body's apiVersion.
@@ -214,6 +214,10 @@ fn write_field(
         Type::Int => put_varint_field(out, number, value.as_i64()? as u64),
         Type::Bool => put_varint_field(out, number, u64::from(value.as_bool()?)),
         Type::Bytes => put_bytes(out, number, &crate::tokens::base64_decode(value.as_str()?)?),
+        Type::Double => {
+            put_varint(out, (number << 3) | 1);
+            out.extend_from_slice(&value.as_f64()?.to_le_bytes());
+        }
         Type::Message(inner) => {
             let mut bytes = Vec::new();
             write_message_value(table, &table.messages[inner], value, &mut bytes)?;
@@ -252,6 +256,31 @@ fn write_message_value(
             let field = message.fields.first()?;
             for item in value.as_array()? {
                 write_field(table, out, field.number, field.ty, item)?;
+            }
+        }
+        Shape::SchemaOrBool => {
+            let [allows, schema] = &message.fields[..] else {
+                return None;
+            };
+            match value {
+                Value::Bool(_) => write_field(table, out, allows.number, allows.ty, value)?,
+                _ => {
+                    write_field(table, out, allows.number, allows.ty, &json!(true))?;
+                    write_field(table, out, schema.number, schema.ty, value)?;
+                }
+            }
+        }
+        Shape::SchemaOrList => {
+            let [schema, list] = &message.fields[..] else {
+                return None;
+            };
+            match value {
+                Value::Array(items) => {
+                    for item in items {
+                        write_field(table, out, list.number, list.ty, item)?;
+                    }
+                }
+                _ => write_field(table, out, schema.number, schema.ty, value)?,
             }
         }
         Shape::Unread => return None,
@@ -357,6 +386,7 @@ fn read_field(
         (Type::Int, Wire::Varint(v)) => Ok(Some(json!(v as i64))),
         (Type::Bool, Wire::Varint(v)) => Ok(Some(json!(v != 0))),
         (Type::Bytes, Wire::Bytes(b)) => Ok(Some(json!(crate::tokens::base64(b)))),
+        (Type::Double, Wire::Fixed64(bits)) => Ok(Some(double(f64::from_bits(bits)))),
         (Type::Message(inner), Wire::Bytes(b)) => {
             read_message_value(table, &table.messages[inner], b)
         }
@@ -400,8 +430,52 @@ fn read_message_value(
             }
             Some(Value::Array(items))
         }
+        Shape::SchemaOrBool | Shape::SchemaOrList => either(table, message, bytes)?,
         Shape::Unread => return Err(ProtobufError::Unread(message.name.clone())),
     })
+}
+
+/// A schema-or-bool or schema-or-list value, as apiextensions' Go marshals it: the schema
+/// when set (or-bool), the list when it has items (or-list), else the bool or the schema.
+fn either(table: &Table, message: &Message, bytes: &[u8]) -> Result<Option<Value>, ProtobufError> {
+    let mut values: [Vec<Value>; 2] = [Vec::new(), Vec::new()];
+    for entry in Reader(bytes) {
+        let (number, wire) = entry?;
+        let unknown = || ProtobufError::UnknownField {
+            message: message.name.clone(),
+            number,
+            wire: wire.type_number(),
+        };
+        let at = message
+            .fields
+            .iter()
+            .position(|f| f.number == number)
+            .filter(|at| *at < 2)
+            .ok_or_else(unknown)?;
+        if let Some(value) =
+            read_field(table, message.fields[at].ty, wire).ok_or_else(unknown)??
+        {
+            values[at].push(value);
+        }
+    }
+    let [first, second] = values;
+    Ok(match message.shape {
+        Shape::SchemaOrBool => second
+            .into_iter()
+            .next()
+            .or_else(|| Some(first.into_iter().next().unwrap_or(json!(false)))),
+        _ if !second.is_empty() => Some(Value::Array(second)),
+        _ => first.into_iter().next(),
+    })
+}
+
+/// A double as Go's JSON writes it: a whole number without a fraction.
+fn double(value: f64) -> Value {
+    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
+        json!(value as i64)
+    } else {
+        json!(value)
+    }
 }
 
 /// `meta.v1.FieldsV1` or `runtime.RawExtension` (its `Raw` bytes, field 1, are JSON) as that
@@ -469,7 +543,7 @@ fn map_entry(
         (Some(value), _) => Some(value),
         (None, Type::String) => Some(json!("")),
         (None, Type::Bytes) => Some(json!("")),
-        (None, Type::Int) => Some(json!(0)),
+        (None, Type::Int | Type::Double) => Some(json!(0)),
         (None, Type::Bool) => Some(json!(false)),
         (None, Type::Message(inner)) => read_message_value(table, &table.messages[inner], &[])?,
     };
@@ -522,8 +596,8 @@ fn text(bytes: &[u8]) -> Result<String, ProtobufError> {
 pub enum Wire<'a> {
     /// Wire type 0.
     Varint(u64),
-    /// Wire type 1 (its eight bytes skipped).
-    Fixed64,
+    /// Wire type 1: eight bytes, little-endian (a double).
+    Fixed64(u64),
     /// Wire type 2: a length-delimited payload.
     Bytes(&'a [u8]),
     /// Wire type 5 (its four bytes skipped).
@@ -534,7 +608,7 @@ impl Wire<'_> {
     fn type_number(self) -> u64 {
         match self {
             Wire::Varint(_) => 0,
-            Wire::Fixed64 => 1,
+            Wire::Fixed64(_) => 1,
             Wire::Bytes(_) => 2,
             Wire::Fixed32 => 5,
         }
@@ -582,8 +656,11 @@ impl<'a> Reader<'a> {
         let wire = match key & 7 {
             0 => Wire::Varint(self.varint()?),
             1 => {
-                self.take(8)?;
-                Wire::Fixed64
+                let bytes: [u8; 8] = self
+                    .take(8)?
+                    .try_into()
+                    .map_err(|_| ProtobufError::Malformed("a fixed64 is not eight bytes"))?;
+                Wire::Fixed64(u64::from_le_bytes(bytes))
             }
             2 => {
                 let n = usize::try_from(self.varint()?)

@@ -3,7 +3,8 @@
 //! `k8s-protobuf-table` generator (codegen/) and read once, at first use, into [`Table`].
 //!
 //! Messages refer to each other by index. A handful of messages are not objects in JSON
-//! ([`Shape`]): times, quantities, `IntOrString`, raw JSON, and Go slices.
+//! ([`Shape`]): times, quantities, `IntOrString`, raw JSON, Go slices, and the schema-or-bool
+//! and schema-or-list values of a CustomResourceDefinition's schema.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -22,6 +23,8 @@ pub(super) enum Type {
     Bool,
     /// `bytes`, base64 in JSON.
     Bytes,
+    /// `double` (fixed 64 bits): a JSON number, whole ones without a fraction as Go writes them.
+    Double,
     /// A message, by its index in [`Table::messages`].
     Message(usize),
 }
@@ -54,6 +57,11 @@ pub(super) enum Shape {
     RawJson,
     /// A Go slice (`type ExtraValue []string`): the list of its one field's values.
     Slice,
+    /// `JSONSchemaPropsOrBool`: `false`/`true` (field 1), or a schema (field 2).
+    SchemaOrBool,
+    /// `JSONSchemaPropsOrArray` and `…OrStringArray`: a schema (field 1), or the list of
+    /// field 2's values when there are any.
+    SchemaOrList,
     /// `meta.v1.Duration`: held by no kind, so not read (a body holding one is refused).
     Unread,
 }
@@ -142,6 +150,7 @@ impl Table {
                 "int32" | "int64" => Type::Int,
                 "bool" => Type::Bool,
                 "bytes" => Type::Bytes,
+                "double" => Type::Double,
                 name => Type::Message(
                     *by_name
                         .get(name)
@@ -198,6 +207,9 @@ impl Table {
     }
 }
 
+const EXTENSIONS_V1: &str = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1";
+const EXTENSIONS_V1BETA1: &str = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1";
+
 /// The JSON shape of a message, by its name (or the table's `slice` flag).
 fn shape(name: &str, slice: bool) -> Shape {
     match name {
@@ -210,6 +222,15 @@ fn shape(name: &str, slice: bool) -> Shape {
         "k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1"
         | "k8s.io.apimachinery.pkg.runtime.RawExtension" => Shape::RawJson,
         "k8s.io.apimachinery.pkg.apis.meta.v1.Duration" => Shape::Unread,
-        _ => Shape::Object,
+        _ => match name.rsplit_once('.') {
+            // apiextensions' v1 and v1beta1 alike, which marshal themselves in Go.
+            Some((EXTENSIONS_V1 | EXTENSIONS_V1BETA1, local)) => match local {
+                "JSON" => Shape::RawJson,
+                "JSONSchemaPropsOrBool" => Shape::SchemaOrBool,
+                "JSONSchemaPropsOrArray" | "JSONSchemaPropsOrStringArray" => Shape::SchemaOrList,
+                _ => Shape::Object,
+            },
+            _ => Shape::Object,
+        },
     }
 }

@@ -85,6 +85,20 @@ impl Oracle {
             "k8s.io.apimachinery.pkg.util.intstr.IntOrString" => return json!("http"),
             _ => {}
         }
+        // apiextensions' values that marshal themselves: raw JSON, a bool, a list.
+        if let Some((package, local)) = message.rsplit_once('.')
+            && package.starts_with("k8s.io.apiextensions_apiserver.")
+        {
+            match local {
+                "JSON" => return json!({"default": [1, "two"]}),
+                "JSONSchemaPropsOrBool" => return json!(false),
+                "JSONSchemaPropsOrStringArray" => return json!(["a", "b"]),
+                "JSONSchemaPropsOrArray" => {
+                    return json!([{"type": "string"}, {"type": "integer", "maximum": 2.5}]);
+                }
+                _ => {}
+            }
+        }
         let (slice, lines) = &self.messages[message];
         if *slice {
             let item = self.value(&lines[0].ty, open).unwrap();
@@ -110,6 +124,7 @@ impl Oracle {
             // A value distinct per field: a field read into another's name shows.
             let value = match value {
                 Value::String(s) if line.ty == "string" => json!(format!("{}-{s}", line.name)),
+                Value::Number(_) if line.ty == "double" => json!(line.number as f64 + 0.25),
                 Value::Number(_) => json!(if line.number % 2 == 0 {
                     line.number as i64 * 1000
                 } else {
@@ -129,6 +144,7 @@ impl Oracle {
             "int32" | "int64" => json!(1),
             "bool" => json!(true),
             "bytes" => json!("Ynl0ZXM="),
+            "double" => json!(0.5),
             _ if open.iter().any(|m| m == ty) || ty == UNREAD => return None,
             message => self.example(message, open),
         })
@@ -193,7 +209,8 @@ fn every_kind_round_trips_in_its_envelope() {
 /// name without its package).
 type PbField = (String, String);
 
-/// Every message of k8s-pb's `api/` and `apimachinery/` modules, by full name, with its fields
+/// Every message of k8s-pb's `api/`, `apimachinery/`, `apiextensions_apiserver/` and
+/// `kube_aggregator/` modules, by full name, with its fields
 /// by number, read from the crate's source (found through `cargo metadata`).
 fn k8s_pb_messages() -> BTreeMap<String, BTreeMap<u64, PbField>> {
     // Offline, cargo resolves only the host's dependencies (the others are not downloaded).
@@ -223,7 +240,12 @@ fn k8s_pb_messages() -> BTreeMap<String, BTreeMap<u64, PbField>> {
         .expect("k8s-pb is a dev-dependency");
     let src = std::path::Path::new(manifest).parent().unwrap().join("src");
     let mut messages = BTreeMap::new();
-    for top in ["api", "apimachinery"] {
+    for top in [
+        "api",
+        "apimachinery",
+        "apiextensions_apiserver",
+        "kube_aggregator",
+    ] {
         read_k8s_pb(&src, &src.join(top), &mut messages);
     }
     messages
@@ -247,7 +269,7 @@ fn read_k8s_pb(
         let relative = path.parent().unwrap().strip_prefix(src).unwrap();
         let package: Vec<String> = relative
             .components()
-            .map(|c| c.as_os_str().to_string_lossy().replace('_', "-"))
+            .map(|c| c.as_os_str().to_string_lossy().to_string())
             .collect();
         let package = format!("k8s.io.{}", package.join("."));
         let text = std::fs::read_to_string(&path).unwrap();
@@ -422,4 +444,38 @@ fn a_deployment_prost_writes_reads_as_its_json() {
                 {"name": "c", "ports": [{"containerPort": 9311}]}]}}}})
         )
     );
+}
+
+/// `value` with whole floats as integers (`minimum: 1.0` is `1`), as Go's JSON writes a
+/// float64.
+fn as_go_writes(value: Value) -> Value {
+    match value {
+        Value::Number(n) if n.is_f64() && n.as_f64().unwrap().fract() == 0.0 => {
+            json!(n.as_f64().unwrap() as i64)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(as_go_writes).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, as_go_writes(v))).collect())
+        }
+        other => other,
+    }
+}
+
+/// This project's own CustomResourceDefinitions, with their whole OpenAPI schemas (defaults
+/// as raw JSON, `x-kubernetes-*` extensions, enums, nested properties and items), go through
+/// protobuf and back unchanged, as a client sending them in protobuf would have them stored.
+#[test]
+fn the_projects_crds_round_trip_in_protobuf() {
+    let crds = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/crds");
+    let mut read = 0;
+    for entry in std::fs::read_dir(crds).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let crd = as_go_writes(serde_saphyr::from_str(&text).unwrap());
+        assert_eq!(crd["kind"], "CustomResourceDefinition");
+        let bytes = encode(&crd).expect("a CRD is described");
+        let back = decode(&bytes).unwrap();
+        assert!(back == crd, "differs: {:?}", json_patch::diff(&crd, &back));
+        read += 1;
+    }
+    assert_eq!(read, 2);
 }
