@@ -315,16 +315,8 @@ fn read(table: &Table, message: &Message, bytes: &[u8]) -> Result<Value, Protobu
     let mut object = Map::new();
     for entry in Reader(bytes) {
         let (number, wire) = entry?;
-        let unknown = || ProtobufError::UnknownField {
-            message: message.name.clone(),
-            number,
-            wire: wire.type_number(),
-        };
-        let field = message
-            .fields
-            .iter()
-            .find(|f| f.number == number)
-            .ok_or_else(unknown)?;
+        let unknown = || unknown_field(message, number, wire);
+        let (_, field) = field_of(message, number, wire)?;
         if field.inline {
             let (Type::Message(inner), Wire::Bytes(b)) = (field.ty, wire) else {
                 return Err(unknown());
@@ -416,17 +408,12 @@ fn read_message_value(
             let mut items = Vec::new();
             for entry in Reader(bytes) {
                 let (number, wire) = entry?;
-                let unknown = ProtobufError::UnknownField {
-                    message: message.name.clone(),
-                    number,
-                    wire: wire.type_number(),
-                };
                 if number != field.number {
-                    return Err(unknown);
+                    return Err(unknown_field(message, number, wire));
                 }
-                if let Some(item) = read_field(table, field.ty, wire).ok_or(unknown)?? {
-                    items.push(item);
-                }
+                let item = read_field(table, field.ty, wire)
+                    .ok_or_else(|| unknown_field(message, number, wire))??;
+                items.extend(item);
             }
             Some(Value::Array(items))
         }
@@ -435,27 +422,39 @@ fn read_message_value(
     })
 }
 
+/// The field `number` of `message`, with its position.
+fn field_of<'m>(
+    message: &'m Message,
+    number: u64,
+    wire: Wire<'_>,
+) -> Result<(usize, &'m Field), ProtobufError> {
+    message
+        .fields
+        .iter()
+        .enumerate()
+        .find(|(_, f)| f.number == number)
+        .ok_or_else(|| unknown_field(message, number, wire))
+}
+
+/// The error for a field number `message` lacks, or holds as another wire type.
+fn unknown_field(message: &Message, number: u64, wire: Wire<'_>) -> ProtobufError {
+    ProtobufError::UnknownField {
+        message: message.name.clone(),
+        number,
+        wire: wire.type_number(),
+    }
+}
+
 /// A schema-or-bool or schema-or-list value, as apiextensions' Go marshals it: the schema
 /// when set (or-bool), the list when it has items (or-list), else the bool or the schema.
 fn either(table: &Table, message: &Message, bytes: &[u8]) -> Result<Option<Value>, ProtobufError> {
     let mut values: [Vec<Value>; 2] = [Vec::new(), Vec::new()];
     for entry in Reader(bytes) {
         let (number, wire) = entry?;
-        let unknown = || ProtobufError::UnknownField {
-            message: message.name.clone(),
-            number,
-            wire: wire.type_number(),
-        };
-        let at = message
-            .fields
-            .iter()
-            .position(|f| f.number == number)
-            .filter(|at| *at < 2)
-            .ok_or_else(unknown)?;
-        if let Some(value) =
-            read_field(table, message.fields[at].ty, wire).ok_or_else(unknown)??
-        {
-            values[at].push(value);
+        let unknown = || unknown_field(message, number, wire);
+        let (at, field) = field_of(message, number, wire)?;
+        if let Some(value) = read_field(table, field.ty, wire).ok_or_else(unknown)?? {
+            values.get_mut(at).ok_or_else(unknown)?.push(value);
         }
     }
     let [first, second] = values;
