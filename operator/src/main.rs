@@ -13,7 +13,7 @@ use barbican_operator::{
     clusters,
     controller::{
         manager::{Settings, run_barbican_controller},
-        scope::WatchScope,
+        runtime::scope::WatchScope,
     },
     crd,
     endpoints::{Liveness, Readiness, health_router, metrics_router},
@@ -142,7 +142,7 @@ fn main() -> ExitCode {
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .init();
     }
-    // A panic is contained to its pass (see `controller::manager::contained`); its message
+    // A panic is contained to its pass (see `controller::runtime::supervision::contained`); its message
     // may quote what a tenant wrote, so the log names only where it happened.
     std::panic::set_hook(Box::new(|info| {
         let at = info

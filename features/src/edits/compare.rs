@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 
 use barbican_operator::{
     api::names::{SECRET_ID_MINTED_AT_ANNOTATION, SECRET_STORE_CREDENTIALS_HASH_ANNOTATION},
-    controller::{barbican::jobs::POD_SPEC_HASH_ANNOTATION, children::APPLIED_HASH_ANNOTATION},
+    controller::{
+        barbican::jobs::POD_SPEC_HASH_ANNOTATION, runtime::children::APPLIED_HASH_ANNOTATION,
+    },
 };
 use serde_json::{Value, json};
 

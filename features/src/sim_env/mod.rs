@@ -33,7 +33,7 @@ use barbican_operator::{
     clusters::{DEFAULT_CLUSTERS_NAMESPACE, REGISTRATION_LABEL, run_registry},
     controller::{
         manager::{CONCURRENT_RECONCILES, Settings, run_barbican_controller},
-        scope::WatchScope,
+        runtime::scope::WatchScope,
     },
     crd,
     metrics::Metrics,

@@ -288,8 +288,9 @@ pub(super) async fn sabotage_now(env: &SimEnv, sabotage: Sabotage) -> Result<(),
                 .map_err(|e| e.to_string())?;
         }
         Sabotage::TakeOverNeighbour => {
-            let labels =
-                barbican_operator::controller::children::owner_labels("Barbican", NAME, NEIGHBOURS);
+            let labels = barbican_operator::controller::runtime::children::owner_labels(
+                "Barbican", NAME, NEIGHBOURS,
+            );
             Api::<k8s_openapi::api::core::v1::Service>::namespaced(operator, NEIGHBOURS)
                 .patch(
                     NAME,

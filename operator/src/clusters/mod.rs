@@ -29,8 +29,8 @@ use kube::{
 pub use registration::{REGISTRATION_LABEL, Registration, RegistrationError};
 
 use crate::controller::{
-    cache::Cache,
-    children::{Children, Owner},
+    runtime::cache::Cache,
+    runtime::children::{Children, Owner},
 };
 
 /// The namespace registration Secrets live in unless `--clusters-namespace` says otherwise.
@@ -366,7 +366,8 @@ pub async fn run_registry(
     let api: Api<Secret> = Api::namespaced(client, &namespace);
     let config = watcher::Config::default().labels(REGISTRATION_LABEL);
     let mut seen: Vec<String> = Vec::new();
-    let events = watcher(api, config).backoff(crate::controller::relist::Relist::default());
+    let events =
+        watcher(api, config).backoff(crate::controller::runtime::relist::Relist::default());
     let mut events = std::pin::pin!(events.take_until(shutdown));
     while let Some(event) = events.next().await {
         match event {
@@ -414,7 +415,7 @@ mod tests {
         assert!(may_abandon(at(600), at(0), at(900)));
     }
 
-    use crate::controller::children::unanswered_client as client;
+    use crate::controller::runtime::children::unanswered_client as client;
 
     fn registration(name: &str) -> Secret {
         let mut secret = Secret::default();

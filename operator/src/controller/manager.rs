@@ -1,23 +1,14 @@
-//! Runs the Barbican controller: the watches, the passes, and the requeues.
-//!
-//! Requeues ride on the operator's [`Clock`], not on kube-runtime's scheduler (which sleeps on
-//! tokio time): a pass returns "wait for a change" to kube-runtime and this module sleeps on the
-//! clock before feeding the object back in. On a virtual clock, "10 seconds later" then happens
-//! when the scenario says so, and never on the wall clock.
+//! Wires both controllers to the runtime ([`super::runtime`]): their watches, their passes,
+//! and the tasks they run on. What a pass is framed by (requeues on the clock, a contained
+//! panic, supervision) is the runtime's; this module names what each controller watches.
 
-use std::{
-    collections::HashMap,
-    future::Future,
-    hash::{Hash, Hasher},
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use futures::{FutureExt, StreamExt, channel::mpsc};
 use k8s_openapi::api::core::v1::Secret;
 use kube::core::PartialObjectMeta;
 use kube::{
-    Client, Resource, ResourceExt,
+    Client, ResourceExt,
     api::DynamicObject,
     runtime::{
         Controller, WatchStreamExt,
@@ -37,14 +28,19 @@ use super::{
         },
         wakes,
     },
-    cache::{Cache, slim},
     discovery::{probe_gateway_api, serves},
-    env::Env,
     events::Events,
-    fanout::{WatchEvents, fan_out},
-    pass::{Error, Next},
+    pass::Error,
     probe_cache::ProbeCache,
-    scope::{WatchScope, dynamic, typed},
+    runtime::{
+        cache::{Cache, slim},
+        env::Env,
+        fanout::{WatchEvents, fan_out},
+        scheduling::{Requeues, Runtime, forget_deleted},
+        scope::{WatchScope, dynamic, typed},
+        supervision::{Stopped, supervise},
+        watched::{meaningful_change, observe},
+    },
     secretstore::verified::Verified,
 };
 use crate::{
@@ -61,11 +57,6 @@ pub const RESYNC: Duration = Duration::from_secs(600);
 /// writes and OpenBao logins in flight: memory and the peers' load grow with N instead of
 /// staying flat, and the cluster converges later, not sooner.
 pub const CONCURRENT_RECONCILES: u16 = 16;
-/// The first retry after a failed pass; it doubles per consecutive failure.
-pub const BACKOFF_BASE: Duration = Duration::from_secs(1);
-/// The longest retry interval after failures.
-pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
-
 /// What the controller is started with besides the client.
 #[derive(Clone)]
 pub struct Settings {
@@ -110,222 +101,11 @@ impl Settings {
     }
 }
 
-/// The retry interval after `failures` consecutive failed passes.
-pub fn backoff(failures: u32) -> Duration {
-    BACKOFF_BASE
-        .saturating_mul(2u32.saturating_pow(failures.saturating_sub(1)))
-        .min(BACKOFF_MAX)
-}
-
-/// The pending wake-up of each CR: which scheduling it is (so a fired task removes only its
-/// own entry) and its task.
-type Pending<K> = HashMap<ObjectRef<K>, (u64, tokio::task::AbortHandle)>;
-
-/// Requeues on the operator's clock: at most one pending wake-up per CR, the newest wins.
-/// Both maps stay as small as the set of live CRs: a wake-up's entry goes when it fires, and a
-/// deleted CR's entries go when its deletion is observed ([`Requeues::forget`]).
-struct Requeues<K: Resource<DynamicType = ()>> {
-    clock: Arc<dyn Clock>,
-    wake: mpsc::UnboundedSender<ObjectRef<K>>,
-    pending: Arc<Mutex<Pending<K>>>,
-    failures: Mutex<HashMap<ObjectRef<K>, u32>>,
-    scheduled: std::sync::atomic::AtomicU64,
-}
-
-impl<K: Resource<DynamicType = ()> + 'static> Requeues<K> {
-    /// Requeues waking through a new channel, and the stream of its wake-ups.
-    fn new(clock: Arc<dyn Clock>) -> (Self, mpsc::UnboundedReceiver<ObjectRef<K>>) {
-        let (wake, woken) = mpsc::unbounded();
-        (
-            Self {
-                clock,
-                wake,
-                pending: Arc::default(),
-                failures: Mutex::default(),
-                scheduled: Default::default(),
-            },
-            woken,
-        )
-    }
-
-    fn schedule(&self, key: ObjectRef<K>, after: Duration) {
-        let id = self
-            .scheduled
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let (sleep, wake, target) = (self.clock.sleep(after), self.wake.clone(), key.clone());
-        let pending = self.pending.clone();
-        // Held until the entry is in the map, so a zero-length sleep cannot fire before it.
-        let mut entries = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        let task = tokio::spawn(async move {
-            sleep.await;
-            {
-                let mut entries = pending.lock().unwrap_or_else(|p| p.into_inner());
-                if entries
-                    .get(&target)
-                    .is_some_and(|(current, _)| *current == id)
-                {
-                    entries.remove(&target);
-                }
-            }
-            let _ = wake.unbounded_send(target);
-        });
-        if let Some((_, previous)) = entries.insert(key, (id, task.abort_handle())) {
-            previous.abort();
-        }
-    }
-
-    /// Drops what is kept for a CR that is gone: its pending wake-up and its failure count.
-    fn forget(&self, key: &ObjectRef<K>) {
-        if let Some((_, task)) = self
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(key)
-        {
-            task.abort();
-        }
-        self.failures
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(key);
-    }
-
-    /// How many CRs have something kept (a pending wake-up or a failure count).
-    #[cfg(test)]
-    fn kept(&self) -> usize {
-        let pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        pending
-            .keys()
-            .chain(failures.keys())
-            .collect::<std::collections::HashSet<_>>()
-            .len()
-    }
-
-    fn failed(&self, key: &ObjectRef<K>) -> Duration {
-        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        let count = failures.entry(key.clone()).or_default();
-        *count = count.saturating_add(1);
-        backoff(*count)
-    }
-
-    fn succeeded(&self, key: &ObjectRef<K>) {
-        self.failures
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(key);
-    }
-}
-
-/// What the passes of one controller share: the environment, the requeues, the resync, and
-/// the controller's own memory across passes (`S`; the store controller's verdicts).
-struct Runtime<K: Resource<DynamicType = ()>, S = ()> {
-    env: Arc<Env>,
-    requeues: Requeues<K>,
-    resync: Duration,
-    state: S,
-}
-
-impl<K: Resource<DynamicType = ()> + 'static, S> Runtime<K, S> {
-    /// Schedules the next pass after `outcome`: when the pass asked (never later than the
-    /// resync), at the resync when it waits for a change, with backoff after a failure.
-    fn settle(&self, key: ObjectRef<K>, outcome: &Result<Next, Error>) {
-        match outcome {
-            Ok(next) => {
-                self.requeues.succeeded(&key);
-                let after = match next {
-                    Next::After(after) => (*after).min(self.resync),
-                    Next::AwaitChange => self.resync,
-                };
-                self.requeues.schedule(key, after);
-            }
-            Err(error) => {
-                let backoff = self.requeues.failed(&key);
-                let after = error.retry_cap().map_or(backoff, |cap| backoff.min(cap));
-                tracing::warn!(object = %key, %error, retry_in = ?after, "reconcile failed");
-                self.requeues.schedule(key, after);
-            }
-        }
-    }
-}
-
-/// Runs one pass, containing a panic: it becomes this CR's failure alone ([`Error::Panicked`],
-/// counted by controller and retried with backoff), never the end of the task that runs every
-/// other CR's passes. kube-runtime re-raises a panicking reconcile on the controller's task,
-/// which would stop both controllers while the process looked healthy.
-pub async fn contained(
-    controller: &'static str,
-    metrics: &Metrics,
-    pass: impl Future<Output = Result<Next, Error>>,
-) -> Result<Next, Error> {
-    match std::panic::AssertUnwindSafe(pass).catch_unwind().await {
-        Ok(outcome) => outcome,
-        Err(_) => {
-            // The payload is not logged: it may quote a tenant's input. The panic hook the
-            // binary installs logs where it happened.
-            metrics.panicked(controller);
-            Err(Error::Panicked)
-        }
-    }
-}
-
+/// One pass of the Barbican controller, in the runtime's frame.
 async fn pass(barbican: Arc<Barbican>, runtime: Arc<Runtime<Barbican>>) -> Result<Action, Error> {
-    // Not before the watch cache's first lists (see [`super::cache`]).
-    runtime.env.cache.listed().await;
-    let key = ObjectRef::from_obj(barbican.as_ref());
-    let outcome = contained(
-        "barbican",
-        &runtime.env.metrics,
-        reconcile(runtime.env.clone(), barbican),
-    )
-    .await;
-    runtime.settle(key, &outcome);
-    outcome.map(|_| Action::await_change())
-}
-
-/// What wakes the controller for a change to the CR itself: spec (generation), labels,
-/// annotations, finalizers, deletion. A status-only update changes none of them.
-pub fn meaningful_change<K: Resource>(object: &K) -> Option<u64> {
-    let meta = object.meta();
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    meta.generation.hash(&mut hasher);
-    meta.labels.hash(&mut hasher);
-    meta.annotations.hash(&mut hasher);
-    meta.finalizers.hash(&mut hasher);
-    meta.deletion_timestamp.is_some().hash(&mut hasher);
-    meta.uid.hash(&mut hasher);
-    Some(hasher.finish())
-}
-
-/// Notes each CR the watch delivers (see [`super::cache::OwnWrites`]); a deleted one is forgotten.
-fn observe<K: Resource>(
-    env: Arc<Env>,
-) -> impl Fn(&Result<watcher::Event<K>, watcher::Error>) + Send + 'static {
-    move |event| match event {
-        Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
-            env.writes.observed(object)
-        }
-        // The store now holds what the list found: no older than any write answered before
-        // the list began (a watch that fell behind relists and skips the versions between).
-        Ok(watcher::Event::InitDone) => env.writes.relisted(),
-        Ok(watcher::Event::Delete(object)) => {
-            if let Some(uid) = object.meta().uid.as_deref() {
-                env.writes.forget(uid);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Forgets the requeue state of each CR whose deletion the watch delivers.
-fn forget_deleted<K: Resource<DynamicType = ()> + 'static, S: Send + Sync + 'static>(
-    runtime: Arc<Runtime<K, S>>,
-) -> impl Fn(&Result<watcher::Event<K>, watcher::Error>) + Send + 'static {
-    move |event| {
-        if let Ok(watcher::Event::Delete(object)) = event {
-            runtime.requeues.forget(&ObjectRef::from_obj(object));
-        }
-    }
+    let object = barbican.clone();
+    let reconcile = reconcile(runtime.env.clone(), barbican);
+    runtime.pass("barbican", &object, reconcile).await
 }
 
 /// Runs the Barbican controller and the BarbicanSecretStore controller beside it (one manager,
@@ -495,34 +275,6 @@ pub async fn run_barbican_controller(
     .await
 }
 
-/// Why the controllers returned before the shutdown asked them to.
-#[derive(Debug, thiserror::Error)]
-#[error("{0} ended before the operator was asked to stop")]
-pub struct Stopped(pub &'static str);
-
-/// Runs `parts` each on a task of its own until all end after `shutdown`; the first to end
-/// (or panic) before it stops the rest and is returned: a process whose controllers are gone
-/// must exit, so Kubernetes restarts it, rather than renew its Lease and answer `/healthz`.
-pub async fn supervise(
-    parts: impl IntoIterator<Item = (&'static str, futures::future::BoxFuture<'static, ()>)>,
-    shutdown: futures::future::Shared<impl Future<Output = ()> + Send + 'static>,
-) -> Result<(), Stopped> {
-    let mut running = tokio::task::JoinSet::new();
-    for (what, part) in parts {
-        running.spawn(part.map(move |()| what));
-    }
-    while let Some(ended) = running.join_next().await {
-        if shutdown.clone().now_or_never().is_some() {
-            continue;
-        }
-        running.abort_all();
-        let what = ended.unwrap_or("a controller task (it panicked)");
-        tracing::error!(part = what, "ended before the operator was asked to stop");
-        return Err(Stopped(what));
-    }
-    Ok(())
-}
-
 /// What the BarbicanSecretStore controller shares with the Barbican controller: the two
 /// caches, and its halves of the watches of the stores, the Barbicans and the Secrets.
 struct Shared {
@@ -533,21 +285,15 @@ struct Shared {
     secrets: WatchEvents<PartialObjectMeta<Secret>>,
 }
 
+/// One pass of the BarbicanSecretStore controller, in the runtime's frame.
 async fn store_pass(
     store: Arc<BarbicanSecretStore>,
     runtime: Arc<Runtime<BarbicanSecretStore, Verified>>,
 ) -> Result<Action, Error> {
-    // Not before the watch cache's first lists (see [`super::cache`]).
-    runtime.env.cache.listed().await;
-    let key = ObjectRef::from_obj(store.as_ref());
-    let outcome = contained(
-        "secretstore",
-        &runtime.env.metrics,
-        super::secretstore::reconcile::reconcile(runtime.env.clone(), &runtime.state, store),
-    )
-    .await;
-    runtime.settle(key, &outcome);
-    outcome.map(|_| Action::await_change())
+    let object = store.clone();
+    let reconcile =
+        super::secretstore::reconcile::reconcile(runtime.env.clone(), &runtime.state, store);
+    runtime.pass("secretstore", &object, reconcile).await
 }
 
 /// The BarbicanSecretStore controller: the stores, the `<store>-approle` Secrets they own, the
@@ -617,125 +363,4 @@ async fn run_secret_store_controller(
             }
         })
         .await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_panicking_pass_is_that_crs_failure_alone_and_the_next_pass_runs() {
-        let metrics = Metrics::new();
-        let panicked = contained("barbican", &metrics, async {
-            if metrics.panics("barbican") == 0 {
-                panic!("a tenant's value broke the pass");
-            }
-            Ok(Next::AwaitChange)
-        })
-        .await;
-        assert!(matches!(panicked, Err(Error::Panicked)), "{panicked:?}");
-        assert_eq!(metrics.panics("barbican"), 1);
-        assert!(
-            metrics
-                .render()
-                .contains("barbican_operator_reconcile_panics_total{controller=\"barbican\"} 1")
-        );
-        // The same task goes on: the next pass (of this CR or another) runs and succeeds.
-        let next = contained("barbican", &metrics, async { Ok(Next::AwaitChange) }).await;
-        assert!(matches!(next, Ok(Next::AwaitChange)));
-        assert_eq!(metrics.panics("secretstore"), 0);
-    }
-
-    #[tokio::test]
-    async fn a_panicking_pass_is_retried_with_backoff_and_other_crs_are_untouched() {
-        let clock: Arc<dyn Clock> = Arc::new(crate::clock::SystemClock);
-        let (requeues, _woken) = Requeues::<Barbican>::new(clock);
-        let (hostile, victim) = (
-            ObjectRef::new("hostile").within("tenant-a"),
-            ObjectRef::new("victim").within("tenant-b"),
-        );
-        let metrics = Metrics::new();
-        for expected in [1, 2, 4] {
-            let outcome = contained("barbican", &metrics, async { panic!("again") }).await;
-            assert!(outcome.is_err());
-            assert_eq!(requeues.failed(&hostile), Duration::from_secs(expected));
-        }
-        assert_eq!(
-            requeues.failed(&victim),
-            Duration::from_secs(1),
-            "its own count"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_part_that_ends_or_panics_before_the_shutdown_stops_the_rest() {
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let shutdown = async move {
-            let _ = stopped.await;
-        }
-        .boxed()
-        .shared();
-        let ended = supervise(
-            [
-                ("the forever part", futures::future::pending().boxed()),
-                ("the part that ends", async {}.boxed()),
-            ],
-            shutdown.clone(),
-        )
-        .await;
-        assert_eq!(ended.unwrap_err().0, "the part that ends");
-        let panicked = supervise(
-            [
-                ("the forever part", futures::future::pending().boxed()),
-                ("the part that panics", async { panic!("a bug") }.boxed()),
-            ],
-            shutdown.clone(),
-        )
-        .await;
-        assert_eq!(panicked.unwrap_err().0, "a controller task (it panicked)");
-        // Asked to stop, the parts end and that is no failure.
-        let _ = stop.send(());
-        let asked = supervise([("the part that ends", async {}.boxed())], shutdown).await;
-        assert!(asked.is_ok());
-    }
-
-    #[tokio::test]
-    async fn requeue_state_goes_when_a_wake_up_fires_or_the_cr_is_deleted() {
-        let clock: Arc<dyn Clock> = Arc::new(crate::clock::SystemClock);
-        let (requeues, mut woken) = Requeues::<Barbican>::new(clock);
-        let gone = ObjectRef::new("gone").within("ns");
-        requeues.schedule(gone.clone(), Duration::from_secs(3600));
-        let _ = requeues.failed(&gone);
-        assert_eq!(requeues.kept(), 1);
-        requeues.forget(&gone);
-        assert_eq!(requeues.kept(), 0, "a deleted CR leaves nothing behind");
-        let soon = ObjectRef::new("soon").within("ns");
-        requeues.schedule(soon.clone(), Duration::ZERO);
-        assert_eq!(woken.next().await, Some(soon));
-        tokio::task::yield_now().await;
-        assert_eq!(requeues.kept(), 0, "a fired wake-up leaves nothing behind");
-    }
-
-    #[test]
-    fn backoff_doubles_from_one_second_up_to_five_minutes() {
-        assert_eq!(backoff(1), Duration::from_secs(1));
-        assert_eq!(backoff(2), Duration::from_secs(2));
-        assert_eq!(backoff(4), Duration::from_secs(8));
-        assert_eq!(backoff(20), BACKOFF_MAX);
-    }
-
-    #[test]
-    fn a_status_only_update_is_not_a_meaningful_change() {
-        let mut barbican = crate::api::fixtures::barbican();
-        barbican.metadata.generation = Some(1);
-        let before = meaningful_change(&barbican);
-        barbican.status = Some(Default::default());
-        barbican.metadata.resource_version = Some("9".into());
-        assert_eq!(meaningful_change(&barbican), before);
-        barbican.metadata.generation = Some(2);
-        assert_ne!(meaningful_change(&barbican), before);
-        barbican.metadata.generation = Some(1);
-        barbican.metadata.finalizers = Some(vec!["x".into()]);
-        assert_ne!(meaningful_change(&barbican), before);
-    }
 }

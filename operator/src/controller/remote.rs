@@ -109,7 +109,7 @@ async fn streams(engaged: &Engaged) -> Vec<BoxStream<'static, Seen>> {
             let kind = resource.kind.clone();
             streams.push(
                 watcher(api, watcher::Config::default())
-                    .backoff(crate::controller::relist::Relist::default())
+                    .backoff(crate::controller::runtime::relist::Relist::default())
                     .touched_objects()
                     .map(move |event| match event {
                         Ok(object) => Seen::Changed(kind.clone(), Box::new(object)),

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::children::ChildError;
+use super::runtime::children::ChildError;
 
 /// What kind of failure a step met.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -118,7 +118,7 @@ impl Eq for StepError {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::children::Taken;
+    use crate::controller::runtime::children::Taken;
 
     #[test]
     fn an_api_failure_says_what_was_being_done_and_keeps_the_client_error() {

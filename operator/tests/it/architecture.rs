@@ -1,5 +1,6 @@
 //! The operator's layering, read from its source: the controllers' frame (the files directly
-//! in `src/controller/`) imports neither controller; the two controllers (`barbican/`,
+//! in `src/controller/`, and the generic runtime in `src/controller/runtime/`) imports neither
+//! controller; the two controllers (`barbican/`,
 //! `secretstore/`) do not import each other (what both need, names and URLs, lives in `api/`);
 //! `api/` and `render/` import no controller. [`ALLOWED`] names each exception and why, so the
 //! list can only shrink.

@@ -4,7 +4,7 @@
 //! cluster (ownerReference) and on a target cluster (owner labels); the owner's own children
 //! are written as before.
 
-use barbican_operator::controller::children::{ChildError, Children, Owner, owner_labels};
+use barbican_operator::controller::runtime::children::{ChildError, Children, Owner, owner_labels};
 use barbican_sim::Cluster;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use kube::{

@@ -11,8 +11,8 @@ use std::{
 
 use barbican_operator::{
     controller::{
-        manager::contained,
         pass::{Error, Next},
+        runtime::supervision::contained,
     },
     metrics::Metrics,
 };

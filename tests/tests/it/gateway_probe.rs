@@ -3,8 +3,8 @@
 //! found the old engagement-time probe stuck on `CapabilityProbeFailed` (seed 101).
 
 use barbican_operator::controller::{
-    children::{Children, Owner},
     discovery::GatewayApi,
+    runtime::children::{Children, Owner},
 };
 use barbican_sim::Cluster;
 

@@ -50,7 +50,7 @@ async fn every_kind_is_watched_once() {
     }
     // The children other applications have many of are selected by the label every child
     // of the operator carries; Secrets and Jobs (the db-sync Job has no labels) are watched
-    // whole, as metadata (`controller::held`).
+    // whole, as metadata (`controller::runtime::held`).
     for kind in ["deployments", "services", "cronjobs", "networkpolicies"] {
         assert_eq!(
             selected[kind], "app.kubernetes.io/managed-by=barbican-operator",

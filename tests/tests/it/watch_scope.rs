@@ -7,7 +7,7 @@ use barbican_features::{
     examples::{example, in_namespace},
     sim_env::{MINIMAL_PREREQUISITES, SimEnv},
 };
-use barbican_operator::controller::scope::WatchScope;
+use barbican_operator::controller::runtime::scope::WatchScope;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_watched_namespaces_are_reconciled() {

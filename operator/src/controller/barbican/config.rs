@@ -22,9 +22,9 @@ use crate::{
     api::conditions::{BarbicanConditionType as T, Reason},
     api::names::mounted_config,
     controller::{
-        children::ChildError,
         events::Severity,
         pipeline::{Outcome, StepFuture},
+        runtime::children::ChildError,
         status::Report,
         step_error::{StepError, api_error},
     },

@@ -22,9 +22,9 @@ use crate::{
         names::db_sync_job_name,
     },
     controller::{
-        children::made_for,
         events::Severity,
         pipeline::{Outcome, StepFuture},
+        runtime::children::made_for,
         status::Report,
         status::condition_true,
         step_error::{StepError, api_error},

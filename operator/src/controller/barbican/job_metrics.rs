@@ -9,7 +9,7 @@ use super::{jobs, state::State};
 use crate::{
     api::barbican::Barbican,
     api::conditions::EventReason,
-    controller::{events::Severity, writes::patch_metadata},
+    controller::{events::Severity, runtime::writes::patch_metadata},
     metrics::JobKind,
 };
 

@@ -16,14 +16,14 @@ use crate::{
     },
     clusters::UNRESOLVED_REQUEUE,
     controller::{
-        cache::current,
-        children::{Children, label_owner_refusal, owned_by, owner_selector},
-        env::Env,
         events::{Severity, reference},
         pass::{Error, FINALIZER_BOUND, Next, api_failed, failure_kind, past_finalizer_bound},
         probe_cache::cache_key,
+        runtime::cache::current,
+        runtime::children::{Children, label_owner_refusal, owned_by, owner_selector},
+        runtime::env::Env,
+        runtime::writes::{patch_metadata, write_finalizers, write_status},
         status::{Report, conclude, set},
-        writes::{patch_metadata, write_finalizers, write_status},
     },
 };
 

@@ -13,10 +13,10 @@ use crate::{
         conditions::{BarbicanConditionType, Reason},
     },
     controller::{
-        children::Children,
-        env::Env,
         events::{EventWhy, Severity, reference},
         pipeline::Context,
+        runtime::children::Children,
+        runtime::env::Env,
         status::{Report, set},
         step_error::{ErrorKind, StepError},
     },
@@ -134,7 +134,7 @@ pub fn owned_metadata(
     meta
 }
 
-/// Whether a resource is one of the Barbican's (see [`crate::controller::children::owned_by`]).
+/// Whether a resource is one of the Barbican's (see [`crate::controller::runtime::children::owned_by`]).
 pub fn owned_by<K: Resource>(object: &K, barbican: &Barbican) -> bool {
-    crate::controller::children::owned_by(object, barbican)
+    crate::controller::runtime::children::owned_by(object, barbican)
 }

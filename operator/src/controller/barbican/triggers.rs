@@ -26,10 +26,10 @@ use kube::{
 use super::wakes;
 use crate::api::{barbican::Barbican, refs::SecretStoreKind, secret_store::BarbicanSecretStore};
 use crate::controller::{
-    cache::Cache,
     discovery::{GatewayApi, http_route_resource, serves},
-    fanout::WatchEvents,
-    scope::{WatchScope, dynamic, filling, typed},
+    runtime::cache::Cache,
+    runtime::fanout::WatchEvents,
+    runtime::scope::{WatchScope, dynamic, filling, typed},
 };
 
 /// What the Barbican controller's triggers are wired from.
@@ -52,7 +52,7 @@ pub struct Wiring {
 /// Every child but the db-sync Job carries `app.kubernetes.io/managed-by`, so those kinds are
 /// watched by that label and the Deployments and Services of other applications never reach
 /// the operator. Jobs are watched as metadata, with copies of the operator's own held (see
-/// [`crate::controller::held`]): the db-sync Job has no labels (as the reference makes it).
+/// [`crate::controller::runtime::held`]): the db-sync Job has no labels (as the reference makes it).
 pub fn own_children(controller: Controller<Barbican>, w: &Wiring) -> Controller<Barbican> {
     let (client, scope, cache) = (&w.client, &w.scope, &w.cache);
     let config = &own_children_config(&w.config);
@@ -212,7 +212,7 @@ pub async fn watch_eso_stores(
                     Api::<DynamicObject>::all_with(w.client.clone(), &resource),
                     w.config.clone(),
                 )
-                .backoff(crate::controller::relist::Relist::default()),
+                .backoff(crate::controller::runtime::relist::Relist::default()),
                 w.cache.dynamic_writer(&resource),
             ),
             SecretStoreKind::SecretStore => w.scope.cached(

@@ -12,7 +12,7 @@ use crate::{
         conditions::Reason,
         secret_store::{BarbicanSecretStore, CA_KEY, OpenBaoStoreSpec, ROLE_ID_KEY, SECRET_ID_KEY},
     },
-    controller::{children::Children, env::Env},
+    controller::{runtime::children::Children, runtime::env::Env},
     openbao::{self, OpenBao, Target, missing_capabilities},
 };
 

@@ -39,8 +39,8 @@ use crate::{
     },
     clusters::tunnel::Tunnel,
     controller::{
-        children::{ChildError, Children},
-        env::Env,
+        runtime::children::{ChildError, Children},
+        runtime::env::Env,
     },
     metrics::Trigger,
     openbao::{self, BARBICAN_ROLE, OpenBao, PROVISIONER_ROLE, Target},

@@ -26,13 +26,13 @@ use crate::{
     },
     clusters::UNRESOLVED_REQUEUE,
     controller::{
-        cache::current,
-        children::Children,
-        env::Env,
         events::{Severity, reference},
         pass::{Error, FINALIZER_BOUND, Next, api_failed, failure_kind, past_finalizer_bound},
+        runtime::cache::current,
+        runtime::children::Children,
+        runtime::env::Env,
+        runtime::writes::{patch_metadata, write_finalizers, write_status},
         status::Report,
-        writes::{patch_metadata, write_finalizers, write_status},
     },
 };
 

@@ -19,7 +19,7 @@ use barbican_features::{
     },
     sim_env::{CLUSTERS_NAMESPACE, OPERATOR_AGENT, SimEnv},
 };
-use barbican_operator::controller::scope::WatchScope;
+use barbican_operator::controller::runtime::scope::WatchScope;
 use barbican_tests::workspace_root;
 use kube::{
     Api,

@@ -135,7 +135,7 @@ pub(super) const NEEDED_BEYOND_THE_RUN: &[(&str, &str, &str, &str, &str)] = &[
 
 /// The grants a run uses or not depending on timing, each with why: the operator reads its CRs
 /// from the watch cache unless its own last write has not come back through the watch yet,
-/// and then reads them from the API server (`controller::cache::current`). Whether a run
+/// and then reads them from the API server (`controller::runtime::cache::current`). Whether a run
 /// catches the cache behind depends on how fast the watches are read, so these must be
 /// granted and may go unused.
 pub(super) const NEEDED_WHEN_THE_CACHE_LAGS: &[(&str, &str, &str, &str, &str)] = &[

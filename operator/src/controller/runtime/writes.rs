@@ -8,7 +8,7 @@ use kube::{
 };
 use serde_json::{Value, json};
 
-use crate::controller::cache::OwnWrites;
+use crate::controller::runtime::cache::OwnWrites;
 
 /// The merge patch that makes the stored status read `status`: absent fields are nulled so a
 /// cleared field is cleared on the server too.

@@ -8,7 +8,7 @@ use kube::Client;
 use crate::{
     clock::Clock,
     controller::{
-        children::Children, discovery::GatewayApi, events::Events, probe_cache::ProbeCache,
+        discovery::GatewayApi, events::Events, probe_cache::ProbeCache, runtime::children::Children,
     },
     metrics::Metrics,
     resolve::Resolve,
@@ -39,18 +39,18 @@ pub struct Env {
     /// The watch cache of BarbicanSecretStores: the SecretStores step finds a Barbican's stores
     /// here (the reference's field index on `spec.barbicanRef.name`) instead of listing them.
     pub stores: kube::runtime::reflector::Store<crate::api::secret_store::BarbicanSecretStore>,
-    /// The watch cache of Barbicans (a pass starts from it, see [`crate::controller::cache`]).
+    /// The watch cache of Barbicans (a pass starts from it, see [`crate::controller::runtime::cache`]).
     pub barbicans: kube::runtime::reflector::Store<crate::api::barbican::Barbican>,
     /// The watch cache of the management cluster's children and inputs.
-    pub cache: crate::controller::cache::Cache,
+    pub cache: crate::controller::runtime::cache::Cache,
     /// This operator's writes to its CRs that the watches have not delivered yet.
-    pub writes: crate::controller::cache::OwnWrites,
+    pub writes: crate::controller::runtime::cache::OwnWrites,
 }
 
 impl Env {
     /// Where the children of `owner` live: the management cluster, or the registered target
     /// cluster `target` (see [`crate::clusters::place`]), as of now. Every write through the
-    /// handle passes the ownership rule for `owner` ([`crate::controller::children::is_ours`]).
+    /// handle passes the ownership rule for `owner` ([`crate::controller::runtime::children::is_ours`]).
     pub fn place<O: kube::Resource<DynamicType = ()>>(
         &self,
         owner: &O,
@@ -60,7 +60,7 @@ impl Env {
             &self.clusters,
             &self.client,
             &self.cache,
-            crate::controller::children::Owner::of(owner),
+            crate::controller::runtime::children::Owner::of(owner),
             target,
             self.clock.now(),
         )

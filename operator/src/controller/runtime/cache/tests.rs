@@ -181,7 +181,7 @@ fn a_dynamic_kind_is_found_by_group_and_kind() {
 async fn a_pass_starts_from_the_cache_only_once_it_has_seen_the_operators_last_write() {
     let (store, mut writer) = kube::runtime::reflector::store::<Secret>();
     let api: kube::Api<Secret> = kube::Api::namespaced(
-        crate::controller::children::unanswered_client(),
+        crate::controller::runtime::children::unanswered_client(),
         "openstack",
     );
     let writes = OwnWrites::default();

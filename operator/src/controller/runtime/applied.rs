@@ -220,7 +220,7 @@ mod tests {
         live["metadata"]["resourceVersion"] = json!("7");
         let mut cached: k8s_openapi::api::apps::v1::Deployment =
             serde_json::from_value(live.clone()).unwrap();
-        crate::controller::cache::slim(&mut cached);
+        crate::controller::runtime::cache::slim(&mut cached);
         assert!(cached.metadata.managed_fields.is_none());
         let without = stamped(deployment(json!({"memory": "512Mi"})));
         let cached = serde_json::to_value(&cached).unwrap();

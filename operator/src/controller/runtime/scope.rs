@@ -87,14 +87,14 @@ impl WatchScope {
     {
         match self {
             Self::All => watcher(api(None), config.clone())
-                .backoff(crate::controller::relist::Relist::default())
+                .backoff(crate::controller::runtime::relist::Relist::default())
                 .boxed(),
             Self::Namespaces(names) => merged(
                 names
                     .iter()
                     .map(|ns| {
                         watcher(api(Some(ns)), config.clone())
-                            .backoff(crate::controller::relist::Relist::default())
+                            .backoff(crate::controller::runtime::relist::Relist::default())
                             .boxed()
                     })
                     .collect(),

@@ -502,7 +502,7 @@ mod tests {
     use super::*;
     use crate::api::names::{OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL};
 
-    use crate::controller::children::unanswered_client as client;
+    use crate::controller::runtime::children::unanswered_client as client;
 
     fn barbican(name: &str) -> crate::api::barbican::Barbican {
         let mut barbican = crate::api::fixtures::barbican();
