@@ -585,8 +585,11 @@ impl Node {
             };
             let (root, entrypoint) = (runtime.root.clone(), runtime.entrypoint.clone());
             let reused = lock(&self.free).pop();
-            let index = reused
-                .unwrap_or_else(|| POD_NUMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+            let index = reused.unwrap_or_else(|| {
+                PodNetwork::fresh_index(self.id, self.config.pod_octet, || {
+                    POD_NUMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                })
+            });
             let Some(network) = PodNetwork::plan(self.id, index, self.config.pod_octet) else {
                 eprintln!(
                     "barbican-sim kubelet: no pod address left for {}",

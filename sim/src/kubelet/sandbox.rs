@@ -56,6 +56,26 @@ async fn run(program: &str, args: &[&str]) -> Result<(), SandboxError> {
     }
 }
 
+/// The IPv4 addresses on this host's interfaces (`ip -o -4 addr show`); empty when `ip` does
+/// not answer.
+pub fn host_addresses() -> std::collections::HashSet<Ipv4Addr> {
+    let Ok(output) = std::process::Command::new("ip")
+        .args(["-o", "-4", "addr", "show"])
+        .stdin(Stdio::null())
+        .output()
+    else {
+        return Default::default();
+    };
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            words.find(|w| *w == "inet")?;
+            words.next()?.split('/').next()?.parse().ok()
+        })
+        .collect()
+}
+
 /// A pod's network: namespace `netns`, reached from the sim through `host_if`.
 #[derive(Clone, Debug)]
 pub struct PodNetwork {
@@ -81,6 +101,22 @@ impl PodNetwork {
             gateway: Ipv4Addr::new(10, octet, hi, lo + 1),
             ip: Ipv4Addr::new(10, octet, hi, lo + 2),
         })
+    }
+
+    /// A new pod number from `next` whose block is free on this host: another sim here
+    /// (alive, or killed with its sandboxes left) plans from the same numbers, and a block
+    /// whose gateway is already a host address would route this pod's answers to that sim's
+    /// pod.
+    pub fn fresh_index(id: u32, octet: u8, mut next: impl FnMut() -> u32) -> u32 {
+        let taken = host_addresses();
+        loop {
+            let index = next();
+            let free = Self::plan(id, index, octet)
+                .is_none_or(|network| !taken.contains(&network.gateway));
+            if free {
+                return index;
+            }
+        }
     }
 
     /// Creates the namespace and the veth pair, addresses and routes.

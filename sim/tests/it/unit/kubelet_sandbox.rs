@@ -301,3 +301,28 @@ fn pods_get_a_slash_30_each() {
     assert!(later.host_if.len() <= 15, "{}", later.host_if);
     assert!(PodNetwork::plan(7, 20_000, 244).is_none());
 }
+
+/// A block whose gateway is already an address on this host (another sim's pod, or one a
+/// killed sim left) is skipped: two sims on one host must not route each other's pods.
+#[test]
+fn a_pod_block_already_on_the_host_is_skipped() {
+    // An octet no sim uses, so tests beside this one are not disturbed.
+    let taken = PodNetwork::plan(7, 0, 243).unwrap().gateway;
+    let add = std::process::Command::new("ip")
+        .args(["addr", "add", &format!("{taken}/32"), "dev", "lo"])
+        .status()
+        .expect("ip runs (the kubelet's tests need it)");
+    assert!(add.success(), "root may add an address to lo");
+    assert!(host_addresses().contains(&taken));
+    let mut numbers = 0..;
+    let picked = PodNetwork::fresh_index(7, 243, || numbers.next().unwrap());
+    let _ = std::process::Command::new("ip")
+        .args(["addr", "del", &format!("{taken}/32"), "dev", "lo"])
+        .status();
+    assert_eq!(picked, 1, "block 0's gateway {taken} is taken");
+    let mut numbers = 0..;
+    assert_eq!(
+        PodNetwork::fresh_index(7, 243, || numbers.next().unwrap()),
+        0
+    );
+}
