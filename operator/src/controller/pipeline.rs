@@ -6,16 +6,144 @@
 //! context, and merges each member's own condition back even when a peer failed; the shortest
 //! requeue wins. Every step that runs is timed, and every failure counted, through a
 //! [`Recorder`] (the metrics module's, in the operator).
+//!
+//! Steps hand values on by type, not through fields read by convention: a row declares what it
+//! `gives` and what it `needs`, [`Pipeline::check`] proves every need is given by an earlier row
+//! (a test runs it over each controller's table), and [`Handoffs`] refuses, while the pass runs,
+//! a read the running step did not declare and a value it gives without declaring.
 
 use std::{
+    any::{Any, TypeId},
+    collections::HashMap,
     future::Future,
     pin::Pin,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
-use crate::{api::conditions::ConditionType, controller::step_error::StepError};
+use crate::{
+    api::conditions::ConditionType,
+    controller::step_error::{ErrorKind, StepError},
+};
+
+/// The type of a value one step hands to later ones.
+#[derive(Clone, Copy, Debug)]
+pub struct Handoff {
+    /// The type's name, for messages.
+    name: &'static str,
+    id: TypeId,
+}
+
+impl Handoff {
+    /// The hand-off of values of type `T`.
+    pub fn of<T: Any>() -> Self {
+        let full = std::any::type_name::<T>();
+        Self {
+            name: full.rsplit("::").next().unwrap_or(full),
+            id: TypeId::of::<T>(),
+        }
+    }
+}
+
+impl PartialEq for Handoff {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+/// The values the steps of one pass have handed on, one per type, and the declaration of the
+/// step running now, against which every read and every hand-off is checked.
+#[derive(Clone, Default)]
+pub struct Handoffs {
+    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    running: Option<Running>,
+    /// Hand-offs the running step made without declaring them.
+    undeclared: Vec<&'static str>,
+}
+
+/// The declaration of the step that is running.
+#[derive(Clone)]
+struct Running {
+    step: &'static str,
+    needs: Vec<Handoff>,
+    gives: Vec<Handoff>,
+}
+
+impl Handoffs {
+    /// Hands `value` on to the later steps that need a `T`.
+    pub fn give<T: Any + Send + Sync>(&mut self, value: T) {
+        let handoff = Handoff::of::<T>();
+        if let Some(running) = &self.running
+            && !running.gives.contains(&handoff)
+        {
+            self.undeclared.push(handoff.name);
+        }
+        self.values.insert(handoff.id, Arc::new(value));
+    }
+
+    /// The `T` an earlier step gave; an error when the running step does not declare it needs
+    /// one, or when none was given (the table is wrong: [`Pipeline::check`] catches both).
+    pub fn need<T: Any + Send + Sync>(&self) -> Result<&T, StepError> {
+        let handoff = Handoff::of::<T>();
+        let step = self.running.as_ref().map_or("(none)", |r| r.step);
+        if let Some(running) = &self.running
+            && !running.needs.contains(&handoff)
+        {
+            return Err(StepError::new(
+                ErrorKind::Internal,
+                format!("step {step} reads a {} it does not declare", handoff.name),
+            ));
+        }
+        self.values
+            .get(&handoff.id)
+            .and_then(|value| value.downcast_ref::<T>())
+            .ok_or_else(|| {
+                StepError::new(
+                    ErrorKind::Internal,
+                    format!("step {step} needs a {} no earlier step gave", handoff.name),
+                )
+            })
+    }
+
+    /// Whether a `T` was given (for the pass's caller, after the run).
+    pub fn has<T: Any>(&self) -> bool {
+        self.values.contains_key(&TypeId::of::<T>())
+    }
+
+    fn enter<C: Context>(&mut self, step: &Step<C>) {
+        self.running = Some(Running {
+            step: step.name,
+            needs: step.needs.clone(),
+            gives: step.gives.clone(),
+        });
+        self.undeclared.clear();
+    }
+
+    /// Ends the running step: what it gave without declaring, and what it declared but did
+    /// not give when it went through, as an error of the operator's own table.
+    fn leave<C: Context>(&mut self, step: &Step<C>, went_through: bool) -> Option<StepError> {
+        self.running = None;
+        let missing: Vec<&str> = step
+            .gives
+            .iter()
+            .filter(|g| went_through && !self.values.contains_key(&g.id))
+            .map(|g| g.name)
+            .collect();
+        let undeclared = std::mem::take(&mut self.undeclared);
+        if undeclared.is_empty() && missing.is_empty() {
+            return None;
+        }
+        Some(StepError::new(
+            ErrorKind::Internal,
+            format!(
+                "step {} gave {undeclared:?} without declaring them and did not give {missing:?}",
+                step.name
+            ),
+        ))
+    }
+}
 
 /// What a step decided when it did not fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +165,10 @@ pub trait Context: Clone + Send {
     fn conditions(&self) -> &[Condition];
     /// The same, to change.
     fn conditions_mut(&mut self) -> &mut Vec<Condition>;
+    /// The values the steps handed on.
+    fn handoffs(&self) -> &Handoffs;
+    /// The same, to change.
+    fn handoffs_mut(&mut self) -> &mut Handoffs;
     /// Shows `error`, a failure of the step that owns `condition`, on that condition when it is
     /// the CR's to read there (a foreign object in a child's place); the runner calls it for
     /// every failure, before the pass ends.
@@ -53,6 +185,10 @@ pub struct Step<C: Context> {
     pub condition: C::Condition,
     /// What it does.
     pub run: for<'a> fn(&'a mut C) -> StepFuture<'a>,
+    /// The values it reads from earlier steps.
+    pub needs: Vec<Handoff>,
+    /// The values it hands on when it goes through.
+    pub gives: Vec<Handoff>,
 }
 
 /// A row of the table.
@@ -65,6 +201,22 @@ pub fn step<C: Context>(
         name,
         condition,
         run,
+        needs: Vec::new(),
+        gives: Vec::new(),
+    }
+}
+
+impl<C: Context> Step<C> {
+    /// The row, reading `needs` from earlier steps.
+    pub fn needs(mut self, needs: &[Handoff]) -> Self {
+        self.needs = needs.to_vec();
+        self
+    }
+
+    /// The row, handing `gives` on.
+    pub fn gives(mut self, gives: &[Handoff]) -> Self {
+        self.gives = gives.to_vec();
+        self
     }
 }
 
@@ -113,7 +265,12 @@ async fn timed<C: Context>(
     recorder: &dyn Recorder,
 ) -> Result<Outcome, StepError> {
     let started = Instant::now();
-    let outcome = (step.run)(context).await;
+    context.handoffs_mut().enter(step);
+    let mut outcome = (step.run)(context).await;
+    let went_through = matches!(outcome, Ok(Outcome::Done));
+    if let Some(wrong) = context.handoffs_mut().leave(step, went_through) {
+        outcome = Err(wrong);
+    }
     recorder.duration(step.name, started.elapsed());
     if let Err(error) = &outcome {
         recorder.error(step.name, step.condition.as_str(), error);
@@ -123,6 +280,41 @@ async fn timed<C: Context>(
 }
 
 impl<C: Context> Pipeline<C> {
+    /// Whether the table is well formed: every value a row needs is given by an earlier row of
+    /// the sequence (a member of the parallel group reads only what the sequence gave), and no
+    /// value has two givers. The error names the row and the value.
+    pub fn check(&self) -> Result<(), String> {
+        let mut given: Vec<(Handoff, &'static str)> = Vec::new();
+        let rows = self.sequence.iter().map(|s| (s, true));
+        let members = self.parallel.iter().map(|s| (s, false));
+        for (step, in_sequence) in rows.chain(members) {
+            for need in &step.needs {
+                if !given.iter().any(|(g, _)| g == need) {
+                    return Err(format!(
+                        "{} needs a {} that no earlier step of the sequence gives",
+                        step.name, need.name
+                    ));
+                }
+            }
+            for give in &step.gives {
+                if let Some((_, giver)) = given.iter().find(|(g, _)| g == give) {
+                    return Err(format!(
+                        "{} and {giver} both give a {}",
+                        step.name, give.name
+                    ));
+                }
+                if !in_sequence {
+                    return Err(format!(
+                        "{} gives a {} from the parallel group, where no step can read it",
+                        step.name, give.name
+                    ));
+                }
+                given.push((*give, step.name));
+            }
+        }
+        Ok(())
+    }
+
     /// Runs one pass over `context`.
     pub async fn run(&self, context: &mut C, recorder: &dyn Recorder) -> Pass {
         let mut pass = Pass::default();
@@ -174,306 +366,4 @@ impl<C: Context> Pipeline<C> {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::controller::step_error::ErrorKind;
-    use std::sync::{Arc, Mutex};
-
-    use super::*;
-    use crate::{
-        api::conditions::{BarbicanConditionType as T, Reason},
-        controller::status::{Report, set},
-    };
-
-    #[derive(Clone, Default)]
-    struct Ctx {
-        conditions: Vec<Condition>,
-        scratch: Vec<&'static str>,
-        barrier: Option<Arc<tokio::sync::Barrier>>,
-    }
-
-    impl Context for Ctx {
-        type Condition = T;
-        fn conditions(&self) -> &[Condition] {
-            &self.conditions
-        }
-        fn conditions_mut(&mut self) -> &mut Vec<Condition> {
-            &mut self.conditions
-        }
-    }
-
-    fn report(ctx: &mut Ctx, t: T, ready: bool) {
-        let now = "2026-01-01T00:00:00Z".parse().unwrap();
-        let r = if ready {
-            Report::ready(t, Reason::AllReady, "")
-        } else {
-            Report::not_ready(t, Reason::NotAllReady, "")
-        };
-        set(&mut ctx.conditions, &r, Some(1), now);
-    }
-
-    /// Steps timed, and failures counted.
-    type Log = (Vec<&'static str>, Vec<(&'static str, &'static str)>);
-
-    #[derive(Default)]
-    struct Recorded(Mutex<Log>);
-
-    impl Recorder for Recorded {
-        fn duration(&self, step: &'static str, _: Duration) {
-            self.0.lock().unwrap().0.push(step);
-        }
-        fn error(&self, step: &'static str, condition: &'static str, error: &StepError) {
-            assert_eq!(
-                error.metric_label(),
-                "api",
-                "the test steps fail as API errors"
-            );
-            self.0.lock().unwrap().1.push((step, condition));
-        }
-    }
-
-    fn secrets(ctx: &mut Ctx) -> StepFuture<'_> {
-        Box::pin(async move {
-            report(ctx, T::SecretsReady, true);
-            Ok(Outcome::Done)
-        })
-    }
-
-    fn database_waits(ctx: &mut Ctx) -> StepFuture<'_> {
-        Box::pin(async move {
-            report(ctx, T::DatabaseReady, false);
-            Ok(Outcome::Requeue(Duration::from_secs(30)))
-        })
-    }
-
-    fn database_fails(_: &mut Ctx) -> StepFuture<'_> {
-        Box::pin(async move {
-            Err(StepError::new(
-                ErrorKind::Api,
-                "the MariaDB API is unreachable",
-            ))
-        })
-    }
-
-    fn deployment(ctx: &mut Ctx) -> StepFuture<'_> {
-        Box::pin(async move {
-            report(ctx, T::DeploymentReady, true);
-            Ok(Outcome::Done)
-        })
-    }
-
-    /// Meets its peers at the barrier: finishes only if they run at the same time.
-    async fn meet(ctx: &mut Ctx, t: T, name: &'static str) {
-        ctx.scratch.push(name);
-        if let Some(barrier) = ctx.barrier.clone() {
-            barrier.wait().await;
-        }
-        report(ctx, t, true);
-    }
-
-    fn route(ctx: &mut Ctx) -> StepFuture<'_> {
-        Box::pin(async move {
-            meet(ctx, T::HTTPRouteReady, "route").await;
-            Ok(Outcome::Requeue(Duration::from_secs(10)))
-        })
-    }
-
-    fn health(ctx: &mut Ctx) -> StepFuture<'_> {
-        Box::pin(async move {
-            meet(ctx, T::BarbicanAPIReady, "health").await;
-            Ok(Outcome::Requeue(Duration::from_secs(30)))
-        })
-    }
-
-    fn hpa_fails(ctx: &mut Ctx) -> StepFuture<'_> {
-        Box::pin(async move {
-            meet(ctx, T::HPAReady, "hpa").await;
-            report(ctx, T::HPAReady, false);
-            Err(StepError::new(
-                ErrorKind::Api,
-                "autoscaling/v2 refused the object",
-            ))
-        })
-    }
-
-    fn netpol(ctx: &mut Ctx) -> StepFuture<'_> {
-        Box::pin(async move {
-            meet(ctx, T::NetworkPolicyReady, "netpol").await;
-            // Writes another member's condition on its copy: it must not leak.
-            report(ctx, T::HTTPRouteReady, false);
-            Ok(Outcome::Done)
-        })
-    }
-
-    fn pipeline(database: for<'a> fn(&'a mut Ctx) -> StepFuture<'a>) -> Pipeline<Ctx> {
-        Pipeline {
-            sequence: vec![
-                step("Secrets", T::SecretsReady, secrets),
-                step("Database", T::DatabaseReady, database),
-                step("Deployment", T::DeploymentReady, deployment),
-            ],
-            parallel: vec![
-                step("HTTPRoute", T::HTTPRouteReady, route),
-                step("HealthCheck", T::BarbicanAPIReady, health),
-                step("HPA", T::HPAReady, hpa_fails),
-                step("NetworkPolicy", T::NetworkPolicyReady, netpol),
-            ],
-        }
-    }
-
-    fn status_of(ctx: &Ctx, t: T) -> Option<&str> {
-        ctx.conditions
-            .iter()
-            .find(|c| c.type_ == t.as_str())
-            .map(|c| c.status.as_str())
-    }
-
-    #[tokio::test]
-    async fn a_requeue_ends_the_pass_where_it_is_asked() {
-        let recorded = Recorded::default();
-        let mut ctx = Ctx::default();
-        let pass = pipeline(database_waits).run(&mut ctx, &recorded).await;
-        assert_eq!(pass.ran, ["Secrets", "Database"]);
-        assert_eq!(pass.requeue, Some(Duration::from_secs(30)));
-        assert!(pass.errors.is_empty());
-        assert_eq!(status_of(&ctx, T::DatabaseReady), Some("False"));
-        assert_eq!(recorded.0.lock().unwrap().0, ["Secrets", "Database"]);
-    }
-
-    #[tokio::test]
-    async fn an_error_ends_the_pass_and_is_counted_under_its_condition() {
-        let recorded = Recorded::default();
-        let mut ctx = Ctx::default();
-        let pass = pipeline(database_fails).run(&mut ctx, &recorded).await;
-        assert_eq!(pass.ran, ["Secrets", "Database"]);
-        assert_eq!(
-            pass.errors,
-            [(
-                "Database",
-                StepError::new(ErrorKind::Api, "the MariaDB API is unreachable")
-            )]
-        );
-        assert_eq!(
-            recorded.0.lock().unwrap().1,
-            [("Database", "DatabaseReady")]
-        );
-    }
-
-    #[tokio::test]
-    async fn the_parallel_group_runs_together_on_copies_and_merges_its_own_conditions() {
-        let recorded = Recorded::default();
-        let mut ctx = Ctx {
-            barrier: Some(Arc::new(tokio::sync::Barrier::new(4))),
-            ..Ctx::default()
-        };
-        let pass = tokio::time::timeout(
-            Duration::from_secs(10),
-            pipeline(|ctx| {
-                Box::pin(async move {
-                    report(ctx, T::DatabaseReady, true);
-                    Ok(Outcome::Done)
-                })
-            })
-            .run(&mut ctx, &recorded),
-        )
-        .await
-        .expect("the four members meet at the barrier, so they ran concurrently");
-        assert_eq!(
-            pass.ran,
-            [
-                "Secrets",
-                "Database",
-                "Deployment",
-                "HTTPRoute",
-                "HealthCheck",
-                "HPA",
-                "NetworkPolicy"
-            ]
-        );
-        assert_eq!(
-            pass.requeue,
-            Some(Duration::from_secs(10)),
-            "the shortest requeue wins"
-        );
-        assert_eq!(pass.errors.len(), 1);
-        assert_eq!(recorded.0.lock().unwrap().1, [("HPA", "HPAReady")]);
-        // Every member's own condition is merged back, the failed one's included; the
-        // HTTPRoute condition the NetworkPolicy member wrote on its copy is not.
-        assert_eq!(status_of(&ctx, T::HTTPRouteReady), Some("True"));
-        assert_eq!(status_of(&ctx, T::BarbicanAPIReady), Some("True"));
-        assert_eq!(status_of(&ctx, T::HPAReady), Some("False"));
-        assert_eq!(status_of(&ctx, T::NetworkPolicyReady), Some("True"));
-        assert!(ctx.scratch.is_empty(), "the members worked on copies");
-        assert_eq!(
-            recorded.0.lock().unwrap().0.len(),
-            7,
-            "every step that ran is timed"
-        );
-    }
-
-    fn config_refuses(_: &mut Ctx) -> StepFuture<'_> {
-        Box::pin(async move {
-            Err(StepError::invalid_input(
-                "spec.policyOverrides.configMapRef: the ConfigMap does not exist",
-            ))
-        })
-    }
-
-    #[tokio::test]
-    async fn a_failure_is_counted_under_its_step_condition_and_kind() {
-        let pipeline = Pipeline {
-            sequence: vec![step("Config", T::SecretsReady, config_refuses)],
-            parallel: vec![step("HPA", T::HPAReady, hpa_fails)],
-        };
-        let metrics = crate::metrics::Metrics::new();
-        let pass = pipeline.run(&mut Ctx::default(), &metrics).await;
-        assert_eq!(pass.errors.len(), 1);
-        assert_eq!(pass.errors[0].1.kind, ErrorKind::InvalidInput);
-        let text = metrics.render();
-        assert!(
-            text.contains(
-                "barbican_operator_reconcile_errors_total{condition_type=\"SecretsReady\",kind=\"invalid_input\",sub_reconciler=\"Config\"} 1"
-            ),
-            "{text}"
-        );
-        assert!(
-            !text.contains("sub_reconciler=\"HPA\""),
-            "the parallel group did not run after the sequence failed: {text}"
-        );
-    }
-
-    /// A store's pass: the same runner over another kind's condition types.
-    #[derive(Clone, Default)]
-    struct StoreCtx {
-        conditions: Vec<Condition>,
-    }
-
-    impl Context for StoreCtx {
-        type Condition = crate::api::conditions::StoreConditionType;
-        fn conditions(&self) -> &[Condition] {
-            &self.conditions
-        }
-        fn conditions_mut(&mut self) -> &mut Vec<Condition> {
-            &mut self.conditions
-        }
-    }
-
-    fn credentials_fail(_: &mut StoreCtx) -> StepFuture<'_> {
-        Box::pin(async move { Err(StepError::new(ErrorKind::Api, "OpenBao did not answer")) })
-    }
-
-    #[tokio::test]
-    async fn the_runner_serves_any_kinds_condition_types() {
-        use crate::api::conditions::StoreConditionType as S;
-        let pipeline = Pipeline {
-            sequence: vec![step("Credentials", S::CredentialsReady, credentials_fail)],
-            parallel: vec![],
-        };
-        let recorded = Recorded::default();
-        let pass = pipeline.run(&mut StoreCtx::default(), &recorded).await;
-        assert_eq!(pass.ran, ["Credentials"]);
-        assert_eq!(
-            recorded.0.lock().unwrap().1,
-            [("Credentials", "CredentialsReady")]
-        );
-    }
-}
+mod tests;

@@ -22,6 +22,9 @@ pub enum ErrorKind {
     /// A child's name is taken by an object that is not this CR's; the step's condition says
     /// which (reason `NameTaken`), and the object is left as it is.
     NameTaken,
+    /// The operator's own pipeline table is wrong: a step read a value it does not declare, or
+    /// that no earlier step gave. A bug to report, never the CR's doing.
+    Internal,
 }
 
 impl ErrorKind {
@@ -33,6 +36,7 @@ impl ErrorKind {
             Self::DependencyNotReady => "dependency_not_ready",
             Self::Placement => "placement",
             Self::NameTaken => "name_taken",
+            Self::Internal => "internal",
         }
     }
 }
@@ -164,11 +168,12 @@ mod tests {
             ErrorKind::DependencyNotReady,
             ErrorKind::Placement,
             ErrorKind::NameTaken,
+            ErrorKind::Internal,
         ]
         .map(ErrorKind::metric_label)
         .into_iter()
         .collect();
-        assert_eq!(labels.len(), 5);
+        assert_eq!(labels.len(), 6);
         assert_eq!(
             StepError::invalid_input("spec.x: not allowed").to_string(),
             "spec.x: not allowed"

@@ -16,7 +16,11 @@ use k8s_openapi::{
 };
 use kube::ResourceExt;
 
-use super::state::{State, owned_by, owned_metadata};
+use super::{
+    handoffs::ConfigSecret,
+    projection::Projection,
+    state::{State, owned_by, owned_metadata},
+};
 use crate::{
     api::conditions::EventReason,
     api::conditions::{BarbicanConditionType as T, Reason},
@@ -203,14 +207,17 @@ async fn prune(state: &State, current: &str) -> Result<(), StepError> {
 /// The Config step.
 pub fn config(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
-        if !state.projection.valid {
-            state.config_secret = mounted_now(state).await?;
+        let projection = state.handoffs.need::<Projection>()?;
+        if !projection.valid {
+            let mounted = mounted_now(state).await?;
+            state.handoffs.give(ConfigSecret(mounted));
             return Ok(Outcome::Done);
         }
+        let stores = projection.stores.clone();
         let inputs = Inputs {
             name: state.name(),
             namespace: state.namespace(),
-            stores: state.projection.stores.clone(),
+            stores,
             config_map_policy: policy_from_config_map(state).await?,
         };
         let rendered = render::render(&state.barbican.spec, &inputs)
@@ -232,7 +239,7 @@ pub fn config(state: &mut State) -> StepFuture<'_> {
                 .await;
         }
         state.report(health);
-        state.config_secret = name;
+        state.handoffs.give(ConfigSecret(name));
         Ok(Outcome::Done)
     })
 }

@@ -8,6 +8,7 @@ use kube::api::{ApiResource, DynamicObject};
 use serde_json::json;
 
 use super::{
+    handoffs::ConfigSecret,
     job_metrics::{LAST_DB_SYNC_JOB_ANNOTATION, count_once},
     jobs::{self, SyncAction},
     release::{self, Gate},
@@ -198,7 +199,8 @@ async fn provision(state: &mut State) -> Result<Option<Outcome>, StepError> {
 /// The Database step.
 pub fn database(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
-        if state.config_secret.is_empty() {
+        let config_secret = state.handoffs.need::<ConfigSecret>()?.0.clone();
+        if config_secret.is_empty() {
             let message =
                 "no config Secret to mount yet: the secret stores do not form a valid projection"
                     .to_string();
@@ -226,7 +228,7 @@ pub fn database(state: &mut State) -> StepFuture<'_> {
         }
 
         let (name, namespace) = (state.name(), state.namespace());
-        let mut desired = jobs::db_sync_job(&spec, &name, &namespace, &state.config_secret);
+        let mut desired = jobs::db_sync_job(&spec, &name, &namespace, &config_secret);
         state.stamp(&mut desired.metadata);
         let wanted = jobs::recorded_hash(&desired)
             .unwrap_or_default()

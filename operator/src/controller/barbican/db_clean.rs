@@ -13,6 +13,7 @@ use kube::ResourceExt;
 use sha2::{Digest, Sha256};
 
 use super::{
+    handoffs::ConfigSecret,
     job_metrics::{LAST_DB_CLEAN_JOB_ANNOTATION, count_once},
     jobs::{self, JobState},
     labels, release,
@@ -170,7 +171,8 @@ pub const GATE_REJECTIONS: [Reason; 4] = [
 pub fn db_clean(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
         let t = T::DBCleanReady;
-        if state.config_secret.is_empty() {
+        let config_secret = state.handoffs.need::<ConfigSecret>()?.0.clone();
+        if config_secret.is_empty() {
             state.report(Report::not_ready(
                 t,
                 Reason::WaitingForSecretStores,
@@ -196,7 +198,7 @@ pub fn db_clean(state: &mut State) -> StepFuture<'_> {
         let mut desired = cronjob(
             &spec,
             &name,
-            &state.config_secret,
+            &config_secret,
             &image,
             effective.suspend || migrating,
         );

@@ -22,9 +22,11 @@ use k8s_openapi::{
 };
 
 use super::{
-    credential_env::{self, Sources},
+    credential_env::{self, Digests, Sources},
+    handoffs::{AuthtokenDigest, ConfigSecret, DbConnectionDigest},
     labels, pdb,
     pod::{BARBICAN_UID, Inputs, restricted, volumes},
+    projection::Projection,
     service,
     state::State,
     uwsgi,
@@ -264,7 +266,15 @@ fn waiting_for_stores(barbican: &Barbican) -> String {
 /// The Deployment step.
 pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
-        if !state.projection.valid || state.config_secret.is_empty() {
+        let handoffs = &state.handoffs;
+        let config_secret = handoffs.need::<ConfigSecret>()?.0.clone();
+        let projection = handoffs.need::<Projection>()?.clone();
+        let digests = Digests {
+            db_connection: handoffs.need::<DbConnectionDigest>()?.0.clone(),
+            authtoken: handoffs.need::<AuthtokenDigest>()?.0.clone(),
+            secret_store_credentials: projection.credentials_digest.clone(),
+        };
+        if !projection.valid || config_secret.is_empty() {
             let message = waiting_for_stores(&state.barbican);
             state.report(Report::not_ready(
                 T::DeploymentReady,
@@ -282,9 +292,9 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
         let inputs = Inputs {
             name: name.clone(),
             namespace: namespace.clone(),
-            config_secret: state.config_secret.clone(),
-            projection: state.projection.clone(),
-            digests: state.digests.clone(),
+            config_secret,
+            projection,
+            digests,
             live_replicas: live.as_ref().and_then(|d| d.spec.replicas),
         };
         let desired = own(deployment(&state.barbican.spec, &inputs), state);

@@ -7,6 +7,7 @@ pub mod database;
 pub mod db_clean;
 pub mod deployment;
 pub mod dsn;
+pub mod handoffs;
 pub mod health;
 pub mod hpa;
 pub mod http_route;
@@ -29,8 +30,10 @@ pub mod wakes;
 
 use crate::{
     api::conditions::BarbicanConditionType as T,
-    controller::pipeline::{Pipeline, step},
+    controller::pipeline::{Handoff, Pipeline, step},
 };
+use handoffs::{AuthtokenDigest, ConfigSecret, DbConnectionDigest};
+use projection::Projection;
 use state::State;
 
 /// The kinds a Barbican projects (onto its own cluster or a target) besides the MariaDB CRs,
@@ -64,25 +67,46 @@ pub fn projected_kinds(with_http_route: bool) -> Vec<kube::api::ApiResource> {
 
 /// The step table, in the spec's order. DBClean runs ahead of Database so the clean-up
 /// CronJob is suspended for the whole of a migration, during which the pass stops at Database.
-/// What each step hands on is a documented field of [`State`] with one writer.
+/// What each step hands on is a type in [`handoffs`] (or the stores' [`Projection`]), declared
+/// by the row that gives it and by each row that needs it; [`Pipeline::check`] proves every
+/// need has an earlier giver.
 #[rustfmt::skip]
 pub fn pipeline() -> Pipeline<State> {
+    let (authtoken, dsn) = (Handoff::of::<AuthtokenDigest>(), Handoff::of::<DbConnectionDigest>());
+    let (projection, config) = (Handoff::of::<Projection>(), Handoff::of::<ConfigSecret>());
     Pipeline {
         sequence: vec![
-            step("Secrets",            T::SecretsReady,      secrets::secrets),
-            step("DBConnectionSecret", T::SecretsReady,      secrets::db_connection),
-            step("SecretStores",       T::SecretStoresReady, secret_stores::secret_stores),
-            step("Config",             T::SecretsReady,      config::config),
-            step("DBClean",            T::DBCleanReady,      db_clean::db_clean),
-            step("Database",           T::DatabaseReady,     database::database),
-            step("Deployment",         T::DeploymentReady,   deployment::deployment_step),
+            step("Secrets",            T::SecretsReady,      secrets::secrets)
+                .gives(&[authtoken]),
+            step("DBConnectionSecret", T::SecretsReady,      secrets::db_connection)
+                .gives(&[dsn]),
+            step("SecretStores",       T::SecretStoresReady, secret_stores::secret_stores)
+                .gives(&[projection]),
+            step("Config",             T::SecretsReady,      config::config)
+                .needs(&[projection]).gives(&[config]),
+            step("DBClean",            T::DBCleanReady,      db_clean::db_clean)
+                .needs(&[config]),
+            step("Database",           T::DatabaseReady,     database::database)
+                .needs(&[config]),
+            step("Deployment",         T::DeploymentReady,   deployment::deployment_step)
+                .needs(&[authtoken, dsn, projection, config]),
         ],
         // Run concurrently once the sequence has gone through, each on its own copy.
         parallel: vec![
             step("HTTPRoute",          T::HTTPRouteReady,     http_route::http_route),
             step("HealthCheck",        T::BarbicanAPIReady,   health::health_check),
             step("HPA",                T::HPAReady,           hpa::hpa),
-            step("NetworkPolicy",      T::NetworkPolicyReady, network_policy::network_policy),
+            step("NetworkPolicy",      T::NetworkPolicyReady, network_policy::network_policy)
+                .needs(&[projection]),
         ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every value a step reads is given by an earlier step, and by one only.
+    #[test]
+    fn the_step_table_is_well_formed() {
+        assert_eq!(super::pipeline().check(), Ok(()));
     }
 }

@@ -16,6 +16,7 @@ use k8s_openapi::{
 use super::{
     dsn::DEFAULT_PORT as DATABASE_PORT,
     labels,
+    projection::Projection,
     state::{State, owned_metadata},
 };
 use crate::{
@@ -180,16 +181,11 @@ pub fn policy_spec(spec: &BarbicanSpec, inputs: &Inputs) -> Result<NetworkPolicy
 
 /// The OpenBao URLs to allow: the valid projection's, or the last-good record when this pass's
 /// projection is invalid (never re-derived from the live store specs).
-pub fn openbao_urls(state: &State) -> Vec<String> {
-    if state.projection.valid {
-        state
-            .projection
-            .stores
-            .iter()
-            .map(|s| s.url.clone())
-            .collect()
+pub fn openbao_urls(projection: &Projection, last_good: &[String]) -> Vec<String> {
+    if projection.valid {
+        projection.stores.iter().map(|s| s.url.clone()).collect()
     } else {
-        state.status.projected_secret_store_hosts.clone()
+        last_good.to_vec()
     }
 }
 
@@ -214,7 +210,10 @@ pub fn network_policy(state: &mut State) -> StepFuture<'_> {
             name: name.clone(),
             namespace: state.namespace(),
             operator_namespace: state.env.operator_namespace.clone(),
-            openbao_urls: openbao_urls(state),
+            openbao_urls: openbao_urls(
+                state.handoffs.need::<Projection>()?,
+                &state.status.projected_secret_store_hosts,
+            ),
         };
         let spec = policy_spec(&state.barbican.spec, &inputs).map_err(StepError::invalid_input)?;
         let policy = NetworkPolicy {

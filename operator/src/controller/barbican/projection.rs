@@ -26,6 +26,8 @@ pub struct Projection {
     pub credentials_secret: Option<String>,
     /// The Secret holding the OpenBao store's `ca.crt`, mounted into the pods.
     pub ca_secret: Option<String>,
+    /// The digest of the OpenBao store's `secret-id`, for the pod-template annotation.
+    pub credentials_digest: Option<String>,
 }
 
 /// Whether `store` is attached to the Barbican `namespace/name`.

@@ -218,7 +218,7 @@ async fn skip(state: &mut State, message: String) -> Result<Outcome, StepError> 
     let repeated = state
         .condition(T::SecretStoresReady.as_str())
         .is_some_and(|c| c.status == "False" && c.message == message);
-    state.projection = Projection::default();
+    state.handoffs.give(Projection::default());
     state.report(Report::not_ready(
         T::SecretStoresReady,
         Reason::WaitingForSecretStores,
@@ -262,7 +262,7 @@ pub fn secret_stores(state: &mut State) -> StepFuture<'_> {
         let chosen = match select(attached.iter().map(candidate).collect()) {
             Ok(chosen) => chosen,
             Err(invalid) => {
-                state.projection = Projection::default();
+                state.handoffs.give(Projection::default());
                 state.report(Report::not_ready(
                     T::SecretStoresReady,
                     invalid.reason,
@@ -289,7 +289,7 @@ pub fn secret_stores(state: &mut State) -> StepFuture<'_> {
                 Ok(assembled) => assembled,
                 Err(message) => return skip(state, message).await,
             };
-            state.digests.secret_store_credentials = digest(&secret_id);
+            projection.credentials_digest = digest(&secret_id);
             projection.stores.push(section);
             projection.credentials_secret = Some(credentials);
             projection.ca_secret = ca;
@@ -318,7 +318,7 @@ pub fn secret_stores(state: &mut State) -> StepFuture<'_> {
                 state.status.projected_secret_stores.join(", ")
             ),
         ));
-        state.projection = projection;
+        state.handoffs.give(projection);
         Ok(Outcome::Done)
     })
 }

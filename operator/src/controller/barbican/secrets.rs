@@ -11,6 +11,7 @@ use kube::api::{ApiResource, DynamicObject};
 
 use super::{
     dsn,
+    handoffs::{AuthtokenDigest, DbConnectionDigest},
     state::{State, owned_metadata},
 };
 use crate::{
@@ -189,7 +190,7 @@ async fn gate(state: &mut State) -> Result<Outcome, StepError> {
         )
         .await;
     };
-    state.digests.authtoken = digest(password);
+    state.handoffs.give(AuthtokenDigest(digest(password)));
     state.report(Report::ready(
         T::SecretsReady,
         Reason::SecretsAvailable,
@@ -272,7 +273,9 @@ pub fn db_connection(state: &mut State) -> StepFuture<'_> {
             .ensure(&desired)
             .await
             .map_err(|e| api_error("writing the database connection Secret", e))?;
-        state.digests.db_connection = digest(dsn.as_bytes());
+        state
+            .handoffs
+            .give(DbConnectionDigest(digest(dsn.as_bytes())));
         Ok(Outcome::Done)
     })
 }

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{Resource, ResourceExt};
 
-use super::{credential_env::Digests, projection::Projection};
 use crate::{
     api::{
         barbican::{Barbican, BarbicanStatus},
@@ -14,7 +13,7 @@ use crate::{
     },
     controller::{
         events::{EventWhy, Severity, reference},
-        pipeline::Context,
+        pipeline::{Context, Handoffs},
         runtime::children::Children,
         runtime::env::Env,
         status::{Report, set},
@@ -33,20 +32,8 @@ pub struct State {
     pub status: BarbicanStatus,
     /// Where the children live.
     pub children: Children,
-    // What one step hands to the later ones. Each field (or sub-field) has one writer; the
-    // table's order (see `pipeline()`) puts every writer before its readers, and a member of
-    // the parallel group only reads.
-    /// Digests of the credentials, for the pod-template annotations. Written by Secrets
-    /// (`authtoken`), DBConnectionSecret (`db_connection`) and SecretStores
-    /// (`secret_store_credentials`); read by Deployment.
-    pub digests: Digests,
-    /// The stores to render and mount. Written by SecretStores only; read by Config (the
-    /// store sections), Deployment (the credentials env var and the CA volume) and
-    /// NetworkPolicy (egress to the stores).
-    pub projection: Projection,
-    /// The config Secret the pods mount (empty before the first valid render). Written by
-    /// Config only; read by DBClean and Database (the Job pods) and Deployment.
-    pub config_secret: String,
+    /// What the steps hand on to later ones, by type, as the table (`pipeline()`) declares.
+    pub handoffs: Handoffs,
 }
 
 impl Context for State {
@@ -56,6 +43,12 @@ impl Context for State {
     }
     fn conditions_mut(&mut self) -> &mut Vec<Condition> {
         &mut self.status.conditions
+    }
+    fn handoffs(&self) -> &Handoffs {
+        &self.handoffs
+    }
+    fn handoffs_mut(&mut self) -> &mut Handoffs {
+        &mut self.handoffs
     }
     /// A child's name taken by a foreign object is the CR's to fix: its step's condition says
     /// which object (reason `NameTaken`); other failures are the runner's to count and retry.
@@ -78,9 +71,7 @@ impl State {
             status: barbican.status.clone().unwrap_or_default(),
             barbican,
             children,
-            digests: Digests::default(),
-            projection: Projection::default(),
-            config_secret: String::new(),
+            handoffs: Handoffs::default(),
         }
     }
 
