@@ -123,14 +123,25 @@ fn provisioner_failure(what: &str, error: &openbao::Error) -> Findings {
 const NOT_PROVISIONED: &str =
     "the self-init requests barbican_kv, approle_auth, barbican_approle_role have not run";
 
-/// One pass over a managed store naming `instance`.
-pub async fn pass(
+/// What the Provision step found for a managed store.
+pub enum Provision {
+    /// Nothing to mint with: a failure, or a verdict reused (with its requeue).
+    Found(Findings),
+    /// A provisioner session, logged in, whose KV mount and AppRole exist.
+    Session(Box<Session>),
+}
+
+/// The Provision step's work for a managed store naming `instance`: the instance and its CA,
+/// `<store>-approle`'s name, a verdict to reuse, then a provisioner login (steps 1-5 of the
+/// module's order).
+pub async fn provision(
     env: &Env,
     verified: &Verified,
     store: &BarbicanSecretStore,
     children: &Children,
     instance: &str,
-) -> Result<Findings, kube::Error> {
+) -> Result<Provision, kube::Error> {
+    let found = |findings| Ok(Provision::Found(findings));
     let namespace = store.namespace().unwrap_or_default();
     let Some(cluster) = children
         .get_dynamic(&openbao_cluster_resource(), instance)
@@ -141,13 +152,13 @@ pub async fn pass(
             e => Err(e),
         })?
     else {
-        return Ok(provisioning(
+        return found(provisioning(
             Reason::InstanceNotFound,
             format!("no OpenBaoCluster {instance:?} in namespace {namespace:?}"),
         ));
     };
     if !available(&cluster) {
-        return Ok(provisioning(
+        return found(provisioning(
             Reason::WaitingForInstance,
             format!("OpenBaoCluster {instance:?} is not Available yet"),
         ));
@@ -156,46 +167,41 @@ pub async fn pass(
     let ca_secret = children.get::<Secret>(&ca_name).await?;
     let ca_version = ca_secret.as_ref().and_then(|s| s.resource_version());
     let Some(ca) = text(ca_secret.as_ref(), CA_KEY) else {
-        return Ok(provisioning(
+        return found(provisioning(
             Reason::WaitingForInstanceTLS,
             format!("Secret {ca_name:?} does not carry {CA_KEY} yet"),
         ));
     };
-    // A passing verdict drawn from these same inputs is reused until it is due.
     let secret_name = approle_secret_name(&store.name_any());
     // Before anything is minted: a foreign Secret in `<store>-approle`'s place is neither
     // read as this store's credentials nor overwritten.
     let secret = match children.own::<Secret>(&secret_name).await {
         Ok(secret) => secret,
-        Err(error) => return name_taken(error),
+        Err(error) => return name_taken(error).map(Provision::Found),
     };
     let key = super::verified::key(store);
-    let inputs = |secret: Option<&Secret>| {
-        format!(
-            "{:?}/{:?}/{:?}/{:?}",
-            store.metadata.generation,
-            // Its generation, not its resourceVersion: an instance's status moves often, and
-            // only its availability (checked above) and its CA matter here.
-            cluster.metadata.generation,
-            ca_version,
-            secret.and_then(|s| s.resource_version())
-        )
-    };
+    // A passing verdict drawn from these same inputs is reused until it is due. The instance's
+    // generation, not its resourceVersion: its status moves often, and only its availability
+    // (checked above) and its CA matter here.
+    let drawn_from = format!(
+        "{:?}/{:?}/{:?}",
+        store.metadata.generation, cluster.metadata.generation, ca_version
+    );
     let now = env.clock.now();
-    if let Some(reused) = verified.reuse(&key, &inputs(secret.as_ref()), now) {
-        return Ok(reused);
+    if let Some(reused) = verified.reuse(&key, &fingerprint(&drawn_from, secret.as_ref()), now) {
+        return found(reused);
     }
     let account = provisioner_account(instance);
     let jwt = match mint_token(children, &account, instance).await {
         Ok(jwt) => jwt,
         Err(kube::Error::Api(s)) if s.code == 404 => {
-            return Ok(provisioning(
+            return found(provisioning(
                 Reason::WaitingForInstance,
                 format!("the ServiceAccount {account:?} does not exist yet"),
             ));
         }
         Err(kube::Error::Api(s)) if s.code == 403 => {
-            return Ok(provisioning(
+            return found(provisioning(
                 Reason::ProvisioningDenied,
                 format!(
                     "the operator may not mint a token for ServiceAccount {account:?}: {}",
@@ -218,7 +224,7 @@ pub async fn pass(
         {
             Ok(tunnel) => Some(tunnel),
             Err(e) => {
-                return Ok(Findings {
+                return found(Findings {
                     provisioning: None,
                     ..Findings::credentials_failed(
                         true,
@@ -237,21 +243,85 @@ pub async fn pass(
     };
     let server = match OpenBao::connect(&target, resolver, openbao::TIMEOUT) {
         Ok(server) => server,
-        Err(e) => return Ok(provisioner_failure("building the client", &e)),
+        Err(e) => return found(provisioner_failure("building the client", &e)),
     };
     let provisioner = match server.kubernetes_login(PROVISIONER_ROLE, &jwt).await {
         Ok(token) => server.with_token(token),
         Err(e) => {
-            return Ok(provisioner_failure(
+            return found(provisioner_failure(
                 "logging in through kubernetes auth",
                 &e,
             ));
         }
     };
-    let found = provisioned(env, store, children, &server, &provisioner, secret).await;
-    provisioner.revoke_self().await;
+    let role_id = match provisioned(&provisioner).await {
+        Ok(role_id) => role_id,
+        Err(findings) => {
+            provisioner.revoke_self().await;
+            verified.forget(&key);
+            return found(findings);
+        }
+    };
+    Ok(Provision::Session(Box::new(Session {
+        _tunnel: tunnel,
+        server,
+        provisioner,
+        role_id,
+        secret,
+        key,
+        drawn_from,
+    })))
+}
+
+/// The fingerprint of a verdict: what the provisioning was drawn from, and `<store>-approle`'s
+/// resourceVersion.
+fn fingerprint(drawn_from: &str, secret: Option<&Secret>) -> String {
+    format!(
+        "{drawn_from}/{:?}",
+        secret.and_then(|s| s.resource_version())
+    )
+}
+
+/// A provisioner session over a managed store's instance: from Provision to Credentials, which
+/// revokes its token when done.
+pub struct Session {
+    /// Keeps the port-forward to a target cluster's instance open while the session lasts.
+    _tunnel: Option<Tunnel>,
+    server: OpenBao,
+    provisioner: OpenBao,
+    role_id: String,
+    /// `<store>-approle` as it stood before the pass.
+    secret: Option<Secret>,
+    key: String,
+    drawn_from: String,
+}
+
+/// The Credentials step's work for a managed store: the ladder over `<store>-approle` with the
+/// session's provisioner, whose token is revoked on every exit; a passing verdict is kept.
+pub async fn credentials(
+    env: &Env,
+    verified: &Verified,
+    store: &BarbicanSecretStore,
+    children: &Children,
+    session: &Session,
+) -> Result<Findings, kube::Error> {
+    let mint = Mint {
+        env,
+        store,
+        children,
+        server: &session.server,
+        provisioner: &session.provisioner,
+        role_id: &session.role_id,
+    };
+    let found = ladder(&mint, session.secret.clone()).await;
+    session.provisioner.revoke_self().await;
     let (findings, secret) = found?;
-    verified.record(&key, inputs(secret.as_ref()), &findings, env.clock.now());
+    verified.record(
+        &session.key,
+        fingerprint(&session.drawn_from, secret.as_ref()),
+        &findings,
+        env.clock.now(),
+    );
     Ok(findings)
 }
 
@@ -278,54 +348,34 @@ async fn mint_token(
 /// What a pass found, and the `<store>-approle` Secret as it stands afterwards.
 type Found = (Findings, Option<Secret>);
 
-async fn provisioned(
-    env: &Env,
-    store: &BarbicanSecretStore,
-    children: &Children,
-    server: &OpenBao,
-    provisioner: &OpenBao,
-    secret: Option<Secret>,
-) -> Result<Found, kube::Error> {
-    let failed = |findings: Findings| Ok((findings, None));
+/// The barbican role's ID, once the self-init's KV mount and AppRole are seen in place.
+async fn provisioned(provisioner: &OpenBao) -> Result<String, Findings> {
     match provisioner
         .mount_exists(crate::api::secret_store::DEFAULT_KV_MOUNTPOINT)
         .await
     {
         Ok(true) => {}
         Ok(false) => {
-            return failed(provisioning(
+            return Err(provisioning(
                 Reason::InstanceNotProvisioned,
                 format!("the barbican KV mount is missing: {NOT_PROVISIONED}"),
             ));
         }
-        Err(e) => return failed(provisioner_failure("reading the barbican mount", &e)),
+        Err(e) => return Err(provisioner_failure("reading the barbican mount", &e)),
     }
-    let role_id = match provisioner.role_id(BARBICAN_ROLE).await {
-        Ok(Some(role_id)) => role_id,
-        Ok(None) => {
-            return failed(provisioning(
-                Reason::InstanceNotProvisioned,
-                format!("the barbican AppRole is missing: {NOT_PROVISIONED}"),
-            ));
-        }
-        Err(e) if e.code() == Some(400) => {
-            // AppRole auth itself is not enabled.
-            return failed(provisioning(
-                Reason::InstanceNotProvisioned,
-                format!("AppRole auth is not enabled ({e}): {NOT_PROVISIONED}"),
-            ));
-        }
-        Err(e) => return failed(provisioner_failure("reading the barbican role ID", &e)),
-    };
-    let mint = Mint {
-        env,
-        store,
-        children,
-        server,
-        provisioner,
-        role_id: &role_id,
-    };
-    ladder(&mint, secret).await
+    match provisioner.role_id(BARBICAN_ROLE).await {
+        Ok(Some(role_id)) => Ok(role_id),
+        Ok(None) => Err(provisioning(
+            Reason::InstanceNotProvisioned,
+            format!("the barbican AppRole is missing: {NOT_PROVISIONED}"),
+        )),
+        // AppRole auth itself is not enabled.
+        Err(e) if e.code() == Some(400) => Err(provisioning(
+            Reason::InstanceNotProvisioned,
+            format!("AppRole auth is not enabled ({e}): {NOT_PROVISIONED}"),
+        )),
+        Err(e) => Err(provisioner_failure("reading the barbican role ID", &e)),
+    }
 }
 
 /// The credentials ladder over `secret` (`<store>-approle`): mint, re-mint, or probe what is

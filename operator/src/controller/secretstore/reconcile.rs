@@ -1,16 +1,18 @@
-//! One pass over one BarbicanSecretStore: the parent, the mode's flow, ConfigProjected, and the
-//! status write (skipped when nothing changed).
+//! One pass over one BarbicanSecretStore: its deletion, or the step table ([`super::pipeline`])
+//! and the status write (skipped when nothing changed).
 
 use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
-use k8s_openapi::api::{apps::v1::Deployment, core::v1::Secret};
+use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
-use serde_json::json;
 
 use super::{
     approle::RETRY,
-    brownfield, managed,
-    status::{Findings, StoreReport, conclude, new_failures, projects},
+    handoffs::Placed,
+    parent::read_parent,
+    pipeline,
+    state::StoreState,
+    status::{Findings, conclude, new_failures},
     verified::Verified,
 };
 use crate::{
@@ -18,10 +20,7 @@ use crate::{
     api::{
         barbican::Barbican,
         conditions::{Reason, StoreConditionType as T},
-        names::{
-            CHILDREN_CLUSTER_ANNOTATION, REMOTE_CHILDREN_FINALIZER, approle_secret_name,
-            mounted_config,
-        },
+        names::{CHILDREN_CLUSTER_ANNOTATION, REMOTE_CHILDREN_FINALIZER, approle_secret_name},
         secret_store::BarbicanSecretStore,
     },
     clusters::UNRESOLVED_REQUEUE,
@@ -29,47 +28,11 @@ use crate::{
         events::{Severity, reference},
         pass::{Error, FINALIZER_BOUND, Next, api_failed, failure_kind, past_finalizer_bound},
         runtime::cache::current,
-        runtime::children::Children,
         runtime::env::Env,
-        runtime::writes::{patch_metadata, write_finalizers, write_status},
+        runtime::writes::{write_finalizers, write_status},
         status::Report,
     },
 };
-
-/// How long a store without a parent waits before looking again.
-pub const WAITING_FOR_PARENT: Duration = Duration::from_secs(15);
-
-/// ConfigProjected, observed by reading the barbican.conf the parent's Deployment mounts.
-async fn config_projected(
-    children: &Children,
-    parent: &str,
-    store: &str,
-) -> Result<StoreReport, kube::Error> {
-    let waiting = |message: String| {
-        Report::not_ready(T::ConfigProjected, Reason::WaitingForProjection, message)
-    };
-    let Some(deployment) = children.get::<Deployment>(parent).await? else {
-        return Ok(waiting(format!("Deployment {parent:?} does not exist yet")));
-    };
-    let Some(config) = mounted_config(&deployment) else {
-        return Ok(waiting(format!(
-            "Deployment {parent:?} mounts no config Secret"
-        )));
-    };
-    let secret = children.get::<Secret>(&config).await?;
-    let conf = managed::text(secret.as_ref(), "barbican.conf").unwrap_or_default();
-    Ok(if projects(&conf, store) {
-        Report::ready(
-            T::ConfigProjected,
-            Reason::ConfigProjected,
-            format!("Deployment {parent:?} mounts {config:?}, which carries [secretstore:{store}]"),
-        )
-    } else {
-        waiting(format!(
-            "the mounted {config:?} does not carry [secretstore:{store}] yet"
-        ))
-    })
-}
 
 /// Drops what the operator keeps about a store whose deletion it observed: its re-mint series
 /// and its verdict (garbage collection reclaims a local `<store>-approle`).
@@ -234,41 +197,6 @@ fn listed<W: std::fmt::Display>(clusters: &[(String, W)]) -> String {
         .join(", ")
 }
 
-/// Records the target cluster on the store (the annotation and the remote-children finalizer)
-/// before its first credentials write there; `true` when a write was needed.
-async fn record_cluster(
-    env: &Env,
-    api: &Api<BarbicanSecretStore>,
-    store: &BarbicanSecretStore,
-    cluster: &str,
-) -> Result<bool, Error> {
-    let annotated = store
-        .annotations()
-        .get(CHILDREN_CLUSTER_ANNOTATION)
-        .map(String::as_str)
-        == Some(cluster);
-    let finalized = store
-        .finalizers()
-        .iter()
-        .any(|f| f == REMOTE_CHILDREN_FINALIZER);
-    if annotated && finalized {
-        return Ok(false);
-    }
-    let mut finalizers = store.finalizers().to_vec();
-    if !finalized {
-        finalizers.push(REMOTE_CHILDREN_FINALIZER.to_string());
-    }
-    let patch = json!({"metadata": {
-        "finalizers": finalizers,
-        "annotations": {CHILDREN_CLUSTER_ANNOTATION: cluster},
-        "resourceVersion": store.resource_version(),
-    }});
-    patch_metadata(&env.writes, api, &store.name_any(), &patch)
-        .await
-        .map_err(api_failed("recording the target cluster on the store"))?;
-    Ok(true)
-}
-
 /// Runs one pass over `cached` (from a copy that has seen this operator's last write).
 pub async fn reconcile(
     env: Arc<Env>,
@@ -284,124 +212,43 @@ pub async fn reconcile(
         forget(&env, verified, &cached);
         return Ok(Next::AwaitChange);
     };
-    let parent_name = store.spec.barbican_ref.name.clone();
-    let barbicans = Api::<Barbican>::namespaced(env.client.clone(), &namespace);
-    let parent = current(
-        &barbicans,
-        &env.barbicans,
-        &env.writes,
-        &namespace,
-        &parent_name,
-    )
-    .await
-    .map_err(api_failed("reading the parent Barbican"))?;
     if store.metadata.deletion_timestamp.is_some() {
         if store
             .finalizers()
             .iter()
             .any(|f| f == REMOTE_CHILDREN_FINALIZER)
         {
+            let parent = read_parent(&env, &namespace, &store.spec.barbican_ref.name)
+                .await
+                .map_err(api_failed("reading the parent Barbican"))?;
             return finalize(&env, verified, &api, &store, parent.as_ref()).await;
         }
         forget(&env, verified, &store);
         return Ok(Next::AwaitChange);
     }
-    let open_bao = store.spec.open_bao.as_ref();
-    let instance = open_bao
-        .and_then(|o| o.instance_ref.as_ref())
-        .map(|i| i.name.clone());
-    let target = parent
-        .as_ref()
-        .and_then(|p| p.spec.target_cluster_ref.as_ref())
-        .map(|t| t.name.as_str());
-    let placed = env
-        .place(&store, target)
-        .map_err(|e| e.to_string())
-        .and_then(|children| match children.namespace_refusal() {
-            // Nothing is read or written outside the registered namespaces.
-            Some(refusal) => Err(refusal),
-            None => Ok(children),
-        });
-    if let Ok(children) = &placed
-        && let Some(cluster) = children.cluster()
-        && record_cluster(&env, &api, &store, cluster).await?
-    {
+    let store = Arc::new(store);
+    let mut state = StoreState::new(env.clone(), verified.clone(), api.clone(), store.clone());
+    let pass = pipeline().run(&mut state, env.metrics.as_ref()).await;
+    if let Some((step, source)) = pass.errors.into_iter().next() {
+        return Err(Error::Step { step, source });
+    }
+    if state.restart {
         return Ok(Next::After(Duration::ZERO));
     }
-    let (findings, projected) = match (&parent, open_bao, placed) {
-        (None, _, _) => (
-            // Which cluster the credentials belong on is unknown: nothing is minted.
-            Findings {
-                credentials: Some(Report::not_ready(
-                    T::CredentialsReady,
-                    Reason::WaitingForParent,
-                    format!("no Barbican {parent_name:?} in namespace {namespace:?}"),
-                )),
-                provisioning: None,
-                managed: instance.is_some(),
-                requeue: WAITING_FOR_PARENT,
-            },
-            Report::not_ready(
-                T::ConfigProjected,
-                Reason::WaitingForProjection,
-                format!("no Barbican {parent_name:?} to project into"),
-            ),
-        ),
-        // The parent's target cluster decides where the credentials belong: nothing is minted
-        // while it does not resolve.
-        (Some(_), _, Err(unresolved)) => (
-            Findings {
-                credentials: Some(Report::not_ready(
-                    T::CredentialsReady,
-                    Reason::TargetClusterUnavailable,
-                    unresolved,
-                )),
-                provisioning: None,
-                managed: instance.is_some(),
-                requeue: UNRESOLVED_REQUEUE,
-            },
-            Report::not_ready(
-                T::ConfigProjected,
-                Reason::WaitingForProjection,
-                format!(
-                    "the parent's target cluster {:?} is unavailable",
-                    target.unwrap_or_default()
-                ),
-            ),
-        ),
-        (Some(_), Some(spec), Ok(children)) => {
-            let findings = match &instance {
-                Some(instance) => managed::pass(&env, verified, &store, &children, instance).await,
-                None => brownfield::pass(&env, verified, &store, &children, spec).await,
-            }
-            .map_err(api_failed("working on the store's Secrets"))?;
-            let projected = config_projected(&children, &parent_name, &name)
-                .await
-                .map_err(api_failed("reading the parent's mounted config"))?;
-            (findings, projected)
-        }
-        (Some(_), None, Ok(_)) => (
-            Findings::credentials_failed(
-                false,
-                Reason::WaitingForCredentials,
-                "spec.openBao is missing",
-                RETRY,
-            ),
-            Report::not_ready(T::ConfigProjected, Reason::WaitingForProjection, ""),
-        ),
-    };
-    let unresolved = findings
-        .credentials
-        .as_ref()
-        .is_some_and(|c| c.reason == Reason::TargetClusterUnavailable);
-    let mut requeue = findings.requeue;
-    if !projected.ready && parent.is_some() && !unresolved {
+    let projected = state
+        .projected
+        .clone()
+        .unwrap_or_else(|| Report::not_ready(T::ConfigProjected, Reason::WaitingForProjection, ""));
+    // Past Placement, the projection is looked at again soon; before it (no parent, a target
+    // that does not resolve) the pass's own requeue stands.
+    let mut requeue = state.findings.requeue;
+    if !projected.ready && state.handoffs.has::<Placed>() {
         requeue = requeue.min(RETRY);
     }
     let before = store.status.clone().unwrap_or_default();
     let concluded = conclude(
         &before,
-        &findings,
+        &state.findings,
         &projected,
         store.metadata.generation,
         env.clock.now(),
@@ -412,7 +259,12 @@ pub async fn reconcile(
             .map_err(api_failed("writing the store's status"))?;
         for (reason, message) in new_failures(&before.conditions, &status.conditions) {
             env.events
-                .publish(&reference(&store), Severity::Warning, reason, &message)
+                .publish(
+                    &reference(store.as_ref()),
+                    Severity::Warning,
+                    reason,
+                    &message,
+                )
                 .await;
         }
     }
