@@ -27,6 +27,7 @@ pub const BARBICAN_RULES: &[&str] = &[
     "region-line-break",
     "gateway-hostname-line-break",
     "logging-enums",
+    "audit",
     "logging-per-logger-levels",
     "pre-stop-within-grace",
     "harakiri-within-drain-window",

@@ -119,6 +119,9 @@ pub struct BarbicanSpec {
     /// A HorizontalPodAutoscaler for the API Deployment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscaling: Option<AutoscalingSpec>,
+    /// API auditing: every request to `/v1` recorded as CADF events; off when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<super::audit::AuditSpec>,
     /// oslo.log settings (validated, not rendered yet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logging: Option<LoggingSpec>,

@@ -140,6 +140,11 @@ pub const OWNED_KEYS: &[OwnedKey] = &[
         "the operator (Barbican runs without a queue)",
     ),
     honoured("oslo_policy", "policy_file", "spec.policyOverrides"),
+    honoured(
+        "audit_middleware_notifications",
+        "driver",
+        "spec.audit.driver",
+    ),
 ];
 
 /// The section oslo.config reads `section` as: it lowercases every group name but `DEFAULT`

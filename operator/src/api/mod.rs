@@ -6,6 +6,7 @@
 //! constants the admission webhook reuses.
 
 pub mod api_server;
+pub mod audit;
 pub mod autoscaling;
 pub mod barbican;
 pub mod catalog;

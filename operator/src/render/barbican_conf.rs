@@ -134,6 +134,14 @@ pub fn operator_sections(
     }
 
     ini.set("queue", "enable", "false");
+    if let Some(audit) = &spec.audit {
+        // The audit filter's own group: barbican's own notifications are left as they are.
+        ini.set(
+            "audit_middleware_notifications",
+            "driver",
+            audit.effective_driver().as_str(),
+        );
+    }
     if policy_rendered {
         ini.set("oslo_policy", "policy_file", POLICY_FILE_PATH);
     }

@@ -208,6 +208,12 @@ pub fn render(spec: &BarbicanSpec, inputs: &Inputs) -> Result<Rendered, RenderEr
     if let Some(policy) = policy {
         files.insert(POLICY_YAML.to_string(), policy);
     }
+    if spec.audit.is_some() {
+        files.insert(
+            paste::AUDIT_MAP.to_string(),
+            paste::AUDIT_MAP_CONTENT.to_string(),
+        );
+    }
     let hash = content_hash(&files);
     Ok(Rendered {
         files,
@@ -266,6 +272,55 @@ mod tests {
                 .chars()
                 .all(|c| c.is_ascii_hexdigit())
         );
+    }
+
+    /// spec.audit routes `/v1` through the audit pipeline, after authtoken and context and with
+    /// spec.middleware where it goes in the plain one, sets the filter's driver, and ships the
+    /// map beside the paste file; without it, the shipped routing and no map.
+    #[test]
+    fn audit_routes_v1_through_the_audit_filter_and_ships_its_map() {
+        let render_with = |patch: serde_json::Value| {
+            let spec: BarbicanSpec =
+                serde_json::from_value(with_spec(minimal_barbican(), &patch)["spec"].clone())
+                    .unwrap();
+            render(&spec, &Inputs::default()).unwrap()
+        };
+        let middleware =
+            json!([{"name": "rate", "filterFactory": "rl:factory", "position": "after"}]);
+        let audited = render_with(json!({"audit": {}, "middleware": middleware}));
+        let paste = &audited.files[PASTE_INI];
+        assert!(
+            paste.contains("/v1 = barbican-api-keystone-audit\n"),
+            "{paste}"
+        );
+        assert!(
+            paste.contains("[pipeline:barbican-api-keystone-audit]\npipeline = cors http_proxy_to_wsgi authtoken context microversion audit rate apiapp\n"),
+            "{paste}"
+        );
+        assert!(
+            paste.contains("audit_map_file = %(here)s/api_audit_map.conf\n"),
+            "{paste}"
+        );
+        assert!(
+            audited.files[BARBICAN_CONF]
+                .contains("[audit_middleware_notifications]\ndriver = log\n")
+        );
+        assert_eq!(
+            audited.files.get(paste::AUDIT_MAP).map(String::as_str),
+            Some(paste::AUDIT_MAP_CONTENT)
+        );
+        assert!(
+            paste::AUDIT_MAP_CONTENT
+                .contains("[service_endpoints]\nkey-manager = service/security/keymanager\n")
+        );
+
+        let plain = render_with(json!({"middleware": middleware}));
+        let paste = &plain.files[PASTE_INI];
+        assert!(paste.contains("/v1 = barbican-api-keystone\n"), "{paste}");
+        assert!(!paste.contains("%(here)s"), "{paste}");
+        assert!(!plain.files.contains_key(paste::AUDIT_MAP));
+        assert!(!plain.files[BARBICAN_CONF].contains("audit_middleware_notifications"));
+        assert_ne!(audited.hash, plain.hash, "switching audit rolls the pods");
     }
 
     /// A CR that reached etcd without the webhook (an install without it, or one the

@@ -24,6 +24,38 @@ pub const BUILT_IN_FILTERS: &[&str] = &[
     "request_id",
 ];
 
+/// The shipped pipeline with the audit filter, which `/v1` routes to under spec.audit.
+pub const AUDIT_PIPELINE: &str = "barbican-api-keystone-audit";
+
+/// The audit map's file name in the config Secret, beside the paste file.
+pub const AUDIT_MAP: &str = "api_audit_map.conf";
+
+/// The audit map: how the filter names a request's action and target. A GET of a collection
+/// is `list`, of anything below it `read` (a secret's metadata, its payload); a POST to a
+/// collection `create`; the target's type is the key manager's CADF type when the token's
+/// catalog has a `key-manager` endpoint.
+pub const AUDIT_MAP_CONTENT: &str = "\
+[DEFAULT]
+target_endpoint_type = key-manager
+
+[path_keywords]
+secrets = secret
+containers = container
+orders = order
+consumers = None
+secret-stores = secret-store
+quotas = None
+project-quotas = project
+transport_keys = transport_key
+cas = None
+
+[custom_actions]
+acl/get = read
+
+[service_endpoints]
+key-manager = service/security/keymanager
+";
+
 /// Whether `release` (`YYYY.N`) ships the request_id layout (2026.1 and later).
 pub fn has_request_id(release: &str) -> Result<bool, RenderError> {
     let parsed = release
@@ -51,7 +83,14 @@ pub fn render(spec: &BarbicanSpec) -> Result<Ini, RenderError> {
     ini.set("composite:main", "use", "egg:Paste#urlmap");
     ini.set("composite:main", "/", "barbican_version");
     ini.set("composite:main", "/healthcheck", "healthcheck");
-    ini.set("composite:main", "/v1", "barbican-api-keystone");
+    // With spec.audit, `/v1` is served through the audit pipeline (the shipped file's, with
+    // spec.middleware inserted as in the plain one); without it, through the plain one.
+    let v1 = if spec.audit.is_some() {
+        AUDIT_PIPELINE
+    } else {
+        "barbican-api-keystone"
+    };
+    ini.set("composite:main", "/v1", v1);
 
     ini.set(
         "pipeline:barbican_version",
@@ -69,7 +108,7 @@ pub fn render(spec: &BarbicanSpec) -> Result<Ini, RenderError> {
         "http_proxy_to_wsgi"
     };
     ini.set(
-        "pipeline:barbican-api-keystone-audit",
+        &format!("pipeline:{AUDIT_PIPELINE}"),
         "pipeline",
         format!("{audit_head} authtoken context microversion audit apiapp"),
     );
@@ -125,18 +164,34 @@ pub fn render(spec: &BarbicanSpec) -> Result<Ini, RenderError> {
             PipelinePosition::After => after.push(name.as_str()),
         }
     }
-    let keystone: Vec<&str> = before
-        .into_iter()
-        .chain(head.split(' '))
-        .chain(["authtoken", "context", "microversion"])
-        .chain(after)
-        .chain(["apiapp"])
-        .collect();
-    ini.set(
-        "pipeline:barbican-api-keystone",
-        "pipeline",
-        keystone.join(" "),
-    );
+    let pipeline = |audit: &[&'static str]| -> String {
+        before
+            .iter()
+            .copied()
+            .chain(head.split(' '))
+            .chain(["authtoken", "context", "microversion"])
+            .chain(audit.iter().copied())
+            .chain(after.iter().copied())
+            .chain(["apiapp"])
+            .collect::<Vec<&str>>()
+            .join(" ")
+    };
+    ini.set("pipeline:barbican-api-keystone", "pipeline", pipeline(&[]));
+    if spec.audit.is_some() {
+        // After authtoken and context, whose identity the events name; the filter reads its map
+        // from the config Secret beside this file (`%(here)s` is paste.deploy's directory of
+        // the file), so no path outside the mount is assumed.
+        ini.set(
+            &format!("pipeline:{AUDIT_PIPELINE}"),
+            "pipeline",
+            pipeline(&["audit"]),
+        );
+        ini.set(
+            "filter:audit",
+            "audit_map_file",
+            format!("%(here)s/{AUDIT_MAP}"),
+        );
+    }
 
     if !request_id {
         ini.set(
@@ -205,11 +260,13 @@ pub fn render(spec: &BarbicanSpec) -> Result<Ini, RenderError> {
     ] {
         ini.set(&format!("filter:{name}"), "paste.filter_factory", factory);
     }
-    ini.set(
-        "filter:audit",
-        "audit_map_file",
-        "/etc/barbican/api_audit_map.conf",
-    );
+    if spec.audit.is_none() {
+        ini.set(
+            "filter:audit",
+            "audit_map_file",
+            "/etc/barbican/api_audit_map.conf",
+        );
+    }
     ini.set("filter:cors", "oslo_config_project", "barbican");
     if request_id {
         ini.set(
