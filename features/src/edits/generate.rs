@@ -83,6 +83,32 @@ pub const BLOCKS: [&str; 21] = [
     "targetClusterRef",
 ];
 
+/// Properties added after the check's seeds were chosen, drawn from a side stream: a copy of
+/// the main stream's state, mixed, that leaves the main stream where it was. So every seed
+/// draws the same edits of [`BLOCKS`] as before, and the seeds the check and its tests name
+/// keep meaning what they meant; each side block is switched on and off on its own.
+pub const SIDE_BLOCKS: [&str; 1] = ["audit"];
+
+/// The side stream of `rng` for `name`.
+fn side(rng: &Rng, name: &str) -> Rng {
+    let salt = name
+        .bytes()
+        .fold(0xA0D1_7EDD_u64, |h, b| h.rotate_left(5) ^ u64::from(b));
+    Rng(rng.0.rotate_left(29) ^ salt)
+}
+
+/// A side block's value, or `None` to leave it out.
+fn side_block(rng: &Rng, name: &str) -> Option<Value> {
+    let mut side = side(rng, name);
+    if side.one_in(2) {
+        return None;
+    }
+    match name {
+        "audit" => Some(side.pick(&[json!({}), json!({"driver": "log"})]).clone()),
+        _ => None,
+    }
+}
+
 /// The supported releases, oldest first.
 pub fn releases() -> Vec<&'static str> {
     let mut all: Vec<&'static str> = catalog::releases().collect();
@@ -310,6 +336,11 @@ fn fresh_spec(rng: &mut Rng, release: &str) -> Value {
     let mut spec = json!({});
     for name in BLOCKS {
         if let Some(value) = block(rng, name, release) {
+            spec[name] = value;
+        }
+    }
+    for name in SIDE_BLOCKS {
+        if let Some(value) = side_block(rng, name) {
             spec[name] = value;
         }
     }
@@ -600,6 +631,20 @@ fn edit(rng: &mut Rng, from: &Version, installed: Option<&str>) -> Version {
                         if let Some(spec) = to.spec.as_object_mut() {
                             spec.remove(name);
                         }
+                    }
+                }
+            }
+        }
+    }
+    // One edit in four also redraws a side block, from the side stream of where the main
+    // stream now stands.
+    if side(rng, "edit").one_in(4) {
+        for name in SIDE_BLOCKS {
+            match side_block(rng, name) {
+                Some(value) => to.spec[name] = value,
+                None => {
+                    if let Some(spec) = to.spec.as_object_mut() {
+                        spec.remove(name);
                     }
                 }
             }
