@@ -46,6 +46,23 @@ Feature: Real barbican in the loop
     Then the OpenBao of "openbao-instance" in "openstack" holds the secret "s3cr3t-payload" under the mount "barbican", written after a login with the secret ID of the store "openbao-primary"
     And the user "alice" with the password "alice-pw" of the project "demo" reads the secret "s3cr3t-payload" back from the Barbican "barbican" in "openstack"
 
+  # keystonemiddleware's audit filter records each request as CADF events; the log driver writes
+  # them as JSON through oslo.messaging's logger `oslo.messaging.notification.audit.http.*`.
+  Scenario: with spec.audit, reading a secret is recorded as a CADF event in barbican's log
+    When the example "barbicansecretstore-managed.yaml" is applied
+    And the example "barbican.yaml" is applied
+    And the field "spec.audit.driver" of the Barbican "barbican" in "openstack" is set to "log"
+    Then within 5 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    And within 1 minute the barbican.conf mounted by the Deployment "barbican" in "openstack" sets [audit_middleware_notifications] driver to "log"
+    When the user "alice" with the password "alice-pw" of the project "demo" stores the secret "audited-payload" in the Barbican "barbican" in "openstack"
+    Then the user "alice" with the password "alice-pw" of the project "demo" reads the secret "audited-payload" back from the Barbican "barbican" in "openstack"
+    And the log of a pod of the Deployment "barbican" in "openstack" contains "oslo.messaging.notification.audit.http.response"
+    And the log of a pod of the Deployment "barbican" in "openstack" contains '"typeURI": "http://schemas.dmtf.org/cloud/audit/1.0/event"'
+    And the log of a pod of the Deployment "barbican" in "openstack" contains '"action": "read"'
+    And the log of a pod of the Deployment "barbican" in "openstack" contains '"action": "create"'
+
   # The first secret ID lives three minutes: re-minted at two thirds of that, after the first
   # rollout has settled even on a loaded machine (with 90 s ones the re-mint every minute
   # rolled the pods again before three real barbican pods were up, and Ready never came).
