@@ -212,6 +212,83 @@ fn the_frame_imports_no_controller_and_the_controllers_not_each_other() {
     }
 }
 
+/// The modules holding each controller's pipeline steps. A step reads what an earlier one found
+/// through the runner's typed hand-offs (`controller/pipeline.rs`), never by importing it.
+const STEPS: &[(&str, &[&str])] = &[
+    (
+        "barbican",
+        &[
+            "secrets",
+            "secret_stores",
+            "config",
+            "db_clean",
+            "database",
+            "deployment",
+            "http_route",
+            "health",
+            "hpa",
+            "network_policy",
+        ],
+    ),
+    ("secretstore", &["parent", "credentials", "projected"]),
+];
+
+/// What the step modules among `files` import of another step: `file imports crate::…`.
+fn step_imports(files: &[(String, String)]) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (controller, steps) in STEPS {
+        for step in *steps {
+            let file = format!("controller/{controller}/{step}.rs");
+            let Some((_, text)) = files.iter().find(|(f, _)| *f == file) else {
+                wrong.push(format!("{file} is missing"));
+                continue;
+            };
+            for path in paths(&file, text) {
+                for other in steps.iter().filter(|o| *o != step) {
+                    let prefix = format!("crate::controller::{controller}::{other}");
+                    if path == prefix || path.starts_with(&format!("{prefix}::")) {
+                        wrong.push(format!("{file} imports {path}"));
+                    }
+                }
+            }
+        }
+    }
+    wrong
+}
+
+#[test]
+fn no_step_imports_another_step() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &root, &mut files);
+    let wrong = step_imports(&files);
+    assert!(
+        wrong.is_empty(),
+        "steps importing steps:\n{}",
+        wrong.join("\n")
+    );
+    // The check sees a relative import and an inline path.
+    let planted = vec![
+        (
+            "controller/barbican/deployment.rs".to_string(),
+            "fn f() { super::hpa::hpa_spec(); }\n".to_string(),
+        ),
+        (
+            "controller/secretstore/projected.rs".to_string(),
+            "use super::{credentials::provision, state::StoreState};\n".to_string(),
+        ),
+    ];
+    files.retain(|(f, _)| !planted.iter().any(|(p, _)| p == f));
+    files.extend(planted);
+    assert_eq!(
+        step_imports(&files),
+        [
+            "controller/barbican/deployment.rs imports crate::controller::barbican::hpa::hpa_spec",
+            "controller/secretstore/projected.rs imports crate::controller::secretstore::credentials::provision",
+        ]
+    );
+}
+
 #[test]
 fn the_check_sees_grouped_relative_and_inline_imports() {
     let files = vec![

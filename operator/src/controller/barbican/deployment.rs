@@ -318,7 +318,7 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
         // minimum while this step waits for the replica count the spec now gives, and the HPA
         // step that removes it runs only once this one is through: it goes first, or the two
         // controllers take turns setting the replicas.
-        if super::hpa::hpa_spec(&state.barbican.spec, &name).is_none() {
+        if state.barbican.spec.autoscaling.is_none() {
             state
                 .children
                 .delete::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>(&name)
