@@ -85,7 +85,8 @@ pub fn render(spec: &BarbicanSpec) -> Result<Ini, RenderError> {
     ini.set("composite:main", "/healthcheck", "healthcheck");
     // With spec.audit, `/v1` is served through the audit pipeline (the shipped file's, with
     // spec.middleware inserted as in the plain one); without it, through the plain one.
-    let v1 = if spec.audit.is_some() {
+    let audited = spec.audit.is_some();
+    let v1 = if audited {
         AUDIT_PIPELINE
     } else {
         "barbican-api-keystone"
@@ -102,17 +103,6 @@ pub fn render(spec: &BarbicanSpec) -> Result<Ini, RenderError> {
         "pipeline",
         format!("{head} unauthenticated-context microversion apiapp"),
     );
-    let audit_head = if request_id {
-        head
-    } else {
-        "http_proxy_to_wsgi"
-    };
-    ini.set(
-        &format!("pipeline:{AUDIT_PIPELINE}"),
-        "pipeline",
-        format!("{audit_head} authtoken context microversion audit apiapp"),
-    );
-
     let mut before = Vec::new();
     let mut after = Vec::new();
     for (i, middleware) in spec.middleware.iter().flatten().enumerate() {
@@ -177,21 +167,29 @@ pub fn render(spec: &BarbicanSpec) -> Result<Ini, RenderError> {
             .join(" ")
     };
     ini.set("pipeline:barbican-api-keystone", "pipeline", pipeline(&[]));
-    if spec.audit.is_some() {
-        // After authtoken and context, whose identity the events name; the filter reads its map
-        // from the config Secret beside this file (`%(here)s` is paste.deploy's directory of
-        // the file), so no path outside the mount is assumed.
-        ini.set(
-            &format!("pipeline:{AUDIT_PIPELINE}"),
-            "pipeline",
-            pipeline(&["audit"]),
-        );
-        ini.set(
-            "filter:audit",
-            "audit_map_file",
-            format!("%(here)s/{AUDIT_MAP}"),
-        );
-    }
+    // Audited: the filter after authtoken and context, whose identity the events name, reading
+    // its map from the config Secret beside this file (`%(here)s` is paste.deploy's directory
+    // of the file), so no path outside the mount is assumed. Otherwise the shipped pipeline and
+    // map path, unused.
+    let (audit_pipeline, audit_map) = if audited {
+        (pipeline(&["audit"]), format!("%(here)s/{AUDIT_MAP}"))
+    } else {
+        let audit_head = if request_id {
+            head
+        } else {
+            "http_proxy_to_wsgi"
+        };
+        (
+            format!("{audit_head} authtoken context microversion audit apiapp"),
+            "/etc/barbican/api_audit_map.conf".to_string(),
+        )
+    };
+    ini.set(
+        &format!("pipeline:{AUDIT_PIPELINE}"),
+        "pipeline",
+        audit_pipeline,
+    );
+    ini.set("filter:audit", "audit_map_file", audit_map);
 
     if !request_id {
         ini.set(
@@ -259,13 +257,6 @@ pub fn render(spec: &BarbicanSpec) -> Result<Ini, RenderError> {
         ),
     ] {
         ini.set(&format!("filter:{name}"), "paste.filter_factory", factory);
-    }
-    if spec.audit.is_none() {
-        ini.set(
-            "filter:audit",
-            "audit_map_file",
-            "/etc/barbican/api_audit_map.conf",
-        );
     }
     ini.set("filter:cors", "oslo_config_project", "barbican");
     if request_id {

@@ -14,7 +14,7 @@ use crate::{
     resolve::Resolve,
 };
 
-/// Shared by every pass of the Barbican controller.
+/// Shared by every pass of both controllers.
 pub struct Env {
     /// The management cluster's client: the CRs, their status, events.
     pub client: Client,

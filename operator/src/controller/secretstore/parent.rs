@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::{
     handoffs::{Parent, Placed},
-    state::{StoreState, instance},
+    state::StoreState,
     status::Findings,
 };
 use crate::{
@@ -48,7 +48,7 @@ fn stop(state: &mut StoreState, reason: Reason, why: String, projection: String,
     state.findings = Findings {
         credentials: Some(Report::not_ready(T::CredentialsReady, reason, why)),
         provisioning: None,
-        managed: instance(&state.store).is_some(),
+        managed: state.findings.managed,
         requeue: after,
     };
     state.projected = Some(Report::not_ready(
