@@ -376,6 +376,20 @@ impl Cache {
         lookup(&store, &namespace.map_or(key.clone(), |ns| key.within(ns)))
     }
 
+    /// The objects of `resource` in `namespace` whose labels match `selector` (equality
+    /// terms), by name; `None` when the kind is not watched here or its first list is not
+    /// complete.
+    pub fn list_dynamic(
+        &self,
+        resource: &ApiResource,
+        namespace: &str,
+        selector: &str,
+    ) -> Option<Vec<DynamicObject>> {
+        matches(selector, &Default::default())?;
+        let store = read(&self.dynamic).get(&dynamic_key(resource)).cloned()?;
+        ready(&store).then(|| selected(&store, namespace, selector))
+    }
+
     /// The objects of `K` in `namespace` whose labels match `selector` (equality terms);
     /// `None` when the cache cannot answer.
     pub fn list<K>(&self, namespace: &str, selector: &str) -> Option<Vec<K>>
@@ -389,22 +403,31 @@ impl Cache {
             });
         }
         let store = self.store::<K>().filter(ready)?;
-        let mut found: Vec<K> = store
-            .state()
-            .iter()
-            // Borrowed comparisons only: every pass lists this way, over every cached object
-            // of the kind, so an allocation per object made the lists quadratic in the CRs.
-            .filter(|o| {
-                o.meta().namespace.as_deref() == Some(namespace)
-                    && matches(selector, o.labels()).unwrap_or(false)
-            })
-            .map(|o| o.as_ref().clone())
-            .collect();
-        // The API server lists by name; so does the cache, so decisions do not depend on
-        // hash order.
-        found.sort_by_key(|o| o.name_any());
-        Some(found)
+        Some(selected(&store, namespace, selector))
     }
+}
+
+/// The objects of `store` in `namespace` whose labels match `selector`, by name.
+fn selected<K>(store: &Store<K>, namespace: &str, selector: &str) -> Vec<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    let mut found: Vec<K> = store
+        .state()
+        .iter()
+        // Borrowed comparisons only: every pass lists this way, over every cached object of
+        // the kind, so an allocation per object made the lists quadratic in the CRs.
+        .filter(|o| {
+            o.meta().namespace.as_deref() == Some(namespace)
+                && matches(selector, o.labels()).unwrap_or(false)
+        })
+        .map(|o| o.as_ref().clone())
+        .collect();
+    // The API server lists by name; so does the cache, so decisions do not depend on hash
+    // order.
+    found.sort_by_key(|o| o.name_any());
+    found
 }
 
 /// The resourceVersions of this operator's own writes to its CRs that the watch has not yet

@@ -11,6 +11,11 @@
 //! that merely shares a child's name is never modified: an apply or create meets
 //! [`ChildError::NameTaken`], a delete leaves it alone, and a delete names the uid it checked
 //! as a precondition, so an object replaced in between is not the one deleted.
+//!
+//! The handle also records every child a pass read, wrote or [`Children::keep`]s by name:
+//! after a pass that went through, [`Children::sweep`] deletes this owner's children it did
+//! not record (see [`super::sweep`]), so a child the spec no longer asks for goes without a
+//! step deciding to delete it.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{
@@ -21,7 +26,10 @@ use kube::{
     },
 };
 use serde::{Serialize, de::DeserializeOwned};
-use std::collections::BTreeMap;
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::{Arc, Mutex},
+};
 
 pub use super::applied::{APPLIED_HASH_ANNOTATION, covers, owns_unwanted, stamped};
 use super::cache::{Cache, Cached};
@@ -68,6 +76,9 @@ pub struct Children {
     allowed: Option<Vec<String>>,
     /// The watch cache, on the management cluster only (see [`super::cache`]).
     cache: Option<Cache>,
+    /// The children this pass read, wrote or kept, by kind and name: what the sweep leaves.
+    /// Shared by the copies the parallel steps work on.
+    kept: Arc<Mutex<BTreeSet<(String, String)>>>,
 }
 
 fn not_found(error: &kube::Error) -> bool {
@@ -84,6 +95,7 @@ impl Children {
             cluster: None,
             allowed: None,
             cache: Some(cache),
+            kept: Arc::default(),
         }
     }
 
@@ -101,6 +113,7 @@ impl Children {
             cluster: Some(cluster.to_string()),
             allowed,
             cache: None,
+            kept: Arc::default(),
         }
     }
 
@@ -208,6 +221,7 @@ impl Children {
     /// Reads `name`, `None` when it does not exist: from the watch cache when it holds it,
     /// from the API server otherwise (so a child created a moment ago is found).
     pub async fn get<K: Child>(&self, name: &str) -> Result<Option<K>, kube::Error> {
+        self.keep::<K>(name);
         match self.cached::<K>(name) {
             Cached::Present(object) => Ok(Some(object)),
             Cached::Absent | Cached::Unknown => {
@@ -233,6 +247,7 @@ impl Children {
         resource: &ApiResource,
         name: &str,
     ) -> Result<Option<DynamicObject>, kube::Error> {
+        self.keep_dynamic(resource, name);
         let cached = self.cached_dynamic(resource, true, name);
         known_or_read(cached, &self.dynamic(resource), name).await
     }
@@ -246,6 +261,7 @@ impl Children {
         resource: &ApiResource,
         name: &str,
     ) -> Result<Option<DynamicObject>, kube::Error> {
+        self.keep_dynamic(resource, name);
         match (&self.cache, self.cached_dynamic(resource, true, name)) {
             (_, Cached::Present(object)) => Ok(Some(object)),
             (Some(_), _) | (None, Cached::Absent) => Ok(None),
@@ -319,6 +335,7 @@ impl Children {
     /// owner's. Returns the live object.
     pub async fn ensure<K: Child>(&self, desired: &K) -> Result<K, ChildError> {
         let name = desired.meta().name.clone().unwrap_or_default();
+        self.keep::<K>(&name);
         let cached = self.cached::<K>(&name);
         let before = match &cached {
             Cached::Present(object) => object.meta().resource_version.clone(),
@@ -343,6 +360,7 @@ impl Children {
         desired: &DynamicObject,
     ) -> Result<DynamicObject, ChildError> {
         let name = desired.meta().name.clone().unwrap_or_default();
+        self.keep_dynamic(resource, &name);
         let cached = self.cached_dynamic(resource, true, &name);
         let api = self.dynamic(resource);
         let live = present_or_read(cached, &api, &name).await?;
@@ -355,6 +373,7 @@ impl Children {
     /// Creates `object`; an existing one of the same name is returned as it is when it is this
     /// owner's, and refused with [`ChildError::NameTaken`] when it is not.
     pub async fn create<K: Child>(&self, object: &K) -> Result<K, ChildError> {
+        self.keep::<K>(object.meta().name.as_deref().unwrap_or_default());
         let api = self.api::<K>();
         let live = match api.create(&PostParams::default(), object).await {
             Err(kube::Error::Api(status)) if status.code == 409 => {
@@ -367,6 +386,82 @@ impl Children {
         };
         self.hold(Some(&live));
         Ok(live)
+    }
+
+    /// Records that this pass keeps the child `name` of kind `K` although it neither read nor
+    /// wrote it (a step waiting for its inputs leaves its child as it is): the sweep leaves it.
+    pub fn keep<K: Child>(&self, name: &str) {
+        self.note(&K::kind(&()), name);
+    }
+
+    /// [`Children::keep`] for a kind known only at run time.
+    pub fn keep_dynamic(&self, resource: &ApiResource, name: &str) {
+        self.note(&resource.kind, name);
+    }
+
+    fn note(&self, kind: &str, name: &str) {
+        self.kept
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((kind.to_string(), name.to_string()));
+    }
+
+    /// Deletes this owner's children of kind `K` labelled `selector` that the pass did not
+    /// keep ([`super::sweep::unkept`]); returns their names. Only after a pass in which every
+    /// step went through: a step that stopped early kept nothing.
+    pub async fn sweep<K: Child>(&self, selector: &str) -> Result<Vec<String>, kube::Error> {
+        let live = self.list::<K>(selector).await?;
+        let metas: Vec<&ObjectMeta> = live.iter().map(|o| o.meta()).collect();
+        let mut deleted = Vec::new();
+        for meta in self.unkept(&K::kind(&()), metas) {
+            if self.delete_live(&self.api::<K>(), Some(meta)).await? {
+                deleted.push(format!(
+                    "{} {}",
+                    K::kind(&()),
+                    meta.name.as_deref().unwrap_or_default()
+                ));
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// [`Children::sweep`] for a kind known only at run time. On the management cluster a kind
+    /// the watch cache does not follow is not served (nothing to sweep) or not listed yet (the
+    /// next pass sweeps); on a target cluster a kind it does not serve answers 404.
+    pub async fn sweep_dynamic(
+        &self,
+        resource: &ApiResource,
+        selector: &str,
+    ) -> Result<Vec<String>, kube::Error> {
+        let api = self.dynamic(resource);
+        let live = match &self.cache {
+            Some(cache) => cache
+                .list_dynamic(resource, &self.owner.namespace, selector)
+                .unwrap_or_default(),
+            None => match api.list(&ListParams::default().labels(selector)).await {
+                Ok(list) => list.items,
+                Err(e) if not_found(&e) => Vec::new(),
+                Err(e) => return Err(e),
+            },
+        };
+        let metas: Vec<&ObjectMeta> = live.iter().map(|o| o.meta()).collect();
+        let mut deleted = Vec::new();
+        for meta in self.unkept(&resource.kind, metas) {
+            if self.delete_live(&api, Some(meta)).await? {
+                deleted.push(format!(
+                    "{} {}",
+                    resource.kind,
+                    meta.name.as_deref().unwrap_or_default()
+                ));
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Of `live`, objects of `kind`, the ones the sweep deletes.
+    fn unkept<'a>(&self, kind: &str, live: Vec<&'a ObjectMeta>) -> Vec<&'a ObjectMeta> {
+        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        super::sweep::unkept(self.cluster(), &self.owner, kind, &kept, live)
     }
 
     /// Deletes the child `name` when it exists and is this owner's; `true` when a delete was

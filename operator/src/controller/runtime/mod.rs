@@ -20,5 +20,6 @@ pub mod relist;
 pub mod scheduling;
 pub mod scope;
 pub mod supervision;
+pub mod sweep;
 pub mod watched;
 pub mod writes;
