@@ -189,6 +189,9 @@ pub struct Step<C: Context> {
     pub needs: Vec<Handoff>,
     /// The values it hands on when it goes through.
     pub gives: Vec<Handoff>,
+    /// The kinds of child it makes: a kind is swept after a pass in which every step that
+    /// makes it went through (see [`Pipeline::sweepable`]).
+    pub makes: Vec<&'static str>,
 }
 
 /// A row of the table.
@@ -203,6 +206,7 @@ pub fn step<C: Context>(
         run,
         needs: Vec::new(),
         gives: Vec::new(),
+        makes: Vec::new(),
     }
 }
 
@@ -216,6 +220,12 @@ impl<C: Context> Step<C> {
     /// The row, handing `gives` on.
     pub fn gives(mut self, gives: &[Handoff]) -> Self {
         self.gives = gives.to_vec();
+        self
+    }
+
+    /// The row, making children of the kinds `makes`.
+    pub fn makes(mut self, makes: &[&'static str]) -> Self {
+        self.makes = makes.to_vec();
         self
     }
 }
@@ -257,6 +267,8 @@ pub struct Pass {
     pub errors: Vec<(&'static str, StepError)>,
     /// The steps that ran, in order (the parallel group's in table order).
     pub ran: Vec<&'static str>,
+    /// The steps that went through: ran and neither failed nor asked to come back.
+    pub through: Vec<&'static str>,
 }
 
 async fn timed<C: Context>(
@@ -315,13 +327,30 @@ impl<C: Context> Pipeline<C> {
         Ok(())
     }
 
+    /// The kinds of child `pass` may sweep: those every step that makes them went through.
+    /// A step that stopped, failed or asks to come back may not have applied or kept all of
+    /// its children yet, so its kinds wait for a pass it goes through; the other steps' kinds
+    /// are swept meanwhile (one step's trouble does not hold back another's removal).
+    pub fn sweepable(&self, pass: &Pass) -> Vec<&'static str> {
+        let rows: Vec<&Step<C>> = self.sequence.iter().chain(&self.parallel).collect();
+        let mut kinds: Vec<&'static str> = rows.iter().flat_map(|s| s.makes.clone()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds.retain(|kind| {
+            rows.iter()
+                .filter(|s| s.makes.contains(kind))
+                .all(|s| pass.through.contains(&s.name))
+        });
+        kinds
+    }
+
     /// Runs one pass over `context`.
     pub async fn run(&self, context: &mut C, recorder: &dyn Recorder) -> Pass {
         let mut pass = Pass::default();
         for step in &self.sequence {
             pass.ran.push(step.name);
             match timed(step, context, recorder).await {
-                Ok(Outcome::Done) => {}
+                Ok(Outcome::Done) => pass.through.push(step.name),
                 Ok(Outcome::Requeue(after)) => {
                     pass.requeue = Some(after);
                     return pass;
@@ -354,7 +383,7 @@ impl<C: Context> Pipeline<C> {
                 }
             }
             match outcome {
-                Ok(Outcome::Done) => {}
+                Ok(Outcome::Done) => pass.through.push(step.name),
                 Ok(Outcome::Requeue(after)) => {
                     pass.requeue = Some(pass.requeue.map_or(after, |r| r.min(after)));
                 }

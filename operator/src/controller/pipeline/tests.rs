@@ -167,6 +167,11 @@ async fn a_requeue_ends_the_pass_where_it_is_asked() {
     assert_eq!(pass.ran, ["Secrets", "Database"]);
     assert_eq!(pass.requeue, Some(Duration::from_secs(30)));
     assert!(pass.errors.is_empty());
+    assert_eq!(
+        pass.through,
+        ["Secrets"],
+        "the step that asked to come back is not through"
+    );
     assert_eq!(status_of(&ctx, T::DatabaseReady), Some("False"));
     assert_eq!(recorded.0.lock().unwrap().0, ["Secrets", "Database"]);
 }
@@ -184,6 +189,7 @@ async fn an_error_ends_the_pass_and_is_counted_under_its_condition() {
             StepError::new(ErrorKind::Api, "the MariaDB API is unreachable")
         )]
     );
+    assert_eq!(pass.through, ["Secrets"]);
     assert_eq!(
         recorded.0.lock().unwrap().1,
         [("Database", "DatabaseReady")]
@@ -227,6 +233,10 @@ async fn the_parallel_group_runs_together_on_copies_and_merges_its_own_condition
         "the shortest requeue wins"
     );
     assert_eq!(pass.errors.len(), 1);
+    assert!(
+        !pass.through.contains(&"HPA"),
+        "a failed member is not through"
+    );
     assert_eq!(recorded.0.lock().unwrap().1, [("HPA", "HPAReady")]);
     // Every member's own condition is merged back, the failed one's included; the
     // HTTPRoute condition the NetworkPolicy member wrote on its copy is not.
@@ -247,6 +257,49 @@ fn config_refuses(_: &mut Ctx) -> StepFuture<'_> {
         Err(StepError::invalid_input(
             "spec.policyOverrides.configMapRef: the ConfigMap does not exist",
         ))
+    })
+}
+
+#[tokio::test]
+async fn a_kind_is_sweepable_once_every_step_that_makes_it_went_through() {
+    let table = |database: for<'a> fn(&'a mut Ctx) -> StepFuture<'a>| Pipeline {
+        sequence: vec![
+            step("Secrets", T::SecretsReady, secrets).makes(&["Secret"]),
+            step("Database", T::DatabaseReady, database).makes(&["Database", "Secret"]),
+        ],
+        parallel: vec![
+            step("HTTPRoute", T::HTTPRouteReady, route).makes(&["HTTPRoute"]),
+            step("NetworkPolicy", T::NetworkPolicyReady, netpol).makes(&["NetworkPolicy"]),
+            step("HealthCheck", T::BarbicanAPIReady, health),
+        ],
+    };
+    let pipeline = table(database_synced);
+    let pass = pipeline
+        .run(&mut Ctx::default(), &Recorded::default())
+        .await;
+    assert_eq!(pass.through, ["Secrets", "Database", "NetworkPolicy"]);
+    // The route asks to come back: its kind waits; the others' are swept.
+    assert_eq!(
+        pipeline.sweepable(&pass),
+        ["Database", "NetworkPolicy", "Secret"]
+    );
+
+    let pipeline = table(database_waits);
+    let pass = pipeline
+        .run(&mut Ctx::default(), &Recorded::default())
+        .await;
+    assert_eq!(pass.through, ["Secrets"]);
+    assert!(
+        pipeline.sweepable(&pass).is_empty(),
+        "a kind two steps make waits for both: {:?}",
+        pipeline.sweepable(&pass)
+    );
+}
+
+fn database_synced(ctx: &mut Ctx) -> StepFuture<'_> {
+    Box::pin(async move {
+        report(ctx, T::DatabaseReady, true);
+        Ok(Outcome::Done)
     })
 }
 
