@@ -60,3 +60,9 @@ Feature: A store that leaves the projection is announced with what it costs
     And within 1 minute the config mounted by the Deployment "barbican" in "openstack" contains "[secretstore:openbao-primary]"
     And the Barbican "barbican" in "openstack" has "/status/projectedSecretStores/0" set to "openbao-primary"
     And the Barbican "barbican" in "openstack" has "/status/projectedSecretStoreHosts/0" set to "https://openbao-instance.openstack.svc:8200"
+    # The API waits for a valid projection as it runs: the sweep after the pass that saw the
+    # store go (the one that reported NoDefaultSecretStore) took nothing of it.
+    And the Deployment "barbican" in "openstack" has "/metadata/name" set to "barbican"
+    And the Service "barbican" in "openstack" has "/metadata/name" set to "barbican"
+    And the PodDisruptionBudget "barbican" in "openstack" has "/metadata/name" set to "barbican"
+    And the CronJob "barbican-db-clean" in "openstack" has "/metadata/name" set to "barbican-db-clean"

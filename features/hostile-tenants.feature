@@ -313,6 +313,27 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
     When 5 minutes pass
     Then team B's objects are untouched
 
+  # The sweep after each pass deletes the Barbican's children it no longer asks for; team B's
+  # objects that copy those children's labels under names of their own are not its children.
+  Scenario: team B's objects carrying the labels of the Barbican's children survive every sweep
+    Given team B's NetworkPolicy "team-b-policy" in "openstack" carries the labels of the Barbican "barbican"'s children
+    And team B's Secret "barbican-config-0123456789" in "openstack" carries the labels of the Barbican "barbican"'s children
+    And team B's HorizontalPodAutoscaler "team-b-hpa" in "openstack" carries the labels of the Barbican "barbican"'s children
+    And the example "barbicansecretstore-managed.yaml" is applied
+    When the example "barbican.yaml" is applied
+    Then within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      {"spec": {"replicas": 2}}
+      """
+    Then within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When 5 minutes pass
+    Then team B's objects are untouched
+
   Scenario: team B's Secret under a store's credentials name is neither read nor overwritten
     Given team B's Secret "openbao-primary-approle" in "openstack"
     When the example "barbicansecretstore-managed.yaml" is applied

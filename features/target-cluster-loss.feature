@@ -118,6 +118,38 @@ Feature: A Barbican placed on a target cluster, and what happens when that clust
     Then the Deployment "barbican" in "openstack" has "/metadata/name" set to "barbican"
     And the Secret "barbican-db-connection" in "openstack" has "/metadata/name" set to "barbican-db-connection"
 
+  # Ownership on a target is by the owner labels: the sweep after a pass takes the child the
+  # spec dropped, and never a run of the db-clean CronJob (a Job the CronJob controls).
+  Scenario: on the target, the pass sweeps a child the spec dropped and leaves a db-clean run
+    Given the target cluster "edge-1" is registered
+    And within 3 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec:
+        networkPolicy:
+          ingress:
+            - namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ingress}}
+      """
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition          | status | reason             |
+      | NetworkPolicyReady | True   | NetworkPolicyReady |
+    And the NetworkPolicy "barbican" in "openstack" has "/metadata/name" set to "barbican"
+    When a Job "barbican-db-clean-manual" is created from the CronJob "barbican-db-clean" in "openstack"
+    And the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec:
+        networkPolicy: null
+      """
+    Then within 1 minute the NetworkPolicy "barbican" in "openstack" is gone
+    And within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition          | status | reason                   |
+      | NetworkPolicyReady | True   | NetworkPolicyNotRequired |
+    When 5 minutes pass
+    Then the Job "barbican-db-clean-manual" in "openstack" has "/metadata/name" set to "barbican-db-clean-manual"
+    And the CronJob "barbican-db-clean" in "openstack" has "/metadata/name" set to "barbican-db-clean"
+
   Scenario: deleting a placed Barbican sweeps its children off the target cluster
     Given the target cluster "edge-1" is registered
     And within 3 minutes the Barbican "barbican" in "openstack" reports:

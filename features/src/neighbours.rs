@@ -224,6 +224,35 @@ async fn one_neighbour(world: &mut BarbicanWorld, kind: String, name: String, na
     world.neighbours.extend(planted);
 }
 
+/// Team B's object that copies the labels the Barbican's children carry (the common labels,
+/// `managed-by` included) under a name of its own: a label is anyone's to set, so only an
+/// ownerReference makes a child the operator's on its own cluster, and the sweep after each
+/// pass must leave this one alone.
+#[given(
+    expr = "team B's {word} {string} in {string} carries the labels of the Barbican {string}'s children"
+)]
+async fn labelled_neighbour(
+    world: &mut BarbicanWorld,
+    kind: String,
+    name: String,
+    namespace: String,
+    barbican: String,
+) {
+    let mut made = object(&kind, &name, &namespace).unwrap_or_else(|e| panic!("{e}"));
+    let labels = &mut made["metadata"]["labels"];
+    for (key, value) in barbican_operator::controller::barbican::labels::common(&barbican) {
+        labels[key] = Value::String(value);
+    }
+    world
+        .env()
+        .apply(made)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    world
+        .neighbours
+        .push(Neighbour::new(&kind, &namespace, &name));
+}
+
 #[given(
     expr = "team B's objects under every child name of the Barbican {string} with the store {string} in {string}"
 )]

@@ -39,7 +39,7 @@ use crate::{
 pub const CONFIG_BASE_LABEL: &str = "cobaltcore.c5c3.io/config-base";
 /// Historical config Secrets kept beside the current one.
 pub const HISTORY: usize = 3;
-/// The config Secrets to delete: this Barbican's, other than those in `keep` (the current one
+/// The config Secrets the pass sweeps: this Barbican's, other than those in `keep` (the current one
 /// and the one the live Deployment mounts), beyond the newest [`HISTORY`] (newest by creation
 /// time, ties broken by name, both descending).
 ///
@@ -183,7 +183,9 @@ async fn mounted_now(state: &State) -> Result<String, StepError> {
     }
 }
 
-async fn prune(state: &State, current: &str) -> Result<(), StepError> {
+/// Keeps the config Secrets the pass must not sweep: `current`, the one the live Deployment
+/// mounts, and the newest [`HISTORY`] others; the pass sweeps the rest ([`prunable`]).
+async fn keep_history(state: &State, current: &str) -> Result<(), StepError> {
     let selector = format!("{CONFIG_BASE_LABEL}={}-config", state.name());
     let owned: Vec<Secret> = state
         .children
@@ -194,13 +196,14 @@ async fn prune(state: &State, current: &str) -> Result<(), StepError> {
         .filter(|s| owned_by(s, &state.barbican))
         .collect();
     let mounted = mounted_now(state).await?;
-    for name in prunable(&state.name(), &[current, &mounted], owned) {
-        state
-            .children
-            .delete::<Secret>(&name)
-            .await
-            .map_err(|e| api_error("pruning a config Secret", e))?;
+    let prunable = prunable(&state.name(), &[current, &mounted], owned.clone());
+    for secret in owned {
+        let name = secret.name_any();
+        if !prunable.contains(&name) {
+            state.children.keep::<Secret>(&name);
+        }
     }
+    state.children.keep::<Secret>(&mounted);
     Ok(())
 }
 
@@ -210,6 +213,7 @@ pub fn config(state: &mut State) -> StepFuture<'_> {
         let projection = state.handoffs.need::<Projection>()?;
         if !projection.valid {
             let mounted = mounted_now(state).await?;
+            keep_history(state, &mounted).await?;
             state.handoffs.give(ConfigSecret(mounted));
             return Ok(Outcome::Done);
         }
@@ -223,7 +227,7 @@ pub fn config(state: &mut State) -> StepFuture<'_> {
         let rendered = render::render(&state.barbican.spec, &inputs)
             .map_err(|e| config_error(state, e.to_string()))?;
         let name = write(state, &rendered).await?;
-        prune(state, &name).await?;
+        keep_history(state, &name).await?;
 
         let health = extra_config_health(&rendered.overridden_keys);
         let changed = state

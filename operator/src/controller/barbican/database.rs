@@ -66,36 +66,6 @@ pub fn managed_kinds(spec: &BarbicanSpec) -> Vec<(&'static str, &'static str)> {
     kinds
 }
 
-/// Deletes the mariadb-operator CRs this Barbican made that its spec no longer wants: the User
-/// and Grant once its credentials are Dynamic, all three once its database is brownfield. A
-/// fresh install of the edited spec would not have them. Only what was made for this Barbican
-/// goes (see [`made_for`]), as in [`tear_down`].
-async fn remove_unwanted(state: &State, spec: &BarbicanSpec) -> Result<(), StepError> {
-    let wanted = managed_kinds(spec);
-    for (kind, plural) in MARIADB_KINDS {
-        if wanted.iter().any(|(k, _)| *k == kind) {
-            continue;
-        }
-        let resource = mariadb_resource(kind, plural);
-        let found = state
-            .children
-            .find_dynamic(&resource, &state.name())
-            .await
-            .map_err(|e| api_error("reading a mariadb-operator resource", e))?;
-        if let Some(object) = found
-            && object.metadata.deletion_timestamp.is_none()
-            && made_for(state.children.cluster(), &object, state.barbican.as_ref())
-        {
-            state
-                .children
-                .delete_dynamic(&resource, &state.name())
-                .await
-                .map_err(|e| api_error("deleting a mariadb-operator resource", e))?;
-        }
-    }
-    Ok(())
-}
-
 /// The pods the SQL user must serve: the HPA's ceiling when it owns the count, else the
 /// replicas.
 pub fn pods(spec: &BarbicanSpec) -> i32 {
@@ -152,7 +122,8 @@ async fn refuse(state: &mut State, reason: Reason, message: String) -> StepError
 /// Provisions the managed database; `Some` when the pass has to wait.
 async fn provision(state: &mut State) -> Result<Option<Outcome>, StepError> {
     let spec = state.barbican.spec.clone();
-    remove_unwanted(state, &spec).await?;
+    // The kinds the spec no longer wants (the User and Grant once credentials are Dynamic,
+    // all three once the database is brownfield) are not applied, so the pass sweeps them.
     let Some(cluster) = spec.database.cluster_ref.as_ref() else {
         return Ok(None); // Brownfield: the database exists already.
     };

@@ -178,6 +178,9 @@ pub fn db_clean(state: &mut State) -> StepFuture<'_> {
                 Reason::WaitingForSecretStores,
                 "no config Secret to mount yet: the secret stores do not form a valid projection",
             ));
+            // Kept, not swept, should a pass ever go through from here; today the Database
+            // step waits in both of these cases, so the pass sweeps nothing.
+            state.children.keep::<CronJob>(&cronjob_name(&state.name()));
             return Ok(Outcome::Done);
         }
         let spec = state.barbican.spec.clone();
@@ -193,6 +196,8 @@ pub fn db_clean(state: &mut State) -> StepFuture<'_> {
                 Reason::DBCleanBlocked,
                 "the clean-up waits for an image the release gate admits: spec.image does not match spec.openStackRelease and no image has installed the schema yet",
             ));
+            // A CronJob made before keeps its schedule and image until an image is admitted.
+            state.children.keep::<CronJob>(&cronjob_name(&name));
             return Ok(Outcome::Done);
         };
         let mut desired = cronjob(

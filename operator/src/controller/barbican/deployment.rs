@@ -275,6 +275,11 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
             secret_store_credentials: projection.credentials_digest.clone(),
         };
         if !projection.valid || config_secret.is_empty() {
+            // The API keeps running as it is while it waits: nothing of it is swept.
+            let name = state.name();
+            state.children.keep::<Deployment>(&name);
+            state.children.keep::<Service>(&name);
+            state.children.keep::<PodDisruptionBudget>(&name);
             let message = waiting_for_stores(&state.barbican);
             state.report(Report::not_ready(
                 T::DeploymentReady,

@@ -65,12 +65,9 @@ pub fn hpa_spec(spec: &BarbicanSpec, name: &str) -> Option<HorizontalPodAutoscal
 pub fn hpa(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
         let name = state.name();
+        // Unset, the pass sweeps any HPA left from before (see `runtime::sweep`); the
+        // Deployment step has removed it already, ahead of applying the replicas.
         let Some(spec) = hpa_spec(&state.barbican.spec, &name) else {
-            state
-                .children
-                .delete::<HorizontalPodAutoscaler>(&name)
-                .await
-                .map_err(|e| api_error("deleting the HorizontalPodAutoscaler", e))?;
             state.report(Report::ready(
                 T::HPAReady,
                 Reason::HPANotRequired,

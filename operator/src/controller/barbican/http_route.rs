@@ -66,10 +66,11 @@ pub fn accepted(route: &serde_json::Value) -> bool {
 /// What the step does, given what the cluster serves and whether the spec asks for a route.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Plan {
-    /// No route wanted: delete any (the Gateway API is served) and report this.
-    Remove(Report),
-    /// No route can be made: report this.
+    /// No route wanted: report this (the pass sweeps any route left from before).
     Report(Report),
+    /// A route is wanted but cannot be applied now: report this and keep any live route as
+    /// it is (a probe that failed once does not take the route away).
+    Keep(Report),
     /// Apply the route and report the Gateway's verdict.
     Apply,
 }
@@ -79,14 +80,13 @@ pub fn plan(api: &GatewayApi, gateway: Option<&GatewaySpec>) -> Plan {
     let t = T::HTTPRouteReady;
     let not_required = || Report::ready(t, Reason::HTTPRouteNotRequired, "spec.gateway is not set");
     match (api, gateway) {
-        (GatewayApi::Installed, None) => Plan::Remove(not_required()),
         (_, None) => Plan::Report(not_required()),
-        (GatewayApi::NotInstalled, Some(_)) => Plan::Report(Report::not_ready(
+        (GatewayApi::NotInstalled, Some(_)) => Plan::Keep(Report::not_ready(
             t,
             Reason::GatewayAPINotInstalled,
             "spec.gateway is set but the Gateway API's HTTPRoute is not served on this cluster",
         )),
-        (GatewayApi::ProbeFailed(error), Some(_)) => Plan::Report(Report::not_ready(
+        (GatewayApi::ProbeFailed(error), Some(_)) => Plan::Keep(Report::not_ready(
             t,
             Reason::CapabilityProbeFailed,
             format!("probing for the Gateway API failed: {error}"),
@@ -110,16 +110,12 @@ pub fn http_route(state: &mut State) -> StepFuture<'_> {
             plan(&api, state.barbican.spec.gateway.as_ref()),
             &state.barbican.spec.gateway,
         ) {
-            (Plan::Remove(report), _) => {
-                state
-                    .children
-                    .delete_dynamic(&http_route_resource(), &name)
-                    .await
-                    .map_err(|e| api_error("deleting the HTTPRoute", e))?;
+            (Plan::Report(report), _) => {
                 state.report(report);
                 return Ok(Outcome::Done);
             }
-            (Plan::Report(report), _) => {
+            (Plan::Keep(report), _) => {
+                state.children.keep_dynamic(&http_route_resource(), &name);
                 state.report(report);
                 return Ok(Outcome::Done);
             }
@@ -200,20 +196,23 @@ mod tests {
     fn the_plan_follows_the_probe_and_the_block() {
         let g = gateway(None);
         let reason = |p: Plan| match p {
-            Plan::Remove(r) | Plan::Report(r) => Some((r.ready, r.reason)),
+            Plan::Report(r) | Plan::Keep(r) => Some((r.ready, r.reason)),
             Plan::Apply => None,
         };
         assert_eq!(
             reason(plan(&GatewayApi::Installed, None)),
             Some((true, Reason::HTTPRouteNotRequired))
         );
+        for api in [
+            GatewayApi::Installed,
+            GatewayApi::NotInstalled,
+            GatewayApi::ProbeFailed("503".into()),
+        ] {
+            assert!(matches!(plan(&api, None), Plan::Report(_)), "{api:?}");
+        }
         assert!(matches!(
-            plan(&GatewayApi::Installed, None),
-            Plan::Remove(_)
-        ));
-        assert!(matches!(
-            plan(&GatewayApi::NotInstalled, None),
-            Plan::Report(_)
+            plan(&GatewayApi::NotInstalled, Some(&g)),
+            Plan::Keep(_)
         ));
         assert_eq!(
             reason(plan(&GatewayApi::NotInstalled, Some(&g))),
@@ -224,7 +223,7 @@ mod tests {
             reason(failed.clone()),
             Some((false, Reason::CapabilityProbeFailed))
         );
-        assert!(matches!(failed, Plan::Report(r) if r.message.contains("503")));
+        assert!(matches!(failed, Plan::Keep(r) if r.message.contains("503")));
         assert_eq!(plan(&GatewayApi::Installed, Some(&g)), Plan::Apply);
     }
 

@@ -24,6 +24,7 @@ pub mod secret_stores;
 pub mod secrets;
 pub mod service;
 pub mod state;
+pub mod sweep;
 pub mod triggers;
 pub mod uwsgi;
 pub mod wakes;
@@ -40,25 +41,10 @@ use state::State;
 /// with the Gateway API's HTTPRoute when `with_http_route`: what the deletion sweep looks
 /// through and what the watches on a target cluster follow.
 pub fn projected_kinds(with_http_route: bool) -> Vec<kube::api::ApiResource> {
-    use k8s_openapi::api::{
-        apps::v1::Deployment,
-        autoscaling::v2::HorizontalPodAutoscaler,
-        batch::v1::{CronJob, Job},
-        core::v1::{Secret, Service},
-        networking::v1::NetworkPolicy,
-        policy::v1::PodDisruptionBudget,
-    };
-    use kube::api::ApiResource;
-    let mut kinds = vec![
-        ApiResource::erase::<Deployment>(&()),
-        ApiResource::erase::<Service>(&()),
-        ApiResource::erase::<PodDisruptionBudget>(&()),
-        ApiResource::erase::<HorizontalPodAutoscaler>(&()),
-        ApiResource::erase::<NetworkPolicy>(&()),
-        ApiResource::erase::<CronJob>(&()),
-        ApiResource::erase::<Job>(&()),
-        ApiResource::erase::<Secret>(&()),
-    ];
+    let mut kinds: Vec<_> = sweep::built_in_kinds()
+        .into_iter()
+        .map(|(kind, _)| kind)
+        .collect();
     if with_http_route {
         kinds.push(crate::controller::discovery::http_route_resource());
     }
@@ -77,27 +63,30 @@ pub fn pipeline() -> Pipeline<State> {
     Pipeline {
         sequence: vec![
             step("Secrets",            T::SecretsReady,      secrets::secrets)
-                .gives(&[authtoken]),
+                .gives(&[authtoken]).makes(&["Secret"]),
             step("DBConnectionSecret", T::SecretsReady,      secrets::db_connection)
-                .gives(&[dsn]),
+                .gives(&[dsn]).makes(&["Secret"]),
             step("SecretStores",       T::SecretStoresReady, secret_stores::secret_stores)
                 .gives(&[projection]),
             step("Config",             T::SecretsReady,      config::config)
-                .needs(&[projection]).gives(&[config]),
+                .needs(&[projection]).gives(&[config]).makes(&["Secret"]),
             step("DBClean",            T::DBCleanReady,      db_clean::db_clean)
-                .needs(&[config]),
+                .needs(&[config]).makes(&["CronJob"]),
             step("Database",           T::DatabaseReady,     database::database)
-                .needs(&[config]),
+                .needs(&[config]).makes(&["Database", "User", "Grant"]),
             step("Deployment",         T::DeploymentReady,   deployment::deployment_step)
-                .needs(&[authtoken, dsn, projection, config]),
+                .needs(&[authtoken, dsn, projection, config])
+                .makes(&["Deployment", "Service", "PodDisruptionBudget"]),
         ],
         // Run concurrently once the sequence has gone through, each on its own copy.
         parallel: vec![
-            step("HTTPRoute",          T::HTTPRouteReady,     http_route::http_route),
+            step("HTTPRoute",          T::HTTPRouteReady,     http_route::http_route)
+                .makes(&["HTTPRoute"]),
             step("HealthCheck",        T::BarbicanAPIReady,   health::health_check),
-            step("HPA",                T::HPAReady,           hpa::hpa),
+            step("HPA",                T::HPAReady,           hpa::hpa)
+                .makes(&["HorizontalPodAutoscaler"]),
             step("NetworkPolicy",      T::NetworkPolicyReady, network_policy::network_policy)
-                .needs(&[projection]),
+                .needs(&[projection]).makes(&["NetworkPolicy"]),
         ],
     }
 }
@@ -108,5 +97,24 @@ mod tests {
     #[test]
     fn the_step_table_is_well_formed() {
         assert_eq!(super::pipeline().check(), Ok(()));
+    }
+
+    /// Every kind the sweep lists is made by a row of the table (or the sweep could never
+    /// take it), and every kind a row makes is one the sweep lists (or a child of it would
+    /// linger once the spec dropped it).
+    #[test]
+    fn the_swept_kinds_are_the_kinds_the_steps_make() {
+        let table = super::pipeline();
+        let mut made: Vec<&str> = table
+            .sequence
+            .iter()
+            .chain(&table.parallel)
+            .flat_map(|s| s.makes.clone())
+            .collect();
+        made.sort_unstable();
+        made.dedup();
+        let mut swept = super::sweep::swept_kinds();
+        swept.sort_unstable();
+        assert_eq!(made, swept);
     }
 }

@@ -193,12 +193,8 @@ pub fn openbao_urls(projection: &Projection, last_good: &[String]) -> Vec<String
 pub fn network_policy(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
         let name = state.name();
+        // Unset, the pass sweeps any NetworkPolicy left from before (see `runtime::sweep`).
         if state.barbican.spec.network_policy.is_none() {
-            state
-                .children
-                .delete::<NetworkPolicy>(&name)
-                .await
-                .map_err(|e| api_error("deleting the NetworkPolicy", e))?;
             state.report(Report::ready(
                 T::NetworkPolicyReady,
                 Reason::NetworkPolicyNotRequired,

@@ -422,7 +422,18 @@ pub async fn reconcile(env: Arc<Env>, cached: Arc<Barbican>) -> Result<Next, Err
     }
 
     let mut state = State::new(env.clone(), barbican.clone(), children);
-    let pass = pipeline().run(&mut state, env.metrics.as_ref()).await;
+    let table = pipeline();
+    let mut pass = table.run(&mut state, env.metrics.as_ref()).await;
+    let sweepable = table.sweepable(&pass);
+    if !sweepable.is_empty() {
+        match super::sweep::sweep(&state, &sweepable).await {
+            Ok(deleted) if !deleted.is_empty() => {
+                tracing::info!(barbican = %name, %namespace, ?deleted, "swept children the spec no longer asks for");
+            }
+            Ok(_) => {}
+            Err(error) => pass.errors.push(("Sweep", error)),
+        }
+    }
     let before = barbican.status.clone().unwrap_or_default();
     persist(
         &env,
