@@ -159,17 +159,10 @@ pub fn metric_value(rendered: &str, metric: &str, labels: &str) -> Option<f64> {
 
 #[then(expr = "the operator's metric {string} with {string} reads {int}")]
 async fn metric_reads(world: &mut BarbicanWorld, metric: String, labels: String, value: i64) {
-    // A pass sets its series right after its status write, so a scenario that has just seen
-    // the status may read the series a moment early: a few seconds of real time settle it.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    let (rendered, found) = loop {
-        let rendered = world.env().operator_metrics().render();
-        let found = metric_value(&rendered, &metric, &labels);
-        if found == Some(value as f64) || std::time::Instant::now() >= deadline {
-            break (rendered, found);
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    };
+    let rendered = world
+        .settled_metrics(|rendered| metric_value(rendered, &metric, &labels) == Some(value as f64))
+        .await;
+    let found = metric_value(&rendered, &metric, &labels);
     assert_eq!(
         found,
         Some(value as f64),

@@ -25,6 +25,21 @@ pub struct BarbicanWorld {
 }
 
 impl BarbicanWorld {
+    /// The operator's metrics as rendered once `settled` holds of them, or after 5 s of real time.
+    /// A pass sets its series right after its status write (and a deleted CR's go right after it
+    /// is gone), so a scenario that has just seen the status may read the series a moment early:
+    /// a few seconds of real time settle it.
+    pub async fn settled_metrics(&self, settled: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let rendered = self.env().operator_metrics().render();
+            if settled(&rendered) || std::time::Instant::now() >= deadline {
+                return rendered;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     /// The environment, once the first step started it.
     pub fn env_opt(&self) -> Option<&SimEnv> {
         self.env.as_ref()
@@ -593,10 +608,15 @@ async fn counted(world: &mut BarbicanWorld, count: u64, name: String, namespace:
 
 #[then(expr = "the operator's metrics {word} series for the Barbican {string} in {string}")]
 async fn metric_series(world: &mut BarbicanWorld, verb: String, name: String, namespace: String) {
-    let text = world.env().operator_metrics().render();
     // Its Job series, and (for `lack`) its condition series too.
     let label = format!("barbican=\"{name}\",namespace=\"{namespace}\"");
     let conditions = format!("kind=\"Barbican\",name=\"{name}\",namespace=\"{namespace}\"");
+    let text = world
+        .settled_metrics(|text| match verb.as_str() {
+            "lack" => !text.contains(&label) && !text.contains(&conditions),
+            _ => text.contains(&label),
+        })
+        .await;
     let present = text.contains(&label);
     match verb.as_str() {
         "have" => assert!(present, "no series labelled {label}:\n{text}"),
