@@ -122,3 +122,49 @@ Feature: The rendered configuration is immutable, kept for rollback, and guarded
     And the Deployment "barbican" in "openstack" has "/spec/template/spec/volumes/0/name" set to "config"
     And the Barbican "barbican" in "openstack" has "/status/projectedSecretStores/0" set to "openbao-primary"
     And the Barbican "barbican" in "openstack" has "/status/projectedSecretStoreHosts/0" set to "https://openbao-instance.openstack.svc:8200"
+
+  # The messaging audit driver's transport URL carries the broker's password: it reaches the
+  # pods from its Secret as an environment variable, never the rendered config, and a rotated
+  # value rolls them.
+  Scenario: audit notifications over a transport URL from a Secret, which rolls the pods when rotated
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec:
+        audit:
+          driver: messaging
+          transportUrlSecretRef: {name: rabbitmq-audit, key: url}
+      """
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                   |
+      | SecretsReady | False  | WaitingForAuditTransport |
+    And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions 'audit transport URL Secret "rabbitmq-audit" not found'
+    When the Secret "rabbitmq-audit" in "openstack" holds:
+      | key | value                                            |
+      | url | rabbit://audit:broker-pw@rabbitmq.openstack:5672/ |
+    Then within 2 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    And within 1 minute the barbican.conf mounted by the Deployment "barbican" in "openstack" sets [audit_middleware_notifications] driver to "messagingv2"
+    And the Deployment "barbican" in "openstack" has "/spec/template/spec/containers/0/env/3/name" set to "OS_AUDIT_MIDDLEWARE_NOTIFICATIONS__TRANSPORT_URL"
+    And the Deployment "barbican" in "openstack" has "/spec/template/spec/containers/0/env/3/valueFrom/secretKeyRef/name" set to "rabbitmq-audit"
+
+  # A rotated URL rolls the pods (its digest is a pod-template annotation).
+  @sim-only
+  Scenario: a rotated audit transport URL rolls the pods
+    Given the Secret "rabbitmq-audit" in "openstack" holds:
+      | key | value                                            |
+      | url | rabbit://audit:broker-pw@rabbitmq.openstack:5672/ |
+    When the Barbican "barbican" in "openstack" is patched with:
+      """
+      spec:
+        audit:
+          driver: messaging
+          transportUrlSecretRef: {name: rabbitmq-audit, key: url}
+      """
+    Then within 2 minutes the Barbican "barbican" in "openstack" reports:
+      | condition | status | reason   |
+      | Ready     | True   | AllReady |
+    When the Secret "rabbitmq-audit" in "openstack" holds:
+      | key | value                                             |
+      | url | rabbit://audit:rotated-pw@rabbitmq.openstack:5672/ |
+    Then within 2 minutes the pods of the Deployment "barbican" in "openstack" roll

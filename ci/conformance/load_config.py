@@ -16,7 +16,9 @@ Checks, printing one line each and exiting non-zero on the first failure:
      configured with) registers, and its value parses as that option's type;
   2. barbican's own multiple-secret-store validation accepts the store sections;
   3. paste.deploy loads the composite app from barbican-api-paste.ini, which runs barbican's
-     start-up: database engine, secret-store sync, and every pipeline's filters.
+     start-up: database engine, secret-store sync, and every pipeline's filters;
+  4. where the config audits the API, the audit filter's transport URL is the one in
+     OS_AUDIT_MIDDLEWARE_NOTIFICATIONS__TRANSPORT_URL (how spec.audit's messaging driver gets it).
 """
 
 import configparser
@@ -25,6 +27,9 @@ import sys
 import warnings
 
 warnings.simplefilter("ignore")
+
+# The variable the operator sets from spec.audit.transportUrlSecretRef (run.py sets it).
+AUDIT_TRANSPORT_ENV = "OS_AUDIT_MIDDLEWARE_NOTIFICATIONS__TRANSPORT_URL"
 
 
 def fail(step, error):
@@ -97,6 +102,17 @@ def main():
         print("ok paste: %s loaded" % type(app).__name__)
     except Exception as e:
         fail("paste", e)
+    transport = os.environ.get(AUDIT_TRANSPORT_ENV)
+    try:
+        from oslo_config import cfg
+        group = getattr(cfg.CONF, "audit_middleware_notifications", None)
+        if group is not None and transport:
+            # The messaging driver's transport URL reaches the pods only through this variable.
+            if group.transport_url != transport:
+                raise ValueError("transport_url is %r, not the %s value" % (group.transport_url, AUDIT_TRANSPORT_ENV))
+            print("ok audit: the audit filter reads its transport URL from %s" % AUDIT_TRANSPORT_ENV)
+    except Exception as e:
+        fail("audit", e)
 
 
 if __name__ == "__main__":

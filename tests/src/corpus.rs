@@ -28,6 +28,7 @@ pub const BARBICAN_RULES: &[&str] = &[
     "gateway-hostname-line-break",
     "logging-enums",
     "audit",
+    "audit-transport",
     "logging-per-logger-levels",
     "pre-stop-within-grace",
     "harakiri-within-drain-window",

@@ -89,6 +89,10 @@ pub const BLOCKS: [&str; 21] = [
 /// keep meaning what they meant; each side block is switched on and off on its own.
 pub const SIDE_BLOCKS: [&str; 1] = ["audit"];
 
+/// The Secret holding the audit transport URL a `messaging` audit names (the prerequisites
+/// make it).
+pub const AUDIT_TRANSPORT: &str = "rabbitmq-audit";
+
 /// The side stream of `rng` for `name`.
 fn side(rng: &Rng, name: &str) -> Rng {
     let salt = name
@@ -104,7 +108,14 @@ fn side_block(rng: &Rng, name: &str) -> Option<Value> {
         return None;
     }
     match name {
-        "audit" => Some(side.pick(&[json!({}), json!({"driver": "log"})]).clone()),
+        "audit" => Some(
+            side.pick(&[
+                json!({}),
+                json!({"driver": "log"}),
+                json!({"driver": "messaging", "transportUrlSecretRef": {"name": AUDIT_TRANSPORT}}),
+            ])
+            .clone(),
+        ),
         _ => None,
     }
 }

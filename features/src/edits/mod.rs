@@ -86,6 +86,10 @@ pub async fn prerequisites(env: &SimEnv, namespace: &str) -> Result<(), Error> {
         "metadata": {"name": generate::PRIORITY_CLASS}, "value": 1000}),
     )
     .await?;
+    env.apply(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": generate::AUDIT_TRANSPORT, "namespace": namespace},
+        "stringData": {"transport_url": "rabbit://audit:broker-pw@rabbitmq.openstack:5672/"}}))
+        .await?;
     if env.external_openbao(EXTERNAL).is_none() {
         env.start_external_openbao(EXTERNAL, "vault", "vault")
             .await?;

@@ -74,6 +74,7 @@ pub fn validate_barbican(
     config::check_extra_config(v, operation, old, new);
     config::check_plugins(v, operation, old, new);
     check_middleware(v, new);
+    check_audit(v, new);
     check_target_cluster_ref(v, old, new);
     verdict
 }
@@ -589,6 +590,18 @@ fn selects(
         }
     });
     by_labels && by_expressions
+}
+
+/// `spec.audit`: the messaging driver names its transport URL's Secret; no other driver does.
+fn check_audit(verdict: &mut Verdict, new: &Barbican) {
+    use crate::api::audit::{AUDIT_TRANSPORT_MESSAGE, AuditDriver};
+    let Some(audit) = &new.spec.audit else {
+        return;
+    };
+    let messaging = audit.effective_driver() == AuditDriver::Messaging;
+    if messaging != audit.transport_url_secret_ref.is_some() {
+        verdict.require("spec.audit.transportUrlSecretRef", AUDIT_TRANSPORT_MESSAGE);
+    }
 }
 
 /// A middleware name is one token of a space-separated pipeline and the name of its own

@@ -13,6 +13,7 @@ use crate::crd::open_api_schema;
 use super::{
     Barbican, BarbicanSecretStore,
     api_server::*,
+    audit::{AUDIT_TRANSPORT_MESSAGE, AUDIT_TRANSPORT_RULE},
     barbican::*,
     database::*,
     fixtures::{managed_store, minimal_barbican, with_spec},
@@ -110,6 +111,30 @@ fn image_needs_exactly_one_of_tag_and_digest() {
         None,
         IMAGE_TAG_XOR_DIGEST_MESSAGE,
     );
+}
+
+#[test]
+fn the_messaging_audit_driver_and_only_it_names_its_transport() {
+    let s = barbican_schema();
+    let reference = json!({"name": "rabbitmq-audit"});
+    assert_accepted(&s, &barbican(json!({"audit": {}})), None);
+    assert_accepted(
+        &s,
+        &barbican(json!({"audit": {"driver": "messaging", "transportUrlSecretRef": reference}})),
+        None,
+    );
+    for audit in [
+        json!({"driver": "messaging"}),
+        json!({"transportUrlSecretRef": reference}),
+        json!({"driver": "log", "transportUrlSecretRef": reference}),
+    ] {
+        assert_rejected(
+            &s,
+            &barbican(json!({"audit": audit})),
+            None,
+            AUDIT_TRANSPORT_MESSAGE,
+        );
+    }
 }
 
 #[test]
@@ -476,6 +501,7 @@ fn the_crds_carry_the_rules_the_spec_calls_schema_level() {
         OPENBAO_MANAGED_PIN_RULE,
         KV_MOUNTPOINT_IMMUTABLE_RULE,
         OPENBAO_MODE_FROZEN_RULE,
+        AUDIT_TRANSPORT_RULE,
     ] {
         assert!(
             rules.iter().any(|r| r == expected),
@@ -484,7 +510,7 @@ fn the_crds_carry_the_rules_the_spec_calls_schema_level() {
     }
     assert_eq!(
         rules.len(),
-        15,
+        16,
         "a rule was added without a test: {rules:?}"
     );
 }

@@ -154,6 +154,8 @@ vocabulary! {
         WaitingForDBCredentials,
         /// The service-user Secret lacks its key.
         WaitingForServiceUserCredentials,
+        /// `spec.audit`'s transport URL Secret lacks its key.
+        WaitingForAuditTransport,
         /// The config could not be rendered or stored.
         ConfigError,
         /// SecretStoresReady True.

@@ -12,6 +12,8 @@ pub const DB_CONNECTION_HASH_ANNOTATION: &str = "barbican.c5c3.io/db-connection-
 /// Pod-template digest of the AppRole secret ID.
 pub const SECRET_STORE_CREDENTIALS_HASH_ANNOTATION: &str =
     "barbican.c5c3.io/secret-store-credentials-hash";
+/// Pod-template digest of the audit notifications' transport URL.
+pub const AUDIT_TRANSPORT_HASH_ANNOTATION: &str = "barbican.c5c3.io/audit-transport-hash";
 /// When the AppRole secret ID in `<store>-approle` was minted (RFC 3339, UTC).
 pub const SECRET_ID_MINTED_AT_ANNOTATION: &str = "barbican.c5c3.io/secret-id-minted-at";
 /// TTL of that secret ID in seconds; 0 means it does not expire.

@@ -10,6 +10,9 @@ pub const KEYSTONE_PASSWORD_ENV: &str = "OS_KEYSTONE_AUTHTOKEN__PASSWORD";
 pub const DATABASE_CONNECTION_ENV: &str = "OS_DATABASE__CONNECTION";
 /// The AppRole secret ID (`[vault_plugin] approle_secret_id`).
 pub const APPROLE_SECRET_ID_ENV: &str = "OS_VAULT_PLUGIN__APPROLE_SECRET_ID";
+/// The audit notifications' transport URL (`[audit_middleware_notifications] transport_url`),
+/// which carries the broker's password.
+pub const AUDIT_TRANSPORT_URL_ENV: &str = "OS_AUDIT_MIDDLEWARE_NOTIFICATIONS__TRANSPORT_URL";
 
 /// Lowercase hex SHA-256 of a credential: what the `*-hash` pod annotations carry. An empty
 /// credential has no digest, so a pass that could not read it causes no rollout.

@@ -133,6 +133,28 @@ fn shape_rules() {
 }
 
 #[test]
+fn the_messaging_audit_driver_and_only_it_names_a_transport_url_secret() {
+    let field = "spec.audit.transportUrlSecretRef";
+    check(&[
+        (json!({"audit": {}}), &[]),
+        (json!({"audit": {"driver": "log"}}), &[]),
+        (
+            json!({"audit": {"driver": "messaging", "transportUrlSecretRef": {"name": "rabbit"}}}),
+            &[],
+        ),
+        (json!({"audit": {"driver": "messaging"}}), &[field]),
+        (
+            json!({"audit": {"transportUrlSecretRef": {"name": "rabbit"}}}),
+            &[field],
+        ),
+        (
+            json!({"audit": {"driver": "log", "transportUrlSecretRef": {"name": "rabbit"}}}),
+            &[field],
+        ),
+    ]);
+}
+
+#[test]
 fn keystone_urls_need_a_scheme_and_a_host() {
     check(&[
         (

@@ -1,4 +1,4 @@
-//! How credentials reach the API pods: three environment variables read from Secrets (never
+//! How credentials reach the API pods: environment variables read from Secrets (never
 //! rendered into config), and a digest of each in a pod-template annotation so a rotated value
 //! rolls the Deployment. An empty digest (what a short-circuited pass produces) leaves its
 //! annotation out, so such a pass causes no rollout.
@@ -9,10 +9,13 @@ use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, SecretKeySelector};
 
 use crate::{
     api::names::{
-        AUTHTOKEN_HASH_ANNOTATION, DB_CONNECTION_HASH_ANNOTATION,
+        AUDIT_TRANSPORT_HASH_ANNOTATION, AUTHTOKEN_HASH_ANNOTATION, DB_CONNECTION_HASH_ANNOTATION,
         SECRET_STORE_CREDENTIALS_HASH_ANNOTATION, db_connection_secret_name,
     },
-    render::secrets::{APPROLE_SECRET_ID_ENV, DATABASE_CONNECTION_ENV, KEYSTONE_PASSWORD_ENV},
+    render::secrets::{
+        APPROLE_SECRET_ID_ENV, AUDIT_TRANSPORT_URL_ENV, DATABASE_CONNECTION_ENV,
+        KEYSTONE_PASSWORD_ENV,
+    },
 };
 
 /// Where each credential is read from.
@@ -23,6 +26,9 @@ pub struct Sources {
     /// The Secret holding the OpenBao store's AppRole `secret-id`, when an OpenBao store is
     /// projected.
     pub store_credentials: Option<String>,
+    /// The Secret and key of the audit notifications' transport URL, with `spec.audit`'s
+    /// messaging driver.
+    pub audit_transport: Option<(String, String)>,
 }
 
 /// The digests of the three values, hex; `None` or empty while unknown.
@@ -34,6 +40,8 @@ pub struct Digests {
     pub authtoken: Option<String>,
     /// Of the AppRole secret ID.
     pub secret_store_credentials: Option<String>,
+    /// Of the audit notifications' transport URL.
+    pub audit_transport: Option<String>,
 }
 
 fn from_secret(name: &str, secret: &str, key: &str) -> EnvVar {
@@ -68,6 +76,9 @@ pub fn env(barbican: &str, sources: &Sources) -> Vec<EnvVar> {
     if let Some(secret) = &sources.store_credentials {
         env.push(from_secret(APPROLE_SECRET_ID_ENV, secret, "secret-id"));
     }
+    if let Some((secret, key)) = &sources.audit_transport {
+        env.push(from_secret(AUDIT_TRANSPORT_URL_ENV, secret, key));
+    }
     env
 }
 
@@ -80,6 +91,7 @@ pub fn annotations(digests: &Digests) -> BTreeMap<String, String> {
             SECRET_STORE_CREDENTIALS_HASH_ANNOTATION,
             &digests.secret_store_credentials,
         ),
+        (AUDIT_TRANSPORT_HASH_ANNOTATION, &digests.audit_transport),
     ]
     .into_iter()
     .filter_map(|(key, digest)| {
@@ -100,6 +112,7 @@ mod tests {
         let sources = Sources {
             service_user: ("keystone-barbican".into(), "password".into()),
             store_credentials: Some("openbao-primary-approle".into()),
+            audit_transport: None,
         };
         let env = env("barbican", &sources);
         let names: Vec<&str> = env.iter().map(|e| e.name.as_str()).collect();
@@ -112,16 +125,7 @@ mod tests {
             ]
         );
         assert!(env.iter().all(|e| e.value.is_none()));
-        let reference = |i: usize| {
-            let r = env[i]
-                .value_from
-                .as_ref()
-                .unwrap()
-                .secret_key_ref
-                .as_ref()
-                .unwrap();
-            (r.name.clone(), r.key.clone())
-        };
+        let reference = |i: usize| secret_ref(&env[i]);
         assert_eq!(
             reference(0),
             ("barbican-db-connection".into(), "connection".into())
@@ -139,6 +143,31 @@ mod tests {
             ..sources
         };
         assert_eq!(super::env("barbican", &without_store).len(), 2);
+        let audited = Sources {
+            audit_transport: Some(("rabbitmq-audit".into(), "url".into())),
+            ..without_store
+        };
+        let env = super::env("barbican", &audited);
+        let last = env.last().unwrap();
+        assert_eq!(
+            last.name,
+            "OS_AUDIT_MIDDLEWARE_NOTIFICATIONS__TRANSPORT_URL"
+        );
+        assert!(
+            last.value.is_none(),
+            "the broker's password is never a value"
+        );
+        assert_eq!(secret_ref(last), ("rabbitmq-audit".into(), "url".into()));
+    }
+
+    /// The Secret and key a variable is read from.
+    fn secret_ref(var: &EnvVar) -> (String, String) {
+        let r = var
+            .value_from
+            .as_ref()
+            .and_then(|v| v.secret_key_ref.as_ref())
+            .expect("read from a Secret");
+        (r.name.clone(), r.key.clone())
     }
 
     #[test]
@@ -147,10 +176,12 @@ mod tests {
             db_connection: Some("ab12".into()),
             authtoken: Some(String::new()),
             secret_store_credentials: None,
+            audit_transport: Some("cd34".into()),
         };
         let annotations = annotations(&digests);
-        assert_eq!(annotations.len(), 1);
+        assert_eq!(annotations.len(), 2);
         assert_eq!(annotations["barbican.c5c3.io/db-connection-hash"], "ab12");
+        assert_eq!(annotations["barbican.c5c3.io/audit-transport-hash"], "cd34");
         assert!(super::annotations(&Digests::default()).is_empty());
     }
 }

@@ -23,7 +23,7 @@ use k8s_openapi::{
 
 use super::{
     credential_env::{self, Digests, Sources},
-    handoffs::{AuthtokenDigest, ConfigSecret, DbConnectionDigest},
+    handoffs::{AuditTransportDigest, AuthtokenDigest, ConfigSecret, DbConnectionDigest},
     labels, pdb,
     pod::{BARBICAN_UID, Inputs, restricted, volumes},
     projection::Projection,
@@ -144,6 +144,7 @@ pub fn deployment(spec: &BarbicanSpec, inputs: &Inputs) -> Deployment {
                 .unwrap_or_else(|| "password".into()),
         ),
         store_credentials: inputs.projection.credentials_secret.clone(),
+        audit_transport: spec.audit.as_ref().and_then(|a| a.transport_url_source()),
     };
     let container = Container {
         name: CONTAINER.into(),
@@ -273,6 +274,7 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
             db_connection: handoffs.need::<DbConnectionDigest>()?.0.clone(),
             authtoken: handoffs.need::<AuthtokenDigest>()?.0.clone(),
             secret_store_credentials: projection.credentials_digest.clone(),
+            audit_transport: handoffs.need::<AuditTransportDigest>()?.0.clone(),
         };
         if !projection.valid || config_secret.is_empty() {
             // The API keeps running as it is while it waits: nothing of it is swept.
@@ -405,6 +407,7 @@ mod tests {
                 db_connection: Some("d".into()),
                 authtoken: Some("a".into()),
                 secret_store_credentials: None,
+                audit_transport: None,
             },
             live_replicas: Some(5),
         }

@@ -9,6 +9,11 @@
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AuthtokenDigest(pub Option<String>);
 
+/// The digest of the audit notifications' transport URL (`None` without the messaging
+/// driver): from Secrets to Deployment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuditTransportDigest(pub Option<String>);
+
 /// The digest of the DSN: from DBConnectionSecret to Deployment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DbConnectionDigest(pub Option<String>);

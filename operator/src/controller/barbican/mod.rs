@@ -33,7 +33,7 @@ use crate::{
     api::conditions::BarbicanConditionType as T,
     controller::pipeline::{Handoff, Pipeline, step},
 };
-use handoffs::{AuthtokenDigest, ConfigSecret, DbConnectionDigest};
+use handoffs::{AuditTransportDigest, AuthtokenDigest, ConfigSecret, DbConnectionDigest};
 use projection::Projection;
 use state::State;
 
@@ -60,10 +60,11 @@ pub fn projected_kinds(with_http_route: bool) -> Vec<kube::api::ApiResource> {
 pub fn pipeline() -> Pipeline<State> {
     let (authtoken, dsn) = (Handoff::of::<AuthtokenDigest>(), Handoff::of::<DbConnectionDigest>());
     let (projection, config) = (Handoff::of::<Projection>(), Handoff::of::<ConfigSecret>());
+    let audit = Handoff::of::<AuditTransportDigest>();
     Pipeline {
         sequence: vec![
             step("Secrets",            T::SecretsReady,      secrets::secrets)
-                .gives(&[authtoken]).makes(&["Secret"]),
+                .gives(&[authtoken, audit]).makes(&["Secret"]),
             step("DBConnectionSecret", T::SecretsReady,      secrets::db_connection)
                 .gives(&[dsn]).makes(&["Secret"]),
             step("SecretStores",       T::SecretStoresReady, secret_stores::secret_stores)
@@ -75,7 +76,7 @@ pub fn pipeline() -> Pipeline<State> {
             step("Database",           T::DatabaseReady,     database::database)
                 .needs(&[config]).makes(&["Database", "User", "Grant"]),
             step("Deployment",         T::DeploymentReady,   deployment::deployment_step)
-                .needs(&[authtoken, dsn, projection, config])
+                .needs(&[authtoken, audit, dsn, projection, config])
                 .makes(&["Deployment", "Service", "PodDisruptionBudget"]),
         ],
         // Run concurrently once the sequence has gone through, each on its own copy.

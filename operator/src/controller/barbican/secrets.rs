@@ -11,7 +11,7 @@ use kube::api::{ApiResource, DynamicObject};
 
 use super::{
     dsn,
-    handoffs::{AuthtokenDigest, DbConnectionDigest},
+    handoffs::{AuditTransportDigest, AuthtokenDigest, DbConnectionDigest},
     state::{State, owned_metadata},
 };
 use crate::{
@@ -191,6 +191,35 @@ async fn gate(state: &mut State) -> Result<Outcome, StepError> {
         .await;
     };
     state.handoffs.give(AuthtokenDigest(digest(password)));
+    let audit_transport = match state
+        .barbican
+        .spec
+        .audit
+        .as_ref()
+        .and_then(|a| a.transport_url_source())
+    {
+        None => None,
+        Some((name, key)) => {
+            let secret = state
+                .children
+                .get::<Secret>(&name)
+                .await
+                .map_err(|e| api_error("reading the audit transport URL Secret", e))?;
+            let Some(url) = secret.as_ref().and_then(|s| value(s, &key)) else {
+                return wait_for(
+                    state,
+                    Reason::WaitingForAuditTransport,
+                    &name,
+                    "audit transport URL",
+                    secret.as_ref(),
+                    &[key.as_str()],
+                )
+                .await;
+            };
+            digest(url)
+        }
+    };
+    state.handoffs.give(AuditTransportDigest(audit_transport));
     state.report(Report::ready(
         T::SecretsReady,
         Reason::SecretsAvailable,

@@ -17,12 +17,20 @@ use crate::api::{
     secret_store::BarbicanSecretStore,
 };
 
-/// The Secret names a Barbican reads directly: its service-user and database Secrets.
-pub fn secret_names(barbican: &Barbican) -> [&str; 2] {
+/// The Secret names a Barbican reads directly: its service-user and database Secrets, and the
+/// audit transport URL's with the messaging driver.
+pub fn secret_names(barbican: &Barbican) -> Vec<&str> {
+    let audit = barbican.spec.audit.as_ref().and_then(|a| {
+        let reference = a.transport_url_secret_ref.as_ref()?;
+        Some(reference.name.as_str())
+    });
     [
         barbican.spec.service_user.secret_ref.name.as_str(),
         barbican.spec.database.secret_ref.name.as_str(),
     ]
+    .into_iter()
+    .chain(audit)
+    .collect()
 }
 
 /// The Secret names a store's projection reads: its AppRole credentials and its CA bundle
@@ -291,7 +299,21 @@ mod tests {
 
     #[test]
     fn a_secret_wakes_the_crs_that_read_it_and_the_parents_of_stores_that_do() {
-        let barbicans = [barbican("a", "openstack"), barbican("b", "other")];
+        let mut audited = fixtures::barbican();
+        audited.metadata.name = Some("d".into());
+        audited.metadata.namespace = Some("openstack".into());
+        audited.spec.audit = Some(crate::api::audit::AuditSpec {
+            driver: Some(crate::api::audit::AuditDriver::Messaging),
+            transport_url_secret_ref: Some(crate::api::refs::SecretRefSpec {
+                name: "rabbitmq-audit".into(),
+                key: None,
+            }),
+        });
+        let barbicans = [
+            barbican("a", "openstack"),
+            barbican("b", "other"),
+            Arc::new(audited),
+        ];
         let stores = [store("primary", "c")];
         let hits = |name: &str| {
             for_secret("openstack", name, None, &barbicans, &stores)
@@ -299,8 +321,13 @@ mod tests {
                 .map(|r| r.name)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(hits("barbican-db"), ["a"], "same namespace only");
-        assert_eq!(hits("barbican-keystone"), ["a"]);
+        assert_eq!(hits("barbican-db"), ["a", "d"], "same namespace only");
+        assert_eq!(hits("barbican-keystone"), ["a", "d"]);
+        assert_eq!(
+            hits("rabbitmq-audit"),
+            ["d"],
+            "the messaging driver's transport"
+        );
         assert_eq!(hits("primary-approle"), ["c"]);
         assert!(hits("unrelated").is_empty());
         let owned = for_secret("openstack", "x", Some("a"), &barbicans, &stores);
