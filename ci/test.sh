@@ -10,7 +10,9 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # Each stage's heading says when it started (seconds since this script began), so a CI log is
 # its own timing profile; docs/performance.md records the figures.
 stage() { echo "== $1 [at ${SECONDS}s]"; }
-trap 'echo "== ci/test.sh ended after ${SECONDS}s"' EXIT
+# A stage that fails ends the run; the Python checks in the background (below) end with it.
+trap 'if [ -n "${python_checks:-}" ]; then kill "$python_checks" 2>/dev/null || true; fi
+echo "== ci/test.sh ended after ${SECONDS}s"' EXIT
 
 stage "cargo fmt --check"
 cargo fmt --all -- --check
@@ -27,10 +29,15 @@ export BARBICAN_HELM="$PWD/target/tools-venv/bin/helm"
 "$BARBICAN_HELM" lint --strict deploy/helm/barbican-operator --set mode=target
 
 # The Python checks install barbican from PyPI (minutes of mostly network and unpacking) and
-# need nothing Rust builds, so they run beside the lints and the test build; their output is
-# printed once those are done.
+# need nothing Rust builds, so they run beside the lints, the test build and the tests; their
+# output is printed once the tests are done. The tools the tests need (MariaDB, crun,
+# promtool, mdbook) are installed first, and the marker below says they are there: the tests
+# wait for it, not for the checks, which ended about 170 s after the build and held the tests
+# back that long (docs/performance.md). Only the stages that read the venvs wait for the rest.
 mkdir -p target
 python_log=target/python-checks.log
+tools_ready=target/ci-tools.ready
+rm -f "$tools_ready"
 
 # A Python check's last pass stands while the digest of what it reads (ci/python-checks-key.sh)
 # is the one recorded then: the same inputs give the same verdict. A fresh clone has no record;
@@ -53,6 +60,16 @@ record_pass() { # <record> <key> <log>
   # The fake mariadb-operator's tests on a real server need the distribution's MariaDB.
   stage "MariaDB server and client (apt-get, when missing)"
   ci/install-mariadb.sh
+  # The kubelet runs pods' containers with crun (the installed operator's, barbican's).
+  stage "crun, the OCI runtime of the sim's kubelet (apt-get, when missing)"
+  ci/install-crun.sh
+  # The chart's alerts are checked and unit-tested by promtool (tests/tests/it/chart/alerts.rs).
+  stage "promtool, unpacked from the distribution's prometheus package (when missing)"
+  ci/install-promtool.sh
+  # The guides under docs/ are built as a book before the tests.
+  stage "mdbook, for the guides (cargo install, when missing)"
+  ci/install-mdbook.sh
+  touch "$tools_ready"
   # The catalog check and the render conformance read only files and the venvs.
   stamp=target/python-checks.passed
   key=$(ci/python-checks-key.sh)
@@ -71,15 +88,6 @@ record_pass() { # <record> <key> <log>
   # barbican's pods from these virtualenvs on the sim's kubelet.
   stage "uwsgi and PyMySQL in each release's virtualenv, for the real-barbican scenarios"
   ci/install-real-barbican.sh
-  # The kubelet runs those pods' containers with crun.
-  stage "crun, the OCI runtime of the sim's kubelet (apt-get, when missing)"
-  ci/install-crun.sh
-  # The guides under docs/ are built as a book once the Python checks are done.
-  stage "mdbook, for the guides (cargo install, when missing)"
-  ci/install-mdbook.sh
-  # The chart's alerts are checked and unit-tested by promtool (tests/tests/it/chart/alerts.rs).
-  stage "promtool, unpacked from the distribution's prometheus package (when missing)"
-  ci/install-promtool.sh
   # The key is taken again after the installs above, so the next run, finding the venvs as
   # they are now, matches it.
   if [ "$ran" = yes ]; then
@@ -104,35 +112,27 @@ source ci/clippy-env.sh
 cargo test --workspace --bins --tests --benches --examples --locked --no-run --timings ||
   { stop_python; exit 1; }
 
-python_status=0
-wait "$python_checks" || python_status=$?
-cat "$python_log"
-if [ "$python_status" -ne 0 ]; then
-  echo "the Python checks failed (exit $python_status)" >&2
-  exit "$python_status"
-fi
+# The Python checks' whole log and verdict, once: where they ended, or failed, or are awaited.
+python_status=
+finish_python() {
+  [ -n "$python_status" ] && return
+  python_status=0
+  wait "$python_checks" || python_status=$?
+  stage "the Python checks and installs: their output"
+  cat "$python_log"
+  if [ "$python_status" -ne 0 ]; then
+    echo "the Python checks failed (exit $python_status)" >&2
+    exit "$python_status"
+  fi
+}
+stage "waiting for the tools the tests need (MariaDB, crun, promtool, mdbook)"
+while [ ! -e "$tools_ready" ] && kill -0 "$python_checks" 2>/dev/null; do sleep 1; done
+[ -e "$tools_ready" ] || finish_python
 
 # A moved file or heading breaks the build here (and tests/tests/it/docs_links.rs checks
 # every link), not for a reader.
 stage "the guides build as a book (mdbook build docs)"
 target/tools/bin/mdbook build docs
-
-# These two read the fakes' binary besides the venvs: a change to the operator alone does not
-# relink it, and their last pass stands as the catalog check's does.
-export BARBICAN_FAKES_BIN="${CARGO_TARGET_DIR:-target}/debug/barbican-fakes"
-fakes_stamp=target/fakes-conformance.passed
-fakes_log=target/fakes-conformance.log
-fakes_key=$(ci/python-checks-key.sh "$BARBICAN_FAKES_BIN")
-if passed_before "$fakes_stamp" "$fakes_key"; then
-  stage "barbican's vault plugin and keystonemiddleware against the fakes: inputs unchanged since they passed (key ${fakes_key:0:12}), not re-run"
-else
-  rm -f "$fakes_stamp"
-  stage "barbican's vault plugin round-trips a secret through the fake OpenBao"
-  python3 ci/conformance/openbao.py | tee "$fakes_log"
-  stage "keystonemiddleware's authtoken validates tokens of the fake Keystone"
-  python3 ci/conformance/keystone.py | tee -a "$fakes_log"
-  record_pass "$fakes_stamp" "$fakes_key" "$fakes_log"
-fi
 
 stage "the edit-sequence check: 100 generated sequences against fresh installs"
 # Ten batches of ten, five at a time, keep both cores busy while a batch waits on its clusters
@@ -265,6 +265,26 @@ fi
 if [ "$tests_status" -ne 0 ]; then
   echo "the tests failed (exit $tests_status)" >&2
   exit "$tests_status"
+fi
+
+# From here on the venvs are read: the Python checks must be done.
+finish_python
+
+# These two read the fakes' binary besides the venvs: a change to the operator alone does not
+# relink it, and their last pass stands as the catalog check's does.
+export BARBICAN_FAKES_BIN="${CARGO_TARGET_DIR:-target}/debug/barbican-fakes"
+fakes_stamp=target/fakes-conformance.passed
+fakes_log=target/fakes-conformance.log
+fakes_key=$(ci/python-checks-key.sh "$BARBICAN_FAKES_BIN")
+if passed_before "$fakes_stamp" "$fakes_key"; then
+  stage "barbican's vault plugin and keystonemiddleware against the fakes: inputs unchanged since they passed (key ${fakes_key:0:12}), not re-run"
+else
+  rm -f "$fakes_stamp"
+  stage "barbican's vault plugin round-trips a secret through the fake OpenBao"
+  python3 ci/conformance/openbao.py | tee "$fakes_log"
+  stage "keystonemiddleware's authtoken validates tokens of the fake Keystone"
+  python3 ci/conformance/keystone.py | tee -a "$fakes_log"
+  record_pass "$fakes_stamp" "$fakes_key" "$fakes_log"
 fi
 
 if cargo nextest --version >/dev/null 2>&1; then
