@@ -24,6 +24,22 @@ const TEST: &str = "all_real_barbican";
 /// Set in the re-run inside the private namespaces.
 const INSIDE: &str = "BARBICAN_REAL_BARBICAN_NAMESPACES";
 
+/// Where `ip netns` keeps its names.
+const NETNS_DIR: &str = "/run/netns";
+
+/// The names under [`NETNS_DIR`] now of the kind this run's kubelets make: theirs start
+/// `bsim-1-`, the kubelet's number being its process ID, 1 in the run's PID namespace (a
+/// kubelet elsewhere on the machine, such as `demo --installed` beside this run, has another).
+fn netns_names() -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(NETNS_DIR)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("bsim-1-"))
+        .collect()
+}
+
 /// Leaves the run: passing with a note, or failing under CI, which prepares everything.
 fn unavailable(why: &str) -> ! {
     if std::env::var_os("CI").is_some() {
@@ -55,6 +71,7 @@ fn main() {
         let Ok(me) = std::env::current_exe() else {
             unavailable("this binary cannot find itself to re-run");
         };
+        let before = netns_names();
         // A PID namespace too, whose first process this binary is: however the run ends
         // (a timeout's SIGKILL included), every process it started ends with it.
         let status = Command::new("unshare")
@@ -64,11 +81,33 @@ fn main() {
             .args(&args)
             .env(INSIDE, "1")
             .status();
+        let left: Vec<String> = netns_names().difference(&before).cloned().collect();
+        if !left.is_empty() {
+            eprintln!(
+                "the run left network namespace names on this machine: {}",
+                left.join(", ")
+            );
+            std::process::exit(1);
+        }
         match status {
             Ok(status) if status.code().is_some() => std::process::exit(status.code().unwrap_or(1)),
             Ok(status) => unavailable(&format!("the run in private namespaces ended by {status}")),
             Err(e) => unavailable(&format!("unshare: {e}")),
         }
+    }
+    // `ip netns add` keeps a pod's namespace as a file under /run/netns with the namespace
+    // bound onto it. The bind goes with this mount namespace, but the file would stay on the
+    // machine's /run, an empty name every later `ip netns list` trips over and a later run's
+    // pod of the same number meets: a tmpfs of this mount namespace's own takes them along.
+    let private = std::fs::create_dir_all(NETNS_DIR).map(|_| {
+        Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "mode=0755", "bsim-netns", NETNS_DIR])
+            .status()
+    });
+    if !matches!(private, Ok(Ok(s)) if s.success()) {
+        unavailable(&format!(
+            "mounting a private {NETNS_DIR} failed: {private:?}"
+        ));
     }
     let up = Command::new("ip")
         .args(["link", "set", "lo", "up"])
