@@ -1,4 +1,4 @@
-//! The Barbican's children swept after a pass that went through (see
+//! The Barbican's children swept after each pass, kind by kind (see
 //! [`crate::controller::runtime::sweep`]), and the one table of the kinds a Barbican projects
 //! that both this sweep and the deletion sweep and remote watches read
 //! ([`super::projected_kinds`]).

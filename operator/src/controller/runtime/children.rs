@@ -13,9 +13,9 @@
 //! as a precondition, so an object replaced in between is not the one deleted.
 //!
 //! The handle also records every child a pass read, wrote or [`Children::keep`]s by name:
-//! after a pass that went through, [`Children::sweep`] deletes this owner's children it did
-//! not record (see [`super::sweep`]), so a child the spec no longer asks for goes without a
-//! step deciding to delete it.
+//! after the pass, [`Children::sweep`] deletes this owner's children of a kind whose steps all
+//! went through that it did not record (see [`super::sweep`]), so a child the spec no longer
+//! asks for goes without a step deciding to delete it.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{
@@ -407,22 +407,14 @@ impl Children {
     }
 
     /// Deletes this owner's children of kind `K` labelled `selector` that the pass did not
-    /// keep ([`super::sweep::unkept`]); returns their names. Only after a pass in which every
-    /// step went through: a step that stopped early kept nothing.
+    /// keep ([`super::sweep::unkept`]); returns them as `Kind name`. Only for a kind whose
+    /// steps all went through this pass: a step that stopped early may not have kept all of
+    /// its children yet.
     pub async fn sweep<K: Child>(&self, selector: &str) -> Result<Vec<String>, kube::Error> {
         let live = self.list::<K>(selector).await?;
-        let metas: Vec<&ObjectMeta> = live.iter().map(|o| o.meta()).collect();
-        let mut deleted = Vec::new();
-        for meta in self.unkept(&K::kind(&()), metas) {
-            if self.delete_live(&self.api::<K>(), Some(meta)).await? {
-                deleted.push(format!(
-                    "{} {}",
-                    K::kind(&()),
-                    meta.name.as_deref().unwrap_or_default()
-                ));
-            }
-        }
-        Ok(deleted)
+        let metas = live.iter().map(|o| o.meta()).collect();
+        self.delete_unkept(&self.api::<K>(), &K::kind(&()), metas)
+            .await
     }
 
     /// [`Children::sweep`] for a kind known only at run time. On the management cluster a kind
@@ -444,24 +436,32 @@ impl Children {
                 Err(e) => return Err(e),
             },
         };
-        let metas: Vec<&ObjectMeta> = live.iter().map(|o| o.meta()).collect();
+        let metas = live.iter().map(|o| o.meta()).collect();
+        self.delete_unkept(&api, &resource.kind, metas).await
+    }
+
+    /// Deletes, of `live` (objects of `kind` through `api`), the ones the sweep takes.
+    async fn delete_unkept<K>(
+        &self,
+        api: &Api<K>,
+        kind: &str,
+        live: Vec<&ObjectMeta>,
+    ) -> Result<Vec<String>, kube::Error>
+    where
+        K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+    {
+        let unkept = {
+            let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+            super::sweep::unkept(self.cluster(), &self.owner, kind, &kept, live)
+        };
         let mut deleted = Vec::new();
-        for meta in self.unkept(&resource.kind, metas) {
-            if self.delete_live(&api, Some(meta)).await? {
-                deleted.push(format!(
-                    "{} {}",
-                    resource.kind,
-                    meta.name.as_deref().unwrap_or_default()
-                ));
+        for meta in unkept {
+            if self.delete_live(api, Some(meta)).await? {
+                let name = meta.name.as_deref().unwrap_or_default();
+                deleted.push(format!("{kind} {name}"));
             }
         }
         Ok(deleted)
-    }
-
-    /// Of `live`, objects of `kind`, the ones the sweep deletes.
-    fn unkept<'a>(&self, kind: &str, live: Vec<&'a ObjectMeta>) -> Vec<&'a ObjectMeta> {
-        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        super::sweep::unkept(self.cluster(), &self.owner, kind, &kept, live)
     }
 
     /// Deletes the child `name` when it exists and is this owner's; `true` when a delete was

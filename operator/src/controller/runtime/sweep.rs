@@ -1,7 +1,7 @@
 //! Children swept per pass, as the well-kept operators do: a pass records every child it
-//! read, wrote or kept by name (in [`super::children::Children`]); after a pass in which every
-//! step went through, the owner's children of the swept kinds that it did not record are
-//! deleted. A child the spec no longer asks for (an HPA, a NetworkPolicy, an HTTPRoute, a
+//! read, wrote or kept by name (in [`super::children::Children`]); after it, the owner's
+//! children of each kind whose steps all went through that it did not record are deleted
+//! (which kinds: `Pipeline::sweepable`). A child the spec no longer asks for (an HPA, a NetworkPolicy, an HTTPRoute, a
 //! MariaDB User once credentials are dynamic, an old config Secret) therefore goes without a
 //! step deciding to delete it, and a step that stops asking for a child cannot forget to.
 
