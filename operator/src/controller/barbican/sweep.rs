@@ -67,16 +67,22 @@ fn selectors(state: &State) -> (String, String) {
     (common, String::new())
 }
 
+/// The kinds only known at run time the sweep lists, each with whether it is listed by the
+/// children's labels (the HTTPRoute) or not (the MariaDB CRs, written without them).
+fn dynamic_kinds() -> Vec<(ApiResource, bool)> {
+    [(http_route_resource(), true)]
+        .into_iter()
+        .chain(MARIADB_KINDS.map(|(kind, plural)| (mariadb_resource(kind, plural), false)))
+        .collect()
+}
+
 /// The kinds the sweep lists, by name: the built-in kinds with a sweep, the HTTPRoute and the
 /// MariaDB CRs.
 pub fn swept_kinds() -> Vec<String> {
     let built_in = built_in_kinds().into_iter().filter(|(_, s)| s.is_some());
-    let dynamic = [http_route_resource()]
-        .into_iter()
-        .chain(MARIADB_KINDS.map(|(kind, plural)| mariadb_resource(kind, plural)));
     built_in
         .map(|(kind, _)| kind)
-        .chain(dynamic)
+        .chain(dynamic_kinds().into_iter().map(|(kind, _)| kind))
         .map(|kind| kind.kind)
         .collect()
 }
@@ -95,24 +101,11 @@ pub async fn sweep(state: &State, sweepable: &[&str]) -> Result<Vec<String>, Ste
             deleted.extend(sweeper(children, &labelled).await.map_err(failed)?);
         }
     }
-    let route = http_route_resource();
-    if due(&route) {
-        deleted.extend(
-            children
-                .sweep_dynamic(&route, &labelled)
-                .await
-                .map_err(failed)?,
-        );
-    }
-    for (kind, plural) in MARIADB_KINDS {
-        let resource = mariadb_resource(kind, plural);
-        if due(&resource) {
-            deleted.extend(
-                children
-                    .sweep_dynamic(&resource, &mariadb)
-                    .await
-                    .map_err(failed)?,
-            );
+    for (kind, by_labels) in dynamic_kinds() {
+        if due(&kind) {
+            let selector = if by_labels { &labelled } else { &mariadb };
+            let swept = children.sweep_dynamic(&kind, selector).await;
+            deleted.extend(swept.map_err(failed)?);
         }
     }
     Ok(deleted)
