@@ -252,25 +252,98 @@ pub fn merge(live: &mut Value, applied: &Value, schema: Option<&Value>, field: &
         (Value::Array(live), Value::Array(applied)) => match list_kind(schema, field, applied) {
             ListKind::Map(keys) => {
                 let item_schema = schema.and_then(|s| s.get("items"));
-                for item in applied {
-                    let id = item_key(item, &keys);
-                    match live.iter_mut().find(|l| item_key(l, &keys) == id) {
-                        Some(existing) => merge(existing, item, item_schema, ""),
-                        None => live.push(item.clone()),
-                    }
-                }
+                let key = |item: &Value| item_key(item, &keys);
+                *live = merge_in_order(std::mem::take(live), applied, key, |l, a| {
+                    merge(l, a, item_schema, "")
+                });
             }
             ListKind::Set => {
-                for item in applied {
-                    if !live.contains(item) {
-                        live.push(item.clone());
-                    }
-                }
+                *live = merge_in_order(std::mem::take(live), applied, Value::to_string, |_, _| {});
             }
             ListKind::Atomic => *live = applied.clone(),
         },
         (live, applied) => *live = applied.clone(),
     }
+}
+
+/// Merges the items of an associative list (a list-map, by `key`; a set, by value) as
+/// structured-merge-diff does since Kubernetes 1.24: the applied request's order wins. Walking
+/// both lists, an item in both is merged where the request has it; an item only live stays
+/// where it is relative to its neighbours; an item only applied comes in the request's order.
+/// (Before, new items were appended and live order kept; kube-apiserver changed that so an
+/// apply of `[a, b, c]` yields `[a, b, c]` whatever the live list's history.)
+fn merge_in_order<K: PartialEq>(
+    live: Vec<Value>,
+    applied: &[Value],
+    key: impl Fn(&Value) -> K,
+    merge_item: impl Fn(&mut Value, &Value),
+) -> Vec<Value> {
+    let live_keys: Vec<K> = live.iter().map(&key).collect();
+    let applied_keys: Vec<K> = applied.iter().map(&key).collect();
+    let in_applied = |k: &K| applied_keys.contains(k);
+    // The items in both, in the request's order: the next one expected from the live list.
+    let shared: Vec<&K> = applied_keys
+        .iter()
+        .filter(|k| live_keys.contains(k))
+        .collect();
+    let mut next_shared = 0;
+    let mut merged: Vec<usize> = Vec::new();
+    let mut live: Vec<Option<Value>> = live.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(applied.len().max(live.len()));
+    let take_merged = |live_item: Option<Value>, applied_item: &Value| match live_item {
+        Some(mut item) => {
+            merge_item(&mut item, applied_item);
+            item
+        }
+        None => applied_item.clone(),
+    };
+    let (mut l, mut r) = (0, 0);
+    while l < live_keys.len() || r < applied_keys.len() {
+        if l < live_keys.len() && r < applied_keys.len() {
+            if live_keys[l] == applied_keys[r] {
+                out.push(take_merged(live[l].take(), &applied[r]));
+                merged.push(r);
+                l += 1;
+                r += 1;
+                next_shared += 1;
+                continue;
+            }
+            // A shared item that comes later in the request: it is placed there.
+            if in_applied(&live_keys[l])
+                && shared.get(next_shared).is_some_and(|k| **k != live_keys[l])
+            {
+                l += 1;
+                continue;
+            }
+        }
+        if l < live_keys.len() {
+            if !in_applied(&live_keys[l]) {
+                if let Some(item) = live[l].take() {
+                    out.push(item);
+                }
+                l += 1;
+                continue;
+            }
+            if merged.iter().any(|&m| applied_keys[m] == live_keys[l]) {
+                l += 1;
+                continue;
+            }
+        }
+        if r < applied_keys.len() {
+            let at = live_keys.iter().position(|k| *k == applied_keys[r]);
+            let live_item = at.and_then(|i| live[i].take());
+            out.push(take_merged(live_item, &applied[r]));
+            merged.push(r);
+            if shared
+                .get(next_shared)
+                .is_some_and(|k| **k == applied_keys[r])
+            {
+                next_shared += 1;
+            }
+            r += 1;
+        }
+    }
+    out
 }
 
 /// FieldsV1 JSON for a set of leaf paths.

@@ -8,7 +8,7 @@
 //! let another test's listener, or a client's ephemeral port, take it on a busy machine; the
 //! re-bind then failed and the outage never ended.
 
-use std::{future::Future, net::SocketAddr, time::Duration};
+use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
 use tokio::{
     net::{TcpListener, TcpSocket, TcpStream},
@@ -95,13 +95,43 @@ pub async fn serve_router_with_outages(
     down: watch::Receiver<bool>,
     router: axum::Router,
 ) -> std::io::Result<()> {
+    serve_router_with_outages_and_tls(listener, down, router, Arc::new(|| None)).await
+}
+
+/// What a listener that may serve TLS serves each connection with: `Some` configuration at
+/// the moment the connection is accepted is TLS, `None` plain HTTP. (A server whose
+/// certificate comes and goes, as the pods behind a Service that starts serving HTTPS.)
+pub type TlsAtAccept = Arc<dyn Fn() -> Option<Arc<rustls::ServerConfig>> + Send + Sync>;
+
+/// [`serve_router_with_outages`], each connection over TLS when `tls` says so as it is
+/// accepted; a handshake that fails closes the connection.
+pub async fn serve_router_with_outages_and_tls(
+    listener: TcpListener,
+    down: watch::Receiver<bool>,
+    router: axum::Router,
+    tls: TlsAtAccept,
+) -> std::io::Result<()> {
     serve_with_outages(listener, down, move |tcp| {
         let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let config = tls();
         async move {
-            let _ =
-                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
-                    .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(tcp), service)
-                    .await;
+            let builder =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+            match config {
+                None => {
+                    let _ = builder
+                        .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(tcp), service)
+                        .await;
+                }
+                Some(config) => {
+                    let Ok(tls) = tokio_rustls::TlsAcceptor::from(config).accept(tcp).await else {
+                        return;
+                    };
+                    let _ = builder
+                        .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(tls), service)
+                        .await;
+                }
+            }
         }
     })
     .await

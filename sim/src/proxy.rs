@@ -2,8 +2,9 @@
 //! forwarded to the Service's backend and the backend's answer comes back as it is. The Service
 //! must exist (404 otherwise); the port is a number or one of its named ports (its first port
 //! when none is given); the backend is whatever the service registry holds for it, and without
-//! one the answer is kube-apiserver's 503 `no endpoints available for service "<name>"`. Only
-//! the `http` scheme is proxied.
+//! one the answer is kube-apiserver's 503 `no endpoints available for service "<name>"`. The
+//! `https` scheme speaks TLS to the backend without verifying its certificate, as
+//! kube-apiserver does.
 
 use std::net::SocketAddr;
 
@@ -61,19 +62,43 @@ pub fn port_of(service: &Value, port: &str) -> Option<u16> {
     chosen["port"].as_u64().and_then(|p| u16::try_from(p).ok())
 }
 
-/// Forwards one request to `addr` and hands back the answer.
+fn unavailable(e: String) -> ApiError {
+    ApiError::new(503, "ServiceUnavailable", e)
+}
+
+/// Forwards one request to `addr` (over TLS when `tls`, the certificate not verified) and
+/// hands back the answer.
 pub async fn forward(
     addr: SocketAddr,
+    tls: bool,
     host: &str,
     method: &Method,
     path_and_query: &str,
     headers: &HeaderMap,
     body: Bytes,
 ) -> Result<Response<Body>, ApiError> {
-    let unavailable = |e: String| ApiError::new(503, "ServiceUnavailable", e);
-    let stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .map_err(|e| unavailable(format!("error trying to reach service: {e}")))?;
+    let reach = |e: std::io::Error| unavailable(format!("error trying to reach service: {e}"));
+    if tls {
+        let stream = crate::tls::connect_unverified(addr).await.map_err(reach)?;
+        exchange(stream, host, method, path_and_query, headers, body).await
+    } else {
+        let stream = tokio::net::TcpStream::connect(addr).await.map_err(reach)?;
+        exchange(stream, host, method, path_and_query, headers, body).await
+    }
+}
+
+/// One HTTP/1 exchange on `stream`.
+async fn exchange<S>(
+    stream: S,
+    host: &str,
+    method: &Method,
+    path_and_query: &str,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Response<Body>, ApiError>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
     let (mut sender, connection) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
             .await

@@ -276,6 +276,15 @@ pub fn builtins() -> Vec<ResourceType> {
         namespace_type(),
         builtin("", "v1", "Secret", "secrets", true, false, &[]),
         builtin("", "v1", "ConfigMap", "configmaps", true, false, &["cm"]),
+        builtin(
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            true,
+            true,
+            &["pvc"],
+        ),
         builtin("", "v1", "Service", "services", true, true, &["svc"]),
         builtin(
             "",

@@ -34,6 +34,7 @@ pub fn with_type<F: WithType>(t: &ResourceType, f: F) -> Option<F::Out> {
         ("", "Namespace") => f.with::<core::Namespace>(),
         ("", "Secret") => f.with::<core::Secret>(),
         ("", "ConfigMap") => f.with::<core::ConfigMap>(),
+        ("", "PersistentVolumeClaim") => f.with::<core::PersistentVolumeClaim>(),
         ("", "Service") => f.with::<core::Service>(),
         ("", "ServiceAccount") => f.with::<core::ServiceAccount>(),
         ("", "Event") => f.with::<core::Event>(),

@@ -388,14 +388,11 @@ impl Cluster {
                 state.services.clone(),
             )
         };
-        if spec.scheme != "http" {
+        if spec.scheme != "http" && spec.scheme != "https" {
             return Err(ApiError::new(
                 400,
                 "BadRequest",
-                format!(
-                    "the simulated API server proxies http only, not {:?}",
-                    spec.scheme
-                ),
+                format!("the scheme {:?} is neither http nor https", spec.scheme),
             ));
         }
         let no_endpoints = || {
@@ -411,6 +408,7 @@ impl Cluster {
         let path = crate::proxy::backend_path(rest, uri, uri.path().ends_with('/'));
         crate::proxy::forward(
             addr,
+            spec.scheme == "https",
             &format!("{host}:{port}"),
             method,
             &path,

@@ -70,6 +70,13 @@ impl KubeletConfig {
         }
     }
 
+    /// Where the PersistentVolumeClaims of `namespace` keep their files: a directory per
+    /// claim under it, kept across pods for as long as the kubelet's state (a claim bound to
+    /// a volume of this node; the sim provisions no volumes and enforces no size).
+    pub fn claims_dir(&self, namespace: &str) -> PathBuf {
+        self.state_dir.join("claims").join(namespace)
+    }
+
     /// The runtime a Pod's image runs on, when one is configured for it.
     pub fn runtime_for(&self, object: &Value) -> Option<&Runtime> {
         self.runtimes

@@ -94,6 +94,9 @@ pub struct PodContext {
     pub entrypoint: Vec<String>,
     /// The pod's own directory (volumes, hosts file, logs, overlay layers).
     pub dir: PathBuf,
+    /// Where the PersistentVolumeClaims of the pod's namespace keep their files, one
+    /// directory each ([`super::config::KubeletConfig::claims_dir`]).
+    pub claims: PathBuf,
     /// Its network.
     pub network: PodNetwork,
     /// Reads the Secrets and ConfigMaps of the pod's namespace.
@@ -111,4 +114,46 @@ pub struct PodContext {
     pub container_prefix: String,
     /// The first host ID of the pod's user namespace ([`oci::id_base`]).
     pub id_base: u32,
+}
+
+/// What a pod's volumes read, from the cluster as the kubelet sees it: the Secrets,
+/// ConfigMaps and PersistentVolumeClaims of `namespace`, the pod itself (the downward API),
+/// and tokens of its service account for an audience.
+pub(super) fn lookup(cluster: &crate::Cluster, namespace: &str, pod: &Value) -> SharedLookup {
+    let cluster = cluster.clone();
+    let ns = namespace.to_string();
+    let the_pod = pod.clone();
+    let account = pod["spec"]["serviceAccountName"]
+        .as_str()
+        .unwrap_or("default")
+        .to_string();
+    Box::new(move |kind: &str, object: &str| {
+        let plural = match kind {
+            "Secret" => "secrets",
+            "ConfigMap" => "configmaps",
+            "PersistentVolumeClaim" => "persistentvolumeclaims",
+            "Pod" => return Some(the_pod.clone()),
+            "ServiceAccountToken" => {
+                let audiences: Vec<String> = (!object.is_empty())
+                    .then(|| object.to_string())
+                    .into_iter()
+                    .collect();
+                let token = cluster
+                    .service_account_token(
+                        &ns,
+                        &account,
+                        &audiences,
+                        super::api_access::TOKEN_SECONDS as i64,
+                    )
+                    .ok()?;
+                return Some(json!({"token": token}));
+            }
+            _ => return None,
+        };
+        cluster.kubelet_view(|store, registry| {
+            registry
+                .get("", "v1", plural)
+                .and_then(|t| store.get(t, &ns, object).ok())
+        })
+    })
 }

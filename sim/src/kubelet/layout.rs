@@ -37,6 +37,14 @@ pub(super) fn write_volumes(context: &PodContext) -> Result<Vec<Vec<Mount>>, Str
     std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     chmod(&root, 0o711)?;
     let mut written = Vec::new();
+    // A claim's files are the pod's, group-writable by its fsGroup, as the kubelet makes a
+    // volume it mounts for a pod with an fsGroup.
+    let own_claim = |path: &Path| {
+        std::os::unix::fs::lchown(path, Some(host(uid)), Some(host(fs_group.unwrap_or(gid))))
+            .map_err(|e| format!("{}: {e}", path.display()))
+    };
+    // The claims' directories, by volume name: mounted from where they outlive the pod.
+    let mut claimed: Vec<(String, PathBuf)> = Vec::new();
     for volume in spec["volumes"].as_array().into_iter().flatten() {
         let name = volume["name"].as_str().unwrap_or("");
         if name.is_empty() || name.contains('/') || name.starts_with('.') {
@@ -48,6 +56,10 @@ pub(super) fn write_volumes(context: &PodContext) -> Result<Vec<Vec<Mount>>, Str
         std::fs::create_dir_all(&dir).map_err(|e| format!("volume {name:?}: {e}"))?;
         own(&dir)?;
         match contents {
+            Contents::Claim(claim) => {
+                let _ = std::fs::remove_dir(&dir);
+                claimed.push((name.to_string(), claim_dir(context, &claim, &own_claim)?));
+            }
             Contents::Empty => chmod(&dir, 0o777)?,
             Contents::Files(files) => {
                 chmod(&dir, 0o750)?;
@@ -110,7 +122,10 @@ pub(super) fn write_volumes(context: &PodContext) -> Result<Vec<Vec<Mount>>, Str
                 mount["mountPath"].as_str().unwrap_or(""),
                 "volumeMounts.mountPath",
             )?;
-            let volume = root.join(name);
+            let volume = claimed
+                .iter()
+                .find(|(volume, _)| volume == name)
+                .map_or_else(|| root.join(name), |(_, dir)| dir.clone());
             let sub = mount["subPath"].as_str().filter(|s| !s.is_empty());
             let source = match sub {
                 Some(sub) => volumes::inside(&volume, sub)
@@ -128,6 +143,46 @@ pub(super) fn write_volumes(context: &PodContext) -> Result<Vec<Vec<Mount>>, Str
         per_container.push(mounts);
     }
     Ok(per_container)
+}
+
+/// The directory of the claim `claim`, made if need be and everything in it owned by the pod
+/// (`own`): the claim's files outlive its pods, so the next pod (another user namespace) is
+/// given what the last one wrote.
+fn claim_dir(
+    context: &PodContext,
+    claim: &str,
+    own: &dyn Fn(&Path) -> Result<(), String>,
+) -> Result<PathBuf, String> {
+    let dir = context.claims.join(claim);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("claim {claim:?}: {e}"))?;
+    for parent in [context.claims.parent(), Some(context.claims.as_path())]
+        .into_iter()
+        .flatten()
+    {
+        chmod(parent, 0o711)?;
+    }
+    own_tree(&dir, own)?;
+    chmod(&dir, 0o2770)?;
+    Ok(dir)
+}
+
+/// Applies `own` to `dir` and everything under it, following no symbolic link (a pod may
+/// have planted one).
+fn own_tree(dir: &Path, own: &dyn Fn(&Path) -> Result<(), String>) -> Result<(), String> {
+    own(dir)?;
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let kind = entry
+            .file_type()
+            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        if kind.is_dir() {
+            own_tree(&entry.path(), own)?;
+        } else {
+            own(&entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 fn chmod(path: &Path, mode: u32) -> Result<(), String> {

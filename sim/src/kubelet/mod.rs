@@ -71,6 +71,8 @@ use crate::{
 pub struct Kubelet {
     stop: watch::Sender<bool>,
     task: Mutex<Option<JoinHandle<()>>>,
+    /// Where it keeps the files of PersistentVolumeClaims, namespace by namespace.
+    claims: KubeletConfig,
 }
 
 impl Drop for Kubelet {
@@ -119,12 +121,20 @@ impl Kubelet {
         cluster.set_controllers(controllers);
         let api = api_server::ApiForPods::start(cluster).await?;
         let (stop, stopping) = watch::channel(false);
+        let claims = KubeletConfig::new(Vec::new(), config.state_dir.clone());
         let node = Node::new(cluster.clone(), config, api);
         let task = tokio::spawn(node.run(stopping));
         Ok(Self {
             stop,
             task: Mutex::new(Some(task)),
+            claims,
         })
+    }
+
+    /// The directory holding the files of the PersistentVolumeClaim `namespace/claim`, as
+    /// its pods wrote them (what a volume's administrator reads on the node).
+    pub fn claim_dir(&self, namespace: &str, claim: &str) -> std::path::PathBuf {
+        self.claims.claims_dir(namespace).join(claim)
     }
 
     /// Stops every pod (gracefully) and removes the sandboxes and Service addresses.
@@ -620,46 +630,14 @@ impl Node {
             // No name server: a name the hosts file lacks fails at once instead of waiting
             // on one the pod's network cannot reach.
             let _ = std::fs::write(dir.join("resolv.conf"), RESOLV_CONF);
-            let cluster = self.cluster.clone();
-            let ns = namespace.to_string();
-            let the_pod = pod.clone();
-            let account = pod["spec"]["serviceAccountName"]
-                .as_str()
-                .unwrap_or("default")
-                .to_string();
-            let lookup = Box::new(move |kind: &str, object: &str| {
-                let plural = match kind {
-                    "Secret" => "secrets",
-                    "ConfigMap" => "configmaps",
-                    "Pod" => return Some(the_pod.clone()),
-                    "ServiceAccountToken" => {
-                        let audiences: Vec<String> = (!object.is_empty())
-                            .then(|| object.to_string())
-                            .into_iter()
-                            .collect();
-                        let token = cluster
-                            .service_account_token(
-                                &ns,
-                                &account,
-                                &audiences,
-                                api_access::TOKEN_SECONDS as i64,
-                            )
-                            .ok()?;
-                        return Some(json!({"token": token}));
-                    }
-                    _ => return None,
-                };
-                cluster.kubelet_view(|store, registry| {
-                    registry
-                        .get("", "v1", plural)
-                        .and_then(|t| store.get(t, &ns, object).ok())
-                })
-            });
+            let lookup = context::lookup(&self.cluster, namespace, pod);
+            let claims = self.config.claims_dir(namespace);
             let handle = PodHandle::start(PodContext {
                 pod: pod.clone(),
                 root,
                 entrypoint,
                 dir,
+                claims,
                 network,
                 lookup,
                 hosts,

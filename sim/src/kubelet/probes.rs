@@ -19,6 +19,8 @@ pub enum Check {
         port: u16,
         /// The path (with its query).
         path: String,
+        /// Over TLS (`scheme: HTTPS`), the certificate not verified, as the kubelet does.
+        tls: bool,
     },
     /// A connection to the port.
     Tcp {
@@ -67,9 +69,19 @@ impl Probe {
             }
         };
         let check = if probe["httpGet"].is_object() {
+            let tls = match probe["httpGet"]["scheme"].as_str().unwrap_or("HTTP") {
+                "HTTP" => false,
+                "HTTPS" => true,
+                other => {
+                    return Err(format!(
+                        "{field}: httpGet.scheme {other:?} is neither HTTP nor HTTPS"
+                    ));
+                }
+            };
             Check::Http {
                 port: port(&probe["httpGet"])?,
                 path: probe["httpGet"]["path"].as_str().unwrap_or("/").to_string(),
+                tls,
             }
         } else if probe["tcpSocket"].is_object() {
             Check::Tcp {
@@ -115,7 +127,9 @@ impl Probe {
                 Check::Tcp { port } => TcpStream::connect(SocketAddr::from((ip, *port)))
                     .await
                     .is_ok(),
-                Check::Http { port, path } => http_ok(SocketAddr::from((ip, *port)), path).await,
+                Check::Http { port, path, tls } => {
+                    http_ok(SocketAddr::from((ip, *port)), path, *tls).await
+                }
             }
         };
         tokio::time::timeout(self.timeout, run)
@@ -146,11 +160,27 @@ fn named_port(container: &Value, name: &str) -> Option<u16> {
         .and_then(|p| u16::try_from(p).ok())
 }
 
-/// Whether `GET path` answers a status from 200 to 399 (the kubelet's rule).
-async fn http_ok(addr: SocketAddr, path: &str) -> bool {
-    let Ok(mut stream) = TcpStream::connect(addr).await else {
-        return false;
-    };
+/// Whether `GET path` answers a status from 200 to 399 (the kubelet's rule), over TLS when
+/// `tls` (any certificate taken, as the kubelet takes it).
+async fn http_ok(addr: SocketAddr, path: &str, tls: bool) -> bool {
+    if tls {
+        match crate::tls::connect_unverified(addr).await {
+            Ok(stream) => status_of(stream, addr, path).await,
+            Err(_) => false,
+        }
+    } else {
+        match TcpStream::connect(addr).await {
+            Ok(stream) => status_of(stream, addr, path).await,
+            Err(_) => false,
+        }
+    }
+}
+
+/// Sends `GET path` on `stream` and reads whether the status passes.
+async fn status_of<S>(mut stream: S, addr: SocketAddr, path: &str) -> bool
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     let request = format!(
         "GET {path} HTTP/1.1\r\nHost: {addr}\r\nUser-Agent: kube-probe/1.37\r\nConnection: close\r\n\r\n"
     );

@@ -1,6 +1,7 @@
 //! A pod's volumes as files, the way the kubelet's volume plugins lay them out: a `secret`,
 //! `configMap` or `projected` volume is a directory holding one file per key (or per listed
-//! item, at its `path`, with its `mode`), an `emptyDir` an empty directory. Pure: what a
+//! item, at its `path`, with its `mode`), an `emptyDir` an empty directory, a
+//! `persistentVolumeClaim` the claim's own directory, which outlives the pod. Pure: what a
 //! volume holds is computed from the objects it names; writing them is the caller's.
 
 use std::path::{Component, Path, PathBuf};
@@ -25,9 +26,13 @@ pub enum Contents {
     Files(Vec<File>),
     /// Nothing yet (an emptyDir).
     Empty,
+    /// The directory of this PersistentVolumeClaim of the pod's namespace: what earlier pods
+    /// wrote there is there.
+    Claim(String),
 }
 
-/// The objects a volume reads, looked up by the caller: `("Secret" | "ConfigMap", name)`,
+/// The objects a volume reads, looked up by the caller: `("Secret" | "ConfigMap" |
+/// "PersistentVolumeClaim", name)`,
 /// `("ServiceAccountToken", audience)` (`{"token": …}` of the pod's service account) and
 /// `("Pod", "")` (the pod itself, for the downward API).
 pub type Lookup<'a> = dyn Fn(&str, &str) -> Option<Value> + 'a;
@@ -44,6 +49,21 @@ pub fn contents(volume: &Value, lookup: &Lookup<'_>) -> Result<Contents, String>
     let name = volume["name"].as_str().unwrap_or("");
     if volume.get("emptyDir").is_some() {
         return Ok(Contents::Empty);
+    }
+    if let Some(source) = volume.get("persistentVolumeClaim") {
+        let claim = source["claimName"].as_str().unwrap_or("");
+        // The claim's name becomes a directory's: one path component, nothing else.
+        if claim.is_empty() || claim.contains('/') || claim.starts_with('.') {
+            return Err(format!(
+                "volume {name:?}: claimName {claim:?} is no claim's name"
+            ));
+        }
+        if lookup("PersistentVolumeClaim", claim).is_none() {
+            return Err(format!(
+                "volume {name:?}: persistentvolumeclaim {claim:?} not found"
+            ));
+        }
+        return Ok(Contents::Claim(claim.to_string()));
     }
     if let Some(source) = volume.get("secret") {
         let object = source["secretName"].as_str().unwrap_or("");
@@ -95,7 +115,7 @@ pub fn contents(volume: &Value, lookup: &Lookup<'_>) -> Result<Contents, String>
         return Ok(Contents::Files(files));
     }
     Err(format!(
-        "volume {name:?}: the sim's kubelet mounts secret, configMap, projected and emptyDir volumes"
+        "volume {name:?}: the sim's kubelet mounts secret, configMap, projected, emptyDir and persistentVolumeClaim volumes"
     ))
 }
 

@@ -104,3 +104,50 @@ async fn the_proxy_reaches_the_backend_by_port_number_or_name_and_says_when_it_c
         404
     );
 }
+
+/// `https:` speaks TLS to the backend and takes its certificate unverified, as kube-apiserver
+/// does; `http:` against the same TLS backend gets no answer it can read.
+#[tokio::test]
+async fn the_https_scheme_reaches_a_tls_backend_without_verifying_it() {
+    let cluster = Cluster::new();
+    let client = cluster.client();
+    Api::<Service>::namespaced(client.clone(), "default")
+        .patch(
+            "kms",
+            &PatchParams::apply("test"),
+            &Patch::Apply(json!({"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": "kms"}, "spec": {"ports": [{"port": 9311}]}})),
+        )
+        .await
+        .unwrap();
+    let authority = std::sync::Arc::new(barbican_sim::tls::Authority::new());
+    let config = std::sync::Arc::new(authority.server_config("127.0.0.1").unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = Router::new().route("/healthcheck", get(|| async { "ok over tls" }));
+    let (_down, watching) = tokio::sync::watch::channel(false);
+    tokio::spawn(barbican_sim::listener::serve_router_with_outages_and_tls(
+        listener,
+        watching,
+        app,
+        std::sync::Arc::new(move || Some(config.clone())),
+    ));
+    cluster.services().register("default", "kms", 9311, addr);
+    let base = "/api/v1/namespaces/default/services";
+    assert_eq!(
+        proxied(&client, &format!("{base}/https:kms:9311/proxy/healthcheck")).await,
+        (200, "ok over tls".to_string())
+    );
+    assert_eq!(
+        proxied(&client, &format!("{base}/http:kms:9311/proxy/healthcheck"))
+            .await
+            .0,
+        503
+    );
+    assert_eq!(
+        proxied(&client, &format!("{base}/ftp:kms:9311/proxy/healthcheck"))
+            .await
+            .0,
+        400
+    );
+}

@@ -223,3 +223,58 @@ fn ordinary_writes_take_the_fields_they_change() {
     .unwrap_err();
     assert_eq!(conflict[0].manager, "kubectl-edit");
 }
+
+/// A list-map of `names`, each item `{"name": n, "v": version}`.
+fn items(names: &[&str], version: u32) -> Value {
+    Value::Array(
+        names
+            .iter()
+            .map(|n| json!({"name": n, "v": version}))
+            .collect(),
+    )
+}
+
+fn names_of(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Since Kubernetes 1.24 (structured-merge-diff 4.2.1) an apply's list order wins: a volume
+/// added between two others lands between them, whatever order the live list grew in, and
+/// an item only the live list has keeps its place among its neighbours.
+#[test]
+fn an_applied_list_maps_order_wins_and_live_only_items_keep_their_place() {
+    let schema = json!({"type": "array", "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"], "items": {"type": "object"}});
+    let merged = |live: &[&str], applied: &[&str]| {
+        let mut live = items(live, 1);
+        merge(&mut live, &items(applied, 2), Some(&schema), "volumes");
+        live
+    };
+    let result = merged(&["config", "ca", "api"], &["config", "ca", "db", "api"]);
+    assert_eq!(names_of(&result), ["config", "ca", "db", "api"]);
+    assert!(
+        result.as_array().unwrap().iter().all(|i| i["v"] == 2),
+        "every applied item is merged"
+    );
+    assert_eq!(
+        names_of(&merged(&["a", "b", "c"], &["c", "b", "a"])),
+        ["c", "b", "a"]
+    );
+    // kubernetes/kubernetes#104641: {nginx} apply {sidecar} = {nginx, sidecar}.
+    assert_eq!(
+        names_of(&merged(&["nginx"], &["sidecar"])),
+        ["nginx", "sidecar"]
+    );
+    assert_eq!(
+        names_of(&merged(&["x", "a", "y", "b"], &["b", "a"])),
+        ["x", "y", "b", "a"]
+    );
+    let set = json!({"type": "array", "x-kubernetes-list-type": "set"});
+    let mut live = json!(["a", "c"]);
+    merge(&mut live, &json!(["a", "b", "c"]), Some(&set), "finalizers");
+    assert_eq!(live, json!(["a", "b", "c"]));
+}

@@ -23,7 +23,8 @@ fn probes_read_their_handler_and_timings_with_kubernetes_defaults() {
         Probe {
             check: Check::Http {
                 port: 9311,
-                path: "/healthcheck".into()
+                path: "/healthcheck".into(),
+                tls: false,
             },
             initial_delay: Duration::from_secs(10),
             period: Duration::from_secs(15),
@@ -81,6 +82,7 @@ async fn an_http_probe_reads_the_status_of_a_live_endpoint() {
         check: Check::Http {
             port,
             path: "/healthcheck".into(),
+            tls: false,
         },
         initial_delay: Duration::ZERO,
         period: Duration::from_secs(1),
@@ -90,6 +92,63 @@ async fn an_http_probe_reads_the_status_of_a_live_endpoint() {
     let ip = std::net::Ipv4Addr::LOCALHOST;
     assert!(probe.passes(ip).await);
     assert!(!probe.passes(ip).await);
+}
+
+#[test]
+fn an_https_probe_says_so_and_another_scheme_is_refused_by_name() {
+    let container = json!({
+        "readinessProbe": {"httpGet": {"path": "/healthcheck", "port": 9311, "scheme": "HTTPS"}},
+        "livenessProbe": {"httpGet": {"path": "/healthcheck", "port": 9311, "scheme": "FTP"}}});
+    let readiness = Probe::of(&container, "readinessProbe").unwrap().unwrap();
+    assert_eq!(
+        readiness.check,
+        Check::Http {
+            port: 9311,
+            path: "/healthcheck".into(),
+            tls: true
+        }
+    );
+    let refused = Probe::of(&container, "livenessProbe").unwrap_err();
+    assert!(refused.contains("\"FTP\""), "{refused}");
+}
+
+/// The kubelet's HTTPS probe takes the pod's certificate whatever it is (here one of a CA the
+/// prober never saw), and still reads the status; a plain-HTTP probe of a TLS port fails.
+#[tokio::test]
+async fn an_https_probe_takes_any_certificate_and_reads_the_status() {
+    let authority = std::sync::Arc::new(barbican_sim::tls::Authority::new());
+    let config = std::sync::Arc::new(authority.server_config("127.0.0.1").unwrap());
+    let acceptor = tokio_rustls::TlsAcceptor::from(config);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let (socket, _) = listener.accept().await.unwrap();
+            let Ok(mut tls) = acceptor.accept(socket).await else {
+                continue;
+            };
+            let mut buf = [0u8; 512];
+            let _ = tls.read(&mut buf).await;
+            let _ = tls
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                .await;
+            let _ = tls.shutdown().await;
+        }
+    });
+    let probe = |tls| Probe {
+        check: Check::Http {
+            port,
+            path: "/healthcheck".into(),
+            tls,
+        },
+        initial_delay: Duration::ZERO,
+        period: Duration::from_secs(1),
+        timeout: Duration::from_secs(5),
+        failure_threshold: 1,
+    };
+    let ip = std::net::Ipv4Addr::LOCALHOST;
+    assert!(probe(true).passes(ip).await);
+    assert!(!probe(false).passes(ip).await);
 }
 
 /// A pod spec's grace period and probe delays are any int64 kube-apiserver admits: an instant

@@ -12,6 +12,7 @@ fn lookup(kind: &str, name: &str) -> Option<Value> {
         ("Secret", "config") => Some(json!({"data": {
             "barbican.conf": "W0RFRkFVTFRd", "policy.yaml": "e30="}})),
         ("ConfigMap", "ca") => Some(json!({"data": {"ca.crt": "PEM"}})),
+        ("PersistentVolumeClaim", "backups") => Some(json!({"spec": {}})),
         _ => None,
     }
 }
@@ -28,7 +29,7 @@ fn files(volume: Value) -> Vec<(String, String, u32)> {
                 )
             })
             .collect(),
-        Contents::Empty => panic!("files expected"),
+        Contents::Empty | Contents::Claim(_) => panic!("files expected"),
     }
 }
 
@@ -88,6 +89,41 @@ fn an_item_path_cannot_leave_the_volume() {
             .unwrap_err()
             .contains("must be relative")
     );
+}
+
+/// A claim's volume is the claim's own directory (the kubelet keeps it across pods); one
+/// that does not exist holds the pod as a `FailedMount` would, and a name that would reach
+/// another directory is no claim's.
+#[test]
+fn a_claim_is_its_own_directory_and_a_missing_one_holds_the_pod() {
+    assert_eq!(
+        contents(
+            &json!({"name": "b", "persistentVolumeClaim": {"claimName": "backups"}}),
+            &lookup
+        )
+        .unwrap(),
+        Contents::Claim("backups".into())
+    );
+    let missing = contents(
+        &json!({"name": "b", "persistentVolumeClaim": {"claimName": "elsewhere"}}),
+        &lookup,
+    )
+    .unwrap_err();
+    assert!(
+        missing.contains("persistentvolumeclaim \"elsewhere\" not found"),
+        "{missing}"
+    );
+    for hostile in ["../backups", ".", "", "a/b"] {
+        let refused = contents(
+            &json!({"name": "b", "persistentVolumeClaim": {"claimName": hostile}}),
+            &lookup,
+        )
+        .unwrap_err();
+        assert!(
+            refused.contains("is no claim's name"),
+            "{hostile}: {refused}"
+        );
+    }
 }
 
 #[test]
