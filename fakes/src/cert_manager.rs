@@ -249,13 +249,41 @@ fn secret_text(secret: &Secret, key: &str) -> Option<String> {
     String::from_utf8(data.0.clone()).ok()
 }
 
+/// Renews the Certificate `namespace/name` now, as `cmctl renew` makes cert-manager do: a new
+/// key and certificate from its issuer, into its Secret.
+pub async fn renew(client: Client, namespace: &str, name: &str) -> Result<(), String> {
+    let certificates: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &resource("Certificate", "certificates"),
+    );
+    let certificate = certificates
+        .get_opt(name)
+        .await
+        .map_err(text)?
+        .ok_or_else(|| format!("no Certificate {namespace}/{name}"))?;
+    issue_into(client, certificate, true).await
+}
+
 async fn issue(client: Client, certificate: DynamicObject) -> Result<(), String> {
+    issue_into(client, certificate, false).await
+}
+
+/// Issues `certificate` into its Secret; one already issued for the same request is kept
+/// unless `renewing`.
+async fn issue_into(
+    client: Client,
+    certificate: DynamicObject,
+    renewing: bool,
+) -> Result<(), String> {
     let namespace = certificate.namespace().unwrap_or_default();
     let name = certificate.name_any();
     let request = request(&certificate.data["spec"])?;
     let wanted = annotations(&name, &request);
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
-    if let Some(existing) = secrets.get_opt(&request.secret_name).await.map_err(text)? {
+    if let Some(existing) = secrets.get_opt(&request.secret_name).await.map_err(text)?
+        && !renewing
+    {
         let current = existing.metadata.annotations.clone().unwrap_or_default();
         let issued = wanted.iter().all(|(k, v)| current.get(k) == Some(v))
             && secret_text(&existing, "tls.crt").is_some()

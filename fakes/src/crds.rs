@@ -142,10 +142,26 @@ pub fn openbao_cluster() -> Vec<Value> {
     )]
 }
 
-/// Gateway API: Gateway and HTTPRoute.
+/// Gateway API: Gateway, HTTPRoute and BackendTLSPolicy.
 pub fn gateway_api() -> Vec<Value> {
     let group = "gateway.networking.k8s.io";
+    let reference = json!({"type": "object", "properties": {
+        "group": {"type": "string"}, "kind": {"type": "string"}, "name": {"type": "string"},
+        "sectionName": {"type": "string"}}});
     vec![
+        crd(
+            group,
+            "v1",
+            "BackendTLSPolicy",
+            "backendtlspolicies",
+            true,
+            json!({"type": "object", "properties": {
+            "targetRefs": {"type": "array", "items": reference},
+            "validation": {"type": "object", "properties": {
+                "caCertificateRefs": {"type": "array", "items": reference},
+                "wellKnownCACertificates": {"type": "string", "enum": ["System"]},
+                "hostname": {"type": "string"}}}}}),
+        ),
         crd(group, "v1", "Gateway", "gateways", true, open_object()),
         crd(
             group,

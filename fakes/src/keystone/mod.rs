@@ -5,7 +5,8 @@
 //!
 //! Endpoints: `GET /` (300, the versions), `GET /v3` (the v3 version document), `POST
 //! /v3/auth/tokens` (201 with `X-Subject-Token`), `GET` and `HEAD /v3/auth/tokens` (the
-//! `X-Subject-Token` validated for the caller in `X-Auth-Token`). Validation is allowed to a
+//! `X-Subject-Token` validated for the caller in `X-Auth-Token`), `DELETE /v3/auth/tokens`
+//! (revocation), and the service catalog ([`catalog`]). Validation is allowed to a
 //! caller with the `admin` or `service` role, or to the token's own user, as Keystone's default
 //! policy allows it. Tokens expire after [`FakeKeystone::set_token_lifetime`] on the fake's
 //! clock. Answers never echo a password or a token; errors have Keystone's `{"error": …}` shape.
@@ -28,6 +29,9 @@ use barbican_sim::clock::Clock;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::{net::TcpListener, sync::watch};
+
+pub mod catalog;
+pub use catalog::{Endpoint, Service};
 
 /// The one domain the fake knows, as Keystone's bootstrap creates it.
 pub const DEFAULT_DOMAIN: (&str, &str) = ("default", "Default");
@@ -53,6 +57,7 @@ struct Keystone {
     minted: u64,
     validations: u64,
     seed: String,
+    catalog: catalog::Catalog,
 }
 
 /// A token the fake issued.
@@ -207,8 +212,9 @@ impl Keystone {
                             "url": format!("{base}/v3")})
                     })
                     .collect();
-                token["catalog"] = json!([{"id": id_of("service", "keystone"),
-                    "type": "identity", "name": "keystone", "endpoints": endpoints}]);
+                let identity = json!({"id": id_of("service", "keystone"),
+                    "type": "identity", "name": "keystone", "endpoints": endpoints});
+                token["catalog"] = self.catalog.token_catalog(identity);
             }
         }
         json!({ "token": token })
@@ -358,6 +364,39 @@ async fn validate(
     response
 }
 
+/// `DELETE /v3/auth/tokens`: revokes the `X-Subject-Token`, allowed to its own user and to
+/// an `admin`.
+async fn revoke(State(shared): State<Shared>, headers: HeaderMap) -> Response {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let now = shared.clock.now();
+    let Some(mut state) = shared.keystone() else {
+        return poisoned();
+    };
+    let Some(caller) = header("x-auth-token")
+        .and_then(|t| state.live(t, now))
+        .cloned()
+    else {
+        return unauthorized();
+    };
+    let Some(subject) = header("x-subject-token").map(str::to_string) else {
+        return error(StatusCode::BAD_REQUEST, "X-Subject-Token is required.");
+    };
+    let Some(issued) = state.live(&subject, now).cloned() else {
+        return error(StatusCode::NOT_FOUND, "Could not find token.");
+    };
+    let admin = state
+        .user(&caller.user)
+        .is_some_and(|u| u.roles.iter().any(|r| r == "admin"));
+    if caller.user != issued.user && !admin {
+        return error(
+            StatusCode::FORBIDDEN,
+            "You are not authorized to perform the requested action: identity:revoke_token.",
+        );
+    }
+    state.tokens.remove(&subject);
+    StatusCode::NO_CONTENT.into_response()
+}
+
 /// A running fake Keystone on a loopback port.
 pub struct FakeKeystone {
     shared: Shared,
@@ -381,7 +420,18 @@ impl FakeKeystone {
 
     /// Starts the fake listening on `addr`.
     pub async fn start_on(clock: Clock, addr: SocketAddr) -> std::io::Result<Self> {
-        let listener = TcpListener::bind(addr).await?;
+        Self::serve(clock, TcpListener::bind(addr).await?)
+    }
+
+    /// Starts the fake on `127.0.0.1` at an ephemeral port without awaiting: for callers
+    /// that are not async themselves but run inside a Tokio runtime.
+    pub fn start_now(clock: Clock) -> std::io::Result<Self> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        Self::serve(clock, TcpListener::from_std(listener)?)
+    }
+
+    fn serve(clock: Clock, listener: TcpListener) -> std::io::Result<Self> {
         let addr = listener.local_addr()?;
         let seed = format!("{addr}/{}", clock.now());
         let shared = Shared {
@@ -392,6 +442,7 @@ impl FakeKeystone {
                 minted: 0,
                 validations: 0,
                 seed,
+                catalog: catalog::Catalog::default(),
             })),
             clock,
             base: Arc::new(Mutex::new(format!("http://{addr}"))),
@@ -400,7 +451,30 @@ impl FakeKeystone {
             .route("/", get(versions))
             .route("/v3", get(version))
             .route("/v3/", get(version))
-            .route("/v3/auth/tokens", get(validate).head(validate).post(issue))
+            .route(
+                "/v3/auth/tokens",
+                get(validate).head(validate).post(issue).delete(revoke),
+            )
+            .route(
+                "/v3/services",
+                get(catalog::list_services).post(catalog::create_service),
+            )
+            .route(
+                "/v3/services/{id}",
+                get(catalog::get_service).delete(catalog::delete_service),
+            )
+            .route(
+                "/v3/endpoints",
+                get(catalog::list_endpoints).post(catalog::create_endpoint),
+            )
+            .route(
+                "/v3/endpoints/{id}",
+                get(catalog::get_endpoint)
+                    .patch(catalog::update_endpoint)
+                    .delete(catalog::delete_endpoint),
+            )
+            .route("/v3/regions", get(catalog::list_regions))
+            .route("/v3/regions/{id}", get(catalog::get_region))
             .with_state(shared.clone());
         let (down, receiver) = watch::channel(false);
         let task = tokio::spawn(async move {
@@ -446,6 +520,84 @@ impl FakeKeystone {
         if let Ok(mut state) = self.shared.state.lock() {
             state.lifetime = lifetime;
         }
+    }
+
+    /// Adds a region to the catalog (`RegionOne` is there from the start).
+    pub fn add_region(&self, id: &str) {
+        if let Ok(mut state) = self.shared.state.lock() {
+            state.catalog.regions.insert(id.to_string());
+        }
+    }
+
+    /// The catalog's services.
+    pub fn services(&self) -> Vec<Service> {
+        self.shared
+            .state
+            .lock()
+            .map(|s| s.catalog.services.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The catalog's endpoints.
+    pub fn endpoints(&self) -> Vec<Endpoint> {
+        self.shared
+            .state
+            .lock()
+            .map(|s| s.catalog.endpoints.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Registers an endpoint as someone else would (an administrator, another deployment
+    /// tool): on the service of `service_type` (created, named after the type, when there is
+    /// none), in `region` (created when missing).
+    pub fn register(
+        &self,
+        service_type: &str,
+        interface: &str,
+        region: &str,
+        url: &str,
+    ) -> Endpoint {
+        let mut state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        let catalog = &mut state.catalog;
+        let service = match catalog.services.values().find(|s| s.type_ == service_type) {
+            Some(service) => service.clone(),
+            None => catalog.add_service(service_type, service_type, "registered by hand"),
+        };
+        catalog.regions.insert(region.to_string());
+        catalog.add_endpoint(&service.id, interface, region, url)
+    }
+
+    /// Deletes an endpoint as an administrator would; whether it was there.
+    pub fn remove_endpoint(&self, id: &str) -> bool {
+        self.shared
+            .state
+            .lock()
+            .map(|mut s| s.catalog.endpoints.remove(id).is_some())
+            .unwrap_or(false)
+    }
+
+    /// How many catalog writes the fake has answered.
+    pub fn catalog_writes(&self) -> u64 {
+        self.shared
+            .state
+            .lock()
+            .map(|s| s.catalog.writes)
+            .unwrap_or(0)
+    }
+
+    /// How many tokens issued to `user` are still live (not expired, not revoked).
+    pub fn live_tokens_of(&self, user: &str) -> usize {
+        let now = self.shared.clock.now();
+        self.shared
+            .state
+            .lock()
+            .map(|s| {
+                s.tokens
+                    .values()
+                    .filter(|t| t.user == user && t.expires_at > now)
+                    .count()
+            })
+            .unwrap_or(0)
     }
 
     /// How many validations the fake has answered with a token.
