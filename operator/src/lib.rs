@@ -21,10 +21,12 @@ pub mod clusters;
 pub mod controller;
 pub mod crd;
 pub mod endpoints;
+pub mod keystone;
 pub mod kube_requests;
 pub mod leader;
 pub mod metrics;
 pub mod openbao;
+pub mod peer_http;
 // The properties the proptest suite and the fuzz targets check: test oracles, not part of the
 // operator; they build only for those (`--features properties`).
 #[cfg(feature = "properties")]

@@ -67,6 +67,7 @@ pub fn validate_barbican(
     check_network_policy(v, new);
     check_gateway(v, new);
     check_retention(v, new);
+    check_db_backup(v, new);
     check_policy_overrides(v, new);
     check_db_clean(v, operation, old, new);
     check_secret_store_ref(v, new);
@@ -75,6 +76,8 @@ pub fn validate_barbican(
     config::check_plugins(v, operation, old, new);
     check_middleware(v, new);
     check_audit(v, new);
+    check_keystone_catalog(v, new);
+    tls::check_tls(v, new);
     check_target_cluster_ref(v, old, new);
     verdict
 }
@@ -249,6 +252,40 @@ fn check_gateway(verdict: &mut Verdict, new: &Barbican) {
         if gateway.parent_ref.name.is_empty() {
             verdict.require("spec.gateway.parentRef.name", "Required value");
         }
+    }
+}
+
+/// `spec.dbBackup`: a claim by its name, how many dumps (1 to 100), an image reference.
+fn check_db_backup(verdict: &mut Verdict, new: &Barbican) {
+    use crate::api::db_backup::MAX_KEEP;
+    let Some(backup) = &new.spec.db_backup else {
+        return;
+    };
+    let claim = &backup.persistent_volume_claim.claim_name;
+    if !is_dns1123_subdomain(claim) {
+        verdict.reject(
+            "spec.dbBackup.persistentVolumeClaim.claimName",
+            claim,
+            "must be a DNS-1123 subdomain (a PersistentVolumeClaim's name)",
+        );
+    }
+    if let Some(keep) = backup.keep
+        && !(1..=MAX_KEEP).contains(&keep)
+    {
+        verdict.reject(
+            "spec.dbBackup.keep",
+            keep,
+            format!("keeps from 1 to {MAX_KEEP} dumps"),
+        );
+    }
+    if let Some(image) = &backup.image
+        && (image.is_empty() || image.chars().any(|c| c.is_whitespace() || c.is_control()))
+    {
+        verdict.reject(
+            "spec.dbBackup.image",
+            image,
+            "must be an image reference, without whitespace",
+        );
     }
 }
 
@@ -604,6 +641,43 @@ fn check_audit(verdict: &mut Verdict, new: &Barbican) {
     }
 }
 
+/// `spec.keystone.catalog`: two endpoint URLs of the same shape as `keystoneEndpoint`, and a
+/// region (its own, else `spec.region`) that is one Keystone region id: it reaches Keystone's
+/// API in a path.
+fn check_keystone_catalog(verdict: &mut Verdict, new: &Barbican) {
+    let Some(catalog) = new.spec.keystone.as_ref().and_then(|k| k.catalog.as_ref()) else {
+        return;
+    };
+    check_url(
+        verdict,
+        "spec.keystone.catalog.publicUrl",
+        catalog.public_url.as_deref(),
+    );
+    check_url(
+        verdict,
+        "spec.keystone.catalog.internalUrl",
+        catalog.internal_url.as_deref(),
+    );
+    let region = match catalog.region.as_deref() {
+        Some(region) => Some(("spec.keystone.catalog.region", region)),
+        None => new
+            .spec
+            .region
+            .as_deref()
+            .filter(|r| !r.is_empty())
+            .map(|r| ("spec.region", r)),
+    };
+    if let Some((field, region)) = region
+        && !crate::api::keystone::is_region_id(region)
+    {
+        verdict.reject(
+            field,
+            region,
+            "must be a Keystone region id of letters, digits, '-', '_' and '.' (at most 255) to register spec.keystone.catalog in",
+        );
+    }
+}
+
 /// A middleware name is one token of a space-separated pipeline and the name of its own
 /// `[filter:<name>]` section: a single word, not a built-in filter, not used twice.
 fn check_middleware(verdict: &mut Verdict, new: &Barbican) {
@@ -651,3 +725,4 @@ fn check_middleware(verdict: &mut Verdict, new: &Barbican) {
 mod config;
 #[cfg(test)]
 mod tests;
+mod tls;

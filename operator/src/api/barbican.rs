@@ -104,15 +104,27 @@ pub struct BarbicanSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 255))]
     pub region: Option<String>,
+    /// Keystone integration beyond authtoken: the service catalog registration; nothing is
+    /// registered when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keystone: Option<super::keystone::KeystoneSpec>,
     /// uWSGI process tuning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_server: Option<ApiServerSpec>,
+    /// A dump of the database before each migration to another release or image, kept N
+    /// deep on a PersistentVolumeClaim; migrations run without one when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_backup: Option<super::db_backup::DbBackupSpec>,
     /// The db-clean CronJob; scheduled whether or not the block is present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub db_clean: Option<DbCleanSpec>,
     /// Exposure through a Gateway API HTTPRoute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway: Option<GatewaySpec>,
+    /// TLS on the API: uWSGI serves HTTPS with a certificate from a Secret (named, or issued
+    /// by cert-manager); HTTP when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<super::tls::TlsSpec>,
     /// A NetworkPolicy around the API pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_policy: Option<NetworkPolicySpec>,
@@ -190,11 +202,33 @@ pub struct ServiceUserSpec {
     pub secret_ref: SecretRefSpec,
 }
 
+impl ServiceUserSpec {
+    /// The user name in effect: `barbican` when unset.
+    pub fn effective_username(&self) -> &str {
+        self.username.as_deref().unwrap_or("barbican")
+    }
+
+    /// The project in effect: `service` when unset.
+    pub fn effective_project_name(&self) -> &str {
+        self.project_name.as_deref().unwrap_or("service")
+    }
+
+    /// The user's domain in effect: `Default` when unset.
+    pub fn effective_user_domain_name(&self) -> &str {
+        self.user_domain_name.as_deref().unwrap_or("Default")
+    }
+
+    /// The project's domain in effect: `Default` when unset.
+    pub fn effective_project_domain_name(&self) -> &str {
+        self.project_domain_name.as_deref().unwrap_or("Default")
+    }
+}
+
 /// Observed state of a Barbican.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct BarbicanStatus {
-    /// The nine sub-conditions, the aggregate `Ready`, and `ExtraConfigHealthy`; one entry per
+    /// The eleven sub-conditions, the aggregate `Ready`, and `ExtraConfigHealthy`; one entry per
     /// type.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[x_kube(merge_strategy = kube::core::ListMerge::Map(vec!["type".into()]))]
@@ -203,7 +237,8 @@ pub struct BarbicanStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// The API URL: `https://{gateway.hostname}` with a gateway, otherwise the cluster-local
-    /// Service URL. The same value as the rendered `[DEFAULT] host_href`.
+    /// Service URL (`https://` with `spec.tls`). The same value as the rendered
+    /// `[DEFAULT] host_href`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
     /// The release whose schema is installed, promoted after a successful db-sync.
@@ -224,4 +259,8 @@ pub struct BarbicanStatus {
     /// widened from this record, never from live store specs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub projected_secret_store_hosts: Vec<String>,
+    /// What this Barbican registered in Keystone's catalog (`spec.keystone.catalog`): the
+    /// service and endpoints it updates and deregisters, and no others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<super::keystone::CatalogStatus>,
 }

@@ -21,6 +21,7 @@ use super::{
     memcached::*,
     policy::*,
     secret_store::*,
+    tls::{TLS_DNS_NAMES_MESSAGE, TLS_DNS_NAMES_RULE, TLS_SOURCE_MESSAGE, TLS_SOURCE_RULE},
 };
 
 fn barbican(spec_patch: Value) -> Value {
@@ -135,6 +136,34 @@ fn the_messaging_audit_driver_and_only_it_names_its_transport() {
             AUDIT_TRANSPORT_MESSAGE,
         );
     }
+}
+
+#[test]
+fn tls_takes_its_certificate_from_exactly_one_place_and_extra_names_only_when_requesting() {
+    let s = barbican_schema();
+    let issuer = json!({"name": "cloud-ca", "kind": "ClusterIssuer"});
+    assert_accepted(
+        &s,
+        &barbican(json!({"tls": {"secretName": "kms-cert"}})),
+        None,
+    );
+    assert_accepted(
+        &s,
+        &barbican(json!({"tls": {"issuerRef": issuer, "dnsNames": ["kms.example.com"]}})),
+        None,
+    );
+    for tls in [
+        json!({}),
+        json!({"secretName": "kms-cert", "issuerRef": issuer}),
+    ] {
+        assert_rejected(&s, &barbican(json!({"tls": tls})), None, TLS_SOURCE_MESSAGE);
+    }
+    assert_rejected(
+        &s,
+        &barbican(json!({"tls": {"secretName": "kms-cert", "dnsNames": ["kms.example.com"]}})),
+        None,
+        TLS_DNS_NAMES_MESSAGE,
+    );
 }
 
 #[test]
@@ -502,6 +531,8 @@ fn the_crds_carry_the_rules_the_spec_calls_schema_level() {
         KV_MOUNTPOINT_IMMUTABLE_RULE,
         OPENBAO_MODE_FROZEN_RULE,
         AUDIT_TRANSPORT_RULE,
+        TLS_SOURCE_RULE,
+        TLS_DNS_NAMES_RULE,
     ] {
         assert!(
             rules.iter().any(|r| r == expected),
@@ -510,7 +541,7 @@ fn the_crds_carry_the_rules_the_spec_calls_schema_level() {
     }
     assert_eq!(
         rules.len(),
-        16,
+        18,
         "a rule was added without a test: {rules:?}"
     );
 }

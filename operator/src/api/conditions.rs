@@ -58,7 +58,7 @@ impl ConditionType for StoreConditionType {
 vocabulary! {
     /// Condition types of a `Barbican`.
     BarbicanConditionType {
-        /// The aggregate: True when all nine sub-conditions are.
+        /// The aggregate: True when all eleven sub-conditions are.
         Ready,
         /// ESO store, credential Secrets, DSN Secret and config Secret.
         SecretsReady,
@@ -78,14 +78,20 @@ vocabulary! {
         NetworkPolicyReady,
         /// The HTTPRoute.
         HTTPRouteReady,
+        /// The registration in Keystone's service catalog (`spec.keystone.catalog`).
+        KeystoneCatalogReady,
+        /// The API's certificate (`spec.tls`): requested, issued and usable.
+        TLSReady,
         /// Whether extraConfig overrides operator-owned keys; never aggregated.
         ExtraConfigHealthy,
     }
 }
 
 impl BarbicanConditionType {
-    /// The nine sub-conditions the aggregate `Ready` is computed from.
-    pub const AGGREGATED: [BarbicanConditionType; 9] = [
+    /// The eleven sub-conditions the aggregate `Ready` is computed from: the spec's nine, the
+    /// catalog registration and the API's certificate (each True with its `…NotRequired`
+    /// reason when its block is unset).
+    pub const AGGREGATED: [BarbicanConditionType; 11] = [
         BarbicanConditionType::SecretsReady,
         BarbicanConditionType::DatabaseReady,
         BarbicanConditionType::SecretStoresReady,
@@ -95,6 +101,8 @@ impl BarbicanConditionType {
         BarbicanConditionType::NetworkPolicyReady,
         BarbicanConditionType::HTTPRouteReady,
         BarbicanConditionType::DBCleanReady,
+        BarbicanConditionType::KeystoneCatalogReady,
+        BarbicanConditionType::TLSReady,
     ];
 }
 
@@ -182,6 +190,12 @@ vocabulary! {
         ClusterNotReady,
         /// db-sync is running.
         DBSyncInProgress,
+        /// The dump before a migration (`spec.dbBackup`) is running; db-sync waits for it.
+        DBBackupInProgress,
+        /// The dump before a migration failed; db-sync does not run (retried on a backoff).
+        DBBackupFailed,
+        /// The PersistentVolumeClaim the dumps go to does not exist.
+        WaitingForBackupVolume,
         /// db-sync failed with the current pod template.
         DBSyncFailed,
         /// A release did not parse.
@@ -226,6 +240,33 @@ vocabulary! {
         GatewayAPINotInstalled,
         /// The Gateway API probe failed.
         CapabilityProbeFailed,
+        /// KeystoneCatalogReady True: the service and both endpoints are registered.
+        CatalogRegistered,
+        /// No catalog registration requested.
+        CatalogNotRequired,
+        /// Keystone did not answer (or answered something unreadable).
+        KeystoneUnreachable,
+        /// Keystone rejected the service user's credentials.
+        KeystoneAuthenticationFailed,
+        /// The service user may not read or write the catalog (it lacks the `admin` role).
+        CatalogRegistrationDenied,
+        /// The region to register in does not exist in Keystone.
+        CatalogRegionNotFound,
+        /// Another registration holds an interface of the service in the region (named in the
+        /// message); it is left as it is.
+        CatalogEndpointTaken,
+        /// TLSReady True: the Secret holds a usable certificate and key.
+        TLSCertificateReady,
+        /// No TLS requested: the API serves HTTP.
+        TLSNotRequired,
+        /// The TLS Secret (or its keys) is not there yet; with `issuerRef`, the Certificate is
+        /// not issued yet (its own condition quoted).
+        WaitingForTLSCertificate,
+        /// The TLS Secret holds something uWSGI could not serve (named in the message: not
+        /// PEM, a key that does not match, an expired certificate).
+        TLSSecretInvalid,
+        /// `tls.issuerRef` is set but cert-manager's Certificate is not served.
+        CertManagerNotInstalled,
         /// ExtraConfigHealthy True.
         NoOwnedKeysOverridden,
         /// ExtraConfigHealthy False.
@@ -284,9 +325,11 @@ mod tests {
     }
 
     #[test]
-    fn the_aggregate_reads_nine_sub_conditions_and_not_itself_or_extra_config() {
+    fn the_aggregate_reads_eleven_sub_conditions_and_not_itself_or_extra_config() {
         let aggregated = BarbicanConditionType::AGGREGATED;
-        assert_eq!(aggregated.len(), 9);
+        assert_eq!(aggregated.len(), 11);
+        assert!(aggregated.contains(&BarbicanConditionType::KeystoneCatalogReady));
+        assert!(aggregated.contains(&BarbicanConditionType::TLSReady));
         assert!(!aggregated.contains(&BarbicanConditionType::Ready));
         assert!(!aggregated.contains(&BarbicanConditionType::ExtraConfigHealthy));
     }

@@ -13,11 +13,13 @@ pub mod catalog;
 pub mod conditions;
 pub mod config_ownership;
 pub mod database;
+pub mod db_backup;
 pub mod db_clean;
 pub mod deployment;
 pub mod fixtures;
 pub mod gateway;
 pub mod image;
+pub mod keystone;
 pub mod logging;
 pub mod memcached;
 pub mod names;
@@ -26,6 +28,7 @@ pub mod paste;
 pub mod policy;
 pub mod refs;
 pub mod secret_store;
+pub mod tls;
 
 #[cfg(test)]
 mod cel_tests;

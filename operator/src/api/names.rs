@@ -14,6 +14,8 @@ pub const SECRET_STORE_CREDENTIALS_HASH_ANNOTATION: &str =
     "barbican.c5c3.io/secret-store-credentials-hash";
 /// Pod-template digest of the audit notifications' transport URL.
 pub const AUDIT_TRANSPORT_HASH_ANNOTATION: &str = "barbican.c5c3.io/audit-transport-hash";
+/// Pod-template digest of the API's TLS certificate and key (`spec.tls`).
+pub const TLS_HASH_ANNOTATION: &str = "barbican.c5c3.io/tls-hash";
 /// When the AppRole secret ID in `<store>-approle` was minted (RFC 3339, UTC).
 pub const SECRET_ID_MINTED_AT_ANNOTATION: &str = "barbican.c5c3.io/secret-id-minted-at";
 /// TTL of that secret ID in seconds; 0 means it does not expire.
@@ -51,6 +53,17 @@ pub fn db_connection_secret_name(barbican: &str) -> String {
 
 /// The data key of the DSN in `{name}-db-connection`.
 pub const CONNECTION_KEY: &str = "connection";
+
+/// Name of the Secret the Certificate a Barbican requests (`spec.tls.issuerRef`) is issued
+/// into.
+pub fn tls_secret_name(barbican: &str) -> String {
+    format!("{barbican}-tls")
+}
+
+/// Name of the Job that dumps a Barbican's database before a migration (`spec.dbBackup`).
+pub fn db_backup_job_name(barbican: &str) -> String {
+    format!("{barbican}-db-backup")
+}
 
 /// Name of the db-sync Job of a Barbican.
 pub fn db_sync_job_name(barbican: &str) -> String {

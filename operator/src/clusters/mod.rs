@@ -43,6 +43,9 @@ pub struct Engaged {
     pub name: String,
     /// The client every read and write on it goes through.
     pub client: Client,
+    /// The client of the health probes through its `services/proxy`: kube's retry of 503s
+    /// off, since a 503 there is barbican's own answer.
+    pub probes: Client,
     /// The namespaces LIST/WATCH are limited to; `None` for cluster-wide.
     pub namespaces: Option<Vec<String>>,
     /// The hash of the registration it was engaged from.
@@ -61,7 +64,7 @@ impl std::fmt::Debug for Engaged {
 
 #[derive(Clone, Debug)]
 enum Entry {
-    Engaged(Engaged),
+    Engaged(Box<Engaged>),
     Refused { hash: String, reason: String },
 }
 
@@ -155,12 +158,10 @@ pub fn place(
     match registry.resolve(target) {
         Ok(engaged) => {
             failures.remove(target);
-            Ok(Children::remote(
-                engaged.client,
-                owner,
-                target,
-                engaged.namespaces,
-            ))
+            Ok(
+                Children::remote(engaged.client, owner, target, engaged.namespaces)
+                    .with_probes(engaged.probes),
+            )
         }
         Err(unresolved) => {
             failures.entry(target.to_string()).or_insert(now);
@@ -181,22 +182,30 @@ pub fn identify(config: &mut kube::Config) {
     ));
 }
 
-/// Builds the client of a registration, its requests counted by `counting` when given.
+/// Builds the clients of a registration, their requests counted by `counting` when given:
+/// the one every request goes through, and the one of the health probes through its proxy,
+/// without kube's retries of 429, 503 and 504 (a backend's 503 is its answer, and retrying
+/// it for up to fifteen times made an unhealthy barbican a probe that timed out).
 pub async fn connect(
     kubeconfig: Kubeconfig,
     counting: Option<&crate::kube_requests::CountRequests>,
-) -> Result<Client, String> {
+) -> Result<(Client, Client), String> {
     let mut config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
             .await
             .map_err(|e| format!("the kubeconfig does not configure a client: {e}"))?;
     identify(&mut config);
-    let builder = kube::client::ClientBuilder::try_from(config)
-        .map_err(|e| format!("building the client failed: {e}"))?;
-    Ok(match counting {
-        Some(layer) => builder.with_layer(layer).build(),
-        None => builder.build(),
-    })
+    let build = |config: kube::Config| -> Result<Client, String> {
+        let builder = kube::client::ClientBuilder::try_from(config)
+            .map_err(|e| format!("building the client failed: {e}"))?;
+        Ok(match counting {
+            Some(layer) => builder.with_layer(layer).build(),
+            None => builder.build(),
+        })
+    };
+    let mut probes = config.clone();
+    probes.default_retry = false;
+    Ok((build(config)?, build(probes)?))
 }
 
 impl Registry {
@@ -231,7 +240,7 @@ impl Registry {
         }
         match self.read().get(name) {
             None => Err(ResolveError::NotFound),
-            Some(Entry::Engaged(engaged)) => Ok(engaged.clone()),
+            Some(Entry::Engaged(engaged)) => Ok(engaged.as_ref().clone()),
             Some(Entry::Refused { reason, .. }) => Err(ResolveError::Refused {
                 name: name.to_string(),
                 reason: reason.clone(),
@@ -265,7 +274,7 @@ impl Registry {
         self.read()
             .values()
             .filter_map(|e| match e {
-                Entry::Engaged(engaged) => Some(engaged.clone()),
+                Entry::Engaged(engaged) => Some(engaged.as_ref().clone()),
                 Entry::Refused { .. } => None,
             })
             .collect()
@@ -317,14 +326,15 @@ impl Registry {
             return;
         }
         let entry = match connect(registration.kubeconfig, self.counting.as_ref()).await {
-            Ok(client) => {
+            Ok((client, probes)) => {
                 tracing::info!(cluster = %name, namespaces = ?registration.namespaces, "engaged a target cluster");
-                Entry::Engaged(Engaged {
+                Entry::Engaged(Box::new(Engaged {
                     name: name.clone(),
                     client,
+                    probes,
                     namespaces: registration.namespaces,
                     hash: registration.hash,
-                })
+                }))
             }
             Err(reason) => {
                 tracing::warn!(cluster = %name, %reason, "a target cluster could not be engaged");

@@ -26,6 +26,17 @@ pub fn http_route_resource() -> ApiResource {
     }
 }
 
+/// cert-manager's `cert-manager.io/v1` Certificate (`spec.tls.issuerRef`).
+pub fn certificate_resource() -> ApiResource {
+    ApiResource {
+        group: "cert-manager.io".into(),
+        version: "v1".into(),
+        api_version: "cert-manager.io/v1".into(),
+        kind: "Certificate".into(),
+        plural: "certificates".into(),
+    }
+}
+
 /// Whether the API server serves `resource` (a failed probe is an error, not "no").
 pub async fn serves(client: &Client, resource: &ApiResource) -> Result<bool, kube::Error> {
     match client.list_api_group_resources(&resource.api_version).await {

@@ -23,8 +23,8 @@ use super::{
         health::PROBE_TIMEOUT,
         reconcile::reconcile,
         triggers::{
-            Wiring, own_children, own_http_routes, watch_attached_stores, watch_eso_stores,
-            watch_input_secrets, watch_mariadb,
+            Wiring, own_certificates, own_children, own_http_routes, watch_attached_stores,
+            watch_eso_stores, watch_input_secrets, watch_mariadb,
         },
         wakes,
     },
@@ -225,8 +225,9 @@ pub async fn run_barbican_controller(
     let controller = watch_attached_stores(controller, store_stream);
     let controller = watch_input_secrets(controller, secret_events, &wiring, stores.clone());
     let controller = controller.reconcile_on(woken).reconcile_on(remotely_woken);
-    let controller = own_http_routes(controller, &wiring, &gateway_api);
+    let controller = own_http_routes(controller, &wiring, &gateway_api).await;
     let controller = watch_mariadb(controller, &wiring).await;
+    let controller = own_certificates(controller, &wiring).await;
     let controller = watch_eso_stores(controller, &wiring).await;
     tracing::info!(gateway_api = ?gateway_api, "Barbican controller starting");
     let barbicans = controller

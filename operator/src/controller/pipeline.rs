@@ -175,6 +175,13 @@ pub trait Context: Clone + Send {
     fn report_failure(&mut self, condition: Self::Condition, error: &StepError) {
         let _ = (condition, error);
     }
+    /// Takes from `member`, the copy a parallel step owning `condition` ran on, the status
+    /// that step owns besides its condition (a record only it writes); the runner calls it
+    /// after merging the condition back. Nothing by default: most members own a condition
+    /// only.
+    fn merge_member(&mut self, condition: Self::Condition, member: &Self) {
+        let _ = (condition, member);
+    }
 }
 
 /// One step of the table.
@@ -382,6 +389,7 @@ impl<C: Context> Pipeline<C> {
                     None => conditions.push(own.clone()),
                 }
             }
+            context.merge_member(step.condition, &copy);
             match outcome {
                 Ok(Outcome::Done) => pass.through.push(step.name),
                 Ok(Outcome::Requeue(after)) => {

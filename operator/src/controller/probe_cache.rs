@@ -38,6 +38,24 @@ impl ProbeCache {
         })
     }
 
+    /// How much of `ttl` is left of a passing check of `key` for `uid` of `what`; `None` when
+    /// there is none, or it is older.
+    pub fn left_of(
+        &self,
+        key: &str,
+        uid: &str,
+        what: &str,
+        now: Timestamp,
+        ttl: Duration,
+    ) -> Option<Duration> {
+        let entries = self.entries();
+        let entry = entries
+            .get(key)
+            .filter(|e| e.uid == uid && e.endpoint == what)?;
+        let age = Duration::try_from(now.duration_since(entry.at)).unwrap_or(Duration::ZERO);
+        ttl.checked_sub(age).filter(|left| !left.is_zero())
+    }
+
     /// Records a passing probe.
     pub fn record(&self, key: &str, uid: &str, endpoint: &str, now: Timestamp) {
         self.entries().insert(
@@ -69,6 +87,22 @@ pub fn cache_key(namespace: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_left_of_a_check_counts_down_to_none() {
+        let cache = ProbeCache::default();
+        let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        cache.record("k", "u1", "fp", t0);
+        let later = |s: i64| t0 + jiff::SignedDuration::from_secs(s);
+        let ttl = Duration::from_secs(300);
+        assert_eq!(
+            cache.left_of("k", "u1", "fp", later(100), ttl),
+            Some(Duration::from_secs(200))
+        );
+        assert_eq!(cache.left_of("k", "u1", "fp", later(300), ttl), None);
+        assert_eq!(cache.left_of("k", "u2", "fp", later(1), ttl), None);
+        assert_eq!(cache.left_of("k", "u1", "other", later(1), ttl), None);
+    }
 
     #[test]
     fn a_probe_is_reused_for_the_same_uid_and_endpoint_within_the_ttl() {

@@ -18,12 +18,13 @@ use kube::{
 
 use super::{
     barbican::{
+        backend_tls::backend_tls_policy_resource,
         database::mariadb_resource,
         projected_kinds,
         secrets::eso,
         wakes::{placed_on, remote_wakes, stores_placed_on},
     },
-    discovery::{http_route_resource, serves},
+    discovery::{certificate_resource, http_route_resource, serves},
     secretstore::managed::openbao_cluster_resource,
 };
 use crate::{
@@ -41,7 +42,7 @@ pub struct Wakes {
 }
 
 /// The CRD-backed kinds watched on a target cluster when it serves them (mariadb-operator,
-/// ESO, OpenBao, Gateway API), each with whether it is namespaced; the built-in projected kinds
+/// ESO, OpenBao, Gateway API, cert-manager), each with whether it is namespaced; the built-in projected kinds
 /// are watched always.
 fn custom() -> Vec<(ApiResource, bool)> {
     vec![
@@ -53,6 +54,8 @@ fn custom() -> Vec<(ApiResource, bool)> {
         (eso("ClusterSecretStore", "clustersecretstores"), false),
         (openbao_cluster_resource(), true),
         (http_route_resource(), true),
+        (certificate_resource(), true),
+        (backend_tls_policy_resource(), true),
     ]
 }
 

@@ -1,5 +1,5 @@
 //! The status skeleton's pure rules: setting a condition (the transition time moves only when
-//! the status does), the aggregate `Ready` over the nine sub-conditions, and whether a pass
+//! the status does), the aggregate `Ready` over the eleven sub-conditions, and whether a pass
 //! changed anything worth writing.
 
 use jiff::Timestamp;
@@ -96,7 +96,7 @@ pub fn set<T: ConditionType>(
     }
 }
 
-/// The aggregate `Ready`: True (AllReady) when all nine sub-conditions are True, else False
+/// The aggregate `Ready`: True (AllReady) when all eleven sub-conditions are True, else False
 /// (NotAllReady) naming the ones that are not. ExtraConfigHealthy never counts.
 pub fn aggregate(conditions: &[Condition]) -> Report {
     aggregate_over(
@@ -274,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn ready_aggregates_the_nine_and_ignores_extra_config() {
+    fn ready_aggregates_the_ten_and_ignores_extra_config() {
         let now = at("2026-01-01T00:00:00Z");
         let mut conditions = Vec::new();
         for t in BarbicanConditionType::AGGREGATED {

@@ -20,13 +20,16 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode, header::HeaderValue};
 use serde_json::{Value, json};
 
-use crate::resolve::Resolve;
+use crate::{
+    peer_http::{Answer, Peer, PeerError, exchange, sensitive_header},
+    resolve::Resolve,
+};
 
 /// How long any one request may take.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest answer read from a server (a brownfield one is anybody's): larger ones are
 /// refused as [`Error::Malformed`] without being read further.
-pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+pub const MAX_ANSWER_BYTES: usize = crate::peer_http::MAX_ANSWER_BYTES;
 /// Where AppRole auth is mounted (fixed by the self-init contract).
 pub const APPROLE_MOUNT: &str = "approle";
 /// Where Kubernetes auth is mounted (fixed by the self-init contract).
@@ -86,26 +89,6 @@ impl Error {
     pub fn is_missing(&self) -> bool {
         matches!(self.code(), Some(400 | 404))
     }
-}
-
-/// An error with its causes: the chain says why (refused, certificate, timeout), the top level
-/// alone says little.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let next = cause.to_string();
-        if !text.ends_with(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = cause.source();
-    }
-    text
-}
-
-fn unreachable(error: reqwest::Error) -> Error {
-    Error::Unreachable(chain(&error))
 }
 
 /// Where and how to reach a server.
@@ -180,54 +163,28 @@ impl OpenBao {
         resolver: &dyn Resolve,
         timeout: Duration,
     ) -> Result<Self, Error> {
-        // The process installs ring at start; tests and embedders may not have.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut url = reqwest::Url::parse(&target.url)
-            .map_err(|e| Error::Client(format!("the server URL is not a URL: {e}")))?;
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err(Error::Client(
-                "the server URL carries credentials (user:password@); the AppRole credentials come from credentialsSecretRef".into(),
-            ));
-        }
-        if url.scheme() != "https" {
-            return Err(Error::Client(format!(
-                "{} is not an https:// URL",
-                url.as_str()
-            )));
-        }
-        let host = url
-            .host_str()
-            .ok_or_else(|| Error::Client(format!("{} names no host", url.as_str())))?
-            .to_string();
         let namespace = target.namespace.clone().filter(|n| !n.is_empty());
         if let Some(namespace) = &namespace {
             crate::api::secret_store::check_path(namespace)
                 .map_err(|why| Error::Client(format!("the namespace {why}")))?;
         }
-        let port = url.port_or_known_default().unwrap_or(443);
-        let mut builder = reqwest::Client::builder()
-            .tls_backend_rustls()
-            .timeout(timeout)
-            .connect_timeout(timeout);
-        if let Some(pem) = &target.ca_pem {
-            let certs = reqwest::Certificate::from_pem_bundle(pem)
-                .map_err(|e| Error::Client(format!("the CA bundle is not PEM: {e}")))?;
-            if certs.is_empty() {
-                return Err(Error::Client("the CA bundle holds no certificate".into()));
-            }
-            builder = builder.tls_certs_only(certs);
-        }
-        if let Some(addr) = resolver.resolve(&host, port) {
-            // A substituted address is a direct route: no proxy in between. reqwest takes the
-            // port from the URL when it names one, so the URL drops it and the substituted
-            // address's port applies; the name TLS verifies is unchanged.
-            builder = builder.resolve(&host, addr).no_proxy();
-            let _ = url.set_port(None);
-        }
-        let http = builder.build().map_err(|e| Error::Client(e.to_string()))?;
+        let peer = Peer::connect(
+            &target.url,
+            "the server URL",
+            true,
+            target.ca_pem.as_deref(),
+            resolver,
+            timeout,
+        )
+        .map_err(|e| match e {
+            PeerError::Client(m) if m.contains("credentials") => Error::Client(
+                "the server URL carries credentials (user:password@); the AppRole credentials come from credentialsSecretRef".into(),
+            ),
+            other => Error::Client(other.to_string()),
+        })?;
         Ok(Self {
-            http,
-            base: url.as_str().trim_end_matches('/').to_string(),
+            http: peer.http,
+            base: peer.base,
             namespace,
             token: None,
         })
@@ -376,22 +333,10 @@ impl OpenBao {
                 .header("Content-Type", "application/json")
                 .body(body.to_string());
         }
-        let mut response = request.send().await.map_err(unreachable)?;
-        let status = response.status();
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(unreachable)? {
-            if bytes.len().saturating_add(chunk.len()) > MAX_ANSWER_BYTES {
-                return Err(Error::Malformed(format!(
-                    "the answer is larger than {MAX_ANSWER_BYTES} bytes"
-                )));
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        let json: Value = if bytes.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&bytes).unwrap_or(Value::Null)
-        };
+        let Answer { status, json, .. } = exchange(request).await.map_err(|e| match e {
+            PeerError::TooLarge => Error::Malformed(e.to_string()),
+            other => Error::Unreachable(other.to_string()),
+        })?;
         if status.is_success() {
             return Ok(json);
         }
@@ -404,10 +349,7 @@ impl OpenBao {
 
 /// `value` as a header value, or an error naming `what` (never the value: a token).
 fn header(value: &str, what: &str) -> Result<HeaderValue, Error> {
-    let mut value = HeaderValue::from_str(value)
-        .map_err(|_| Error::Malformed(format!("{what} holds characters a header cannot carry")))?;
-    value.set_sensitive(true);
-    Ok(value)
+    sensitive_header(value, what).map_err(Error::Malformed)
 }
 
 /// The token a login answer issued (`auth.client_token`), checked to be one the next request

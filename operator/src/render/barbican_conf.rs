@@ -61,12 +61,26 @@ pub const DATABASE_CONNECTION_PLACEHOLDER: &str = "mysql+pymysql://placeholder";
 pub const MEMCACHED_PORT: u16 = 11211;
 
 /// `[DEFAULT] host_href` and `status.endpoint`: `https://<gateway hostname>` with a gateway,
-/// else the cluster-local Service URL.
+/// else the cluster-local Service URL, `https://` when the API serves TLS (`spec.tls`).
 pub fn endpoint(name: &str, namespace: &str, spec: &BarbicanSpec) -> String {
     match &spec.gateway {
         Some(gateway) => format!("https://{}", gateway.hostname),
-        None => format!("http://{name}.{namespace}.svc.cluster.local:{API_PORT}"),
+        None => service_url(name, namespace, spec),
     }
+}
+
+/// The cluster-local Service URL of the API: `http://` or, with `spec.tls`, `https://`
+/// `{name}.{namespace}.svc.cluster.local:9311`.
+pub fn service_url(name: &str, namespace: &str, spec: &BarbicanSpec) -> String {
+    format!(
+        "{}://{name}.{namespace}.svc.cluster.local:{API_PORT}",
+        api_scheme(spec)
+    )
+}
+
+/// The scheme the API pods serve: `https` with `spec.tls`, else `http`.
+pub fn api_scheme(spec: &BarbicanSpec) -> &'static str {
+    if spec.tls.is_some() { "https" } else { "http" }
 }
 
 /// `[keystone_authtoken] memcached_servers`: the brownfield list, comma-joined, or the managed
@@ -106,25 +120,13 @@ pub fn operator_sections(
         "www_authenticate_uri",
         spec.effective_keystone_public_endpoint(),
     );
-    ini.set(
-        auth,
-        "username",
-        user.username.as_deref().unwrap_or("barbican"),
-    );
-    ini.set(
-        auth,
-        "project_name",
-        user.project_name.as_deref().unwrap_or("service"),
-    );
-    ini.set(
-        auth,
-        "user_domain_name",
-        user.user_domain_name.as_deref().unwrap_or("Default"),
-    );
+    ini.set(auth, "username", user.effective_username());
+    ini.set(auth, "project_name", user.effective_project_name());
+    ini.set(auth, "user_domain_name", user.effective_user_domain_name());
     ini.set(
         auth,
         "project_domain_name",
-        user.project_domain_name.as_deref().unwrap_or("Default"),
+        user.effective_project_domain_name(),
     );
     if let Some(region) = spec.region.as_deref().filter(|r| !r.is_empty()) {
         ini.set(auth, "region_name", region);

@@ -393,6 +393,18 @@ mod tests {
             endpoint("barbican", "openstack", &exposed),
             "https://kms.example.com"
         );
+        let served_tls: BarbicanSpec = serde_json::from_value(
+            with_spec(
+                minimal_barbican(),
+                &json!({"tls": {"issuerRef": {"name": "ca"}}}),
+            )["spec"]
+                .clone(),
+        )
+        .unwrap();
+        assert_eq!(
+            endpoint("barbican", "openstack", &served_tls),
+            "https://barbican.openstack.svc.cluster.local:9311"
+        );
     }
 
     #[test]

@@ -23,6 +23,17 @@ pub fn digest(value: &[u8]) -> Option<String> {
     Some(hex(&Sha256::digest(value)))
 }
 
+/// The digest of several values as one: each is length-prefixed, so no two different lists
+/// of values digest alike.
+pub fn digest_all(values: &[&[u8]]) -> String {
+    let mut hasher = Sha256::new();
+    for value in values {
+        hasher.update((value.len() as u64).to_be_bytes());
+        hasher.update(value);
+    }
+    hex(&hasher.finalize())
+}
+
 /// Lowercase hex of bytes.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -41,6 +52,13 @@ pub fn value<'a>(secret: &'a Secret, key: &str) -> Option<&'a [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_digest_of_several_values_keeps_their_boundaries() {
+        assert_ne!(digest_all(&[b"ab", b"c"]), digest_all(&[b"a", b"bc"]));
+        assert_eq!(digest_all(&[b"ab", b"c"]), digest_all(&[b"ab", b"c"]));
+        assert_eq!(digest_all(&[b"x"]).len(), 64);
+    }
 
     #[test]
     fn digests_are_lowercase_sha256_and_empty_has_none() {

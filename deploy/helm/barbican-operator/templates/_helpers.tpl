@@ -102,10 +102,15 @@ of them, in a Role per namespace of watchNamespaces otherwise. */}}
   - apiGroups: [""]
     resources: [secrets]
     verbs: [get, list, watch, create, patch, delete]
-  # The policy ConfigMap named by spec.policyOverrides.configMapRef.
+  # The claim the dumps before a migration go to (spec.dbBackup), read before the dump.
+  - apiGroups: [""]
+    resources: [persistentvolumeclaims]
+    verbs: [get]
+  # The policy ConfigMap named by spec.policyOverrides.configMapRef (read), and the CA a
+  # Gateway verifies HTTPS pods with ({name}-tls-ca, with spec.gateway and spec.tls).
   - apiGroups: [""]
     resources: [configmaps]
-    verbs: [get]
+    verbs: [get, list, watch, create, patch, delete]
   # The children of a Barbican, read from the watch cache. Server-side apply creates and
   # updates them; the ones whose block can go away (or that are replaced) are deleted, the rest
   # are garbage-collected. `get` reads a child the cache does not hold before it is written:
@@ -133,7 +138,11 @@ of them, in a Role per namespace of watchNamespaces otherwise. */}}
     resources: [networkpolicies]
     verbs: [get, list, watch, create, patch, delete]
   - apiGroups: [gateway.networking.k8s.io]
-    resources: [httproutes]
+    resources: [httproutes, backendtlspolicies]
+    verbs: [get, list, watch, create, patch, delete]
+  # cert-manager: the API's certificate (spec.tls.issuerRef).
+  - apiGroups: [cert-manager.io]
+    resources: [certificates]
     verbs: [get, list, watch, create, patch, delete]
   # mariadb-operator: the cluster is read, the database, user and grant are managed (and
   # deleted by the finalizer). The inputs below are read from the watch cache; `get` serves

@@ -155,6 +155,40 @@ fn the_messaging_audit_driver_and_only_it_names_a_transport_url_secret() {
 }
 
 #[test]
+fn the_catalog_registration_needs_url_shaped_endpoints_and_a_region_id() {
+    let catalog = |c: Value| json!({"keystone": {"catalog": c}});
+    check(&[
+        (json!({"keystone": {}}), &[]),
+        (catalog(json!({})), &[]),
+        (
+            catalog(
+                json!({"region": "RegionTwo", "publicUrl": "https://kms.example.com",
+                "internalUrl": "http://barbican.openstack.svc:9311"}),
+            ),
+            &[],
+        ),
+        (
+            catalog(json!({"publicUrl": "kms.example.com"})),
+            &["spec.keystone.catalog.publicUrl"],
+        ),
+        (
+            catalog(json!({"internalUrl": "http://user:pw@kms:9311"})),
+            &["spec.keystone.catalog.internalUrl"],
+        ),
+        (
+            catalog(json!({"region": "Region One/.."})),
+            &["spec.keystone.catalog.region"],
+        ),
+    ]);
+    // spec.region stands in for the catalog's region, and is checked as one only then.
+    let spaced = json!({"region": "Region One"});
+    check(&[(spaced.clone(), &[])]);
+    let mut with_catalog = spaced;
+    with_catalog["keystone"] = json!({"catalog": {}});
+    check(&[(with_catalog, &["spec.region"])]);
+}
+
+#[test]
 fn keystone_urls_need_a_scheme_and_a_host() {
     check(&[
         (

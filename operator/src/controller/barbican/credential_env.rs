@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, SecretKeySelector};
 use crate::{
     api::names::{
         AUDIT_TRANSPORT_HASH_ANNOTATION, AUTHTOKEN_HASH_ANNOTATION, DB_CONNECTION_HASH_ANNOTATION,
-        SECRET_STORE_CREDENTIALS_HASH_ANNOTATION, db_connection_secret_name,
+        SECRET_STORE_CREDENTIALS_HASH_ANNOTATION, TLS_HASH_ANNOTATION, db_connection_secret_name,
     },
     render::secrets::{
         APPROLE_SECRET_ID_ENV, AUDIT_TRANSPORT_URL_ENV, DATABASE_CONNECTION_ENV,
@@ -42,6 +42,8 @@ pub struct Digests {
     pub secret_store_credentials: Option<String>,
     /// Of the audit notifications' transport URL.
     pub audit_transport: Option<String>,
+    /// Of the API's TLS certificate and key.
+    pub tls: Option<String>,
 }
 
 fn from_secret(name: &str, secret: &str, key: &str) -> EnvVar {
@@ -92,6 +94,7 @@ pub fn annotations(digests: &Digests) -> BTreeMap<String, String> {
             &digests.secret_store_credentials,
         ),
         (AUDIT_TRANSPORT_HASH_ANNOTATION, &digests.audit_transport),
+        (TLS_HASH_ANNOTATION, &digests.tls),
     ]
     .into_iter()
     .filter_map(|(key, digest)| {
@@ -177,11 +180,13 @@ mod tests {
             authtoken: Some(String::new()),
             secret_store_credentials: None,
             audit_transport: Some("cd34".into()),
+            tls: Some("ef56".into()),
         };
         let annotations = annotations(&digests);
-        assert_eq!(annotations.len(), 2);
+        assert_eq!(annotations.len(), 3);
         assert_eq!(annotations["barbican.c5c3.io/db-connection-hash"], "ab12");
         assert_eq!(annotations["barbican.c5c3.io/audit-transport-hash"], "cd34");
+        assert_eq!(annotations["barbican.c5c3.io/tls-hash"], "ef56");
         assert!(super::annotations(&Digests::default()).is_empty());
     }
 }

@@ -3,11 +3,12 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::{batch::v1::Job, core::v1::PersistentVolumeClaim};
 use kube::api::{ApiResource, DynamicObject};
 use serde_json::json;
 
 use super::{
+    db_backup,
     handoffs::ConfigSecret,
     job_metrics::{LAST_DB_SYNC_JOB_ANNOTATION, count_once},
     jobs::{self, SyncAction},
@@ -20,7 +21,7 @@ use crate::{
         barbican::BarbicanSpec,
         conditions::{BarbicanConditionType as T, Reason},
         database::CredentialsMode,
-        names::db_sync_job_name,
+        names::{db_backup_job_name, db_sync_job_name},
     },
     controller::{
         events::Severity,
@@ -201,9 +202,6 @@ pub fn database(state: &mut State) -> StepFuture<'_> {
         let (name, namespace) = (state.name(), state.namespace());
         let mut desired = jobs::db_sync_job(&spec, &name, &namespace, &config_secret);
         state.stamp(&mut desired.metadata);
-        let wanted = jobs::recorded_hash(&desired)
-            .unwrap_or_default()
-            .to_string();
         let job_name = db_sync_job_name(&name);
         let live = state
             .children
@@ -215,40 +213,18 @@ pub fn database(state: &mut State) -> StepFuture<'_> {
         {
             count_once(state, JobKind::DbSync, LAST_DB_SYNC_JOB_ANNOTATION, job).await;
         }
-        let in_progress = |state: &mut State| {
-            state.report(Report::not_ready(
-                T::DatabaseReady,
+        let run = Run {
+            job: &job_name,
+            running: (
                 Reason::DBSyncInProgress,
                 format!("Job {job_name} runs barbican-manage db upgrade to {requested}"),
-            ));
-            Ok(Outcome::Requeue(DATABASE_REQUEUE))
+            ),
+            failed: Reason::DBSyncFailed,
         };
-        let retry = |attempt: u32| attempt.saturating_add(1);
-        let next_attempt = match jobs::sync_action(live.as_ref(), &wanted) {
-            SyncAction::Wait => return in_progress(state),
-            SyncAction::Create | SyncAction::Replace => 1,
-            SyncAction::Failed {
-                message,
-                attempt,
-                retry_at,
-            } => {
-                let now = state.env.clock.now();
-                match retry_at.filter(|at| *at > now) {
-                    // Due: the failed attempt is replaced by the next one below.
-                    None => retry(attempt),
-                    Some(at) => {
-                        let message = format!(
-                            "Job {job_name} failed (attempt {attempt}): {message}; attempt {} runs at {at}",
-                            retry(attempt)
-                        );
-                        // The Warning is raised once per failed attempt (the message names it).
-                        let _ = refuse(state, Reason::DBSyncFailed, message).await;
-                        let wait = at.duration_since(now).unsigned_abs();
-                        return Ok(Outcome::Requeue(wait.max(Duration::from_secs(1))));
-                    }
-                }
-            }
-            SyncAction::Succeeded => {
+        let attempt = match next(state, &desired, live.as_ref(), &run).await? {
+            Next::Waiting(outcome) => return Ok(outcome),
+            Next::Run(attempt) => attempt,
+            Next::Succeeded => {
                 let promoted = state.status.installed_release.as_deref()
                     != Some(requested.as_str())
                     || state.status.installed_image.as_deref() != Some(image.as_str());
@@ -272,23 +248,160 @@ pub fn database(state: &mut State) -> StepFuture<'_> {
                 return Ok(Outcome::Done);
             }
         };
-        if live.is_some() {
-            state
-                .children
-                .delete::<Job>(&job_name)
-                .await
-                .map_err(|e| api_error("replacing the db-sync Job", e))?;
+        // A migration of an installed schema waits for its dump (spec.dbBackup).
+        if let Some(outcome) = dump_first(state).await? {
+            return Ok(outcome);
         }
-        jobs::set_attempt(&mut desired, next_attempt);
-        // Our old Job may still be being deleted: `create` returns it, and the next pass
-        // creates the new one.
+        start(state, desired, live.is_some(), attempt, &run).await
+    })
+}
+
+/// A Job the Database step runs to completion: its name, what the condition says while it
+/// runs, and the reason of its failure.
+struct Run<'a> {
+    job: &'a str,
+    running: (Reason, String),
+    failed: Reason,
+}
+
+/// What to do about a Job the step runs.
+enum Next {
+    /// It completed for these inputs.
+    Succeeded,
+    /// It runs, or its next attempt is not due yet: the pass waits with this.
+    Waiting(Outcome),
+    /// Run this attempt (a new Job, replacing the live one).
+    Run(u32),
+}
+
+/// Where the Job `run` names stands against `desired` (the live one being `live`): a failed
+/// attempt is rerun on [`jobs::retry_delay`]'s backoff, its Warning raised once per attempt.
+async fn next(
+    state: &mut State,
+    desired: &Job,
+    live: Option<&Job>,
+    run: &Run<'_>,
+) -> Result<Next, StepError> {
+    let wanted = jobs::recorded_hash(desired).unwrap_or_default();
+    let retry = |attempt: u32| attempt.saturating_add(1);
+    Ok(match jobs::sync_action(live, wanted) {
+        SyncAction::Wait => Next::Waiting(running(state, run)),
+        SyncAction::Succeeded => Next::Succeeded,
+        SyncAction::Create | SyncAction::Replace => Next::Run(1),
+        SyncAction::Failed {
+            message,
+            attempt,
+            retry_at,
+        } => {
+            let now = state.env.clock.now();
+            match retry_at.filter(|at| *at > now) {
+                // Due: the failed attempt is replaced by the next one.
+                None => Next::Run(retry(attempt)),
+                Some(at) => {
+                    let message = format!(
+                        "Job {} failed (attempt {attempt}): {message}; attempt {} runs at {at}",
+                        run.job,
+                        retry(attempt)
+                    );
+                    let _ = refuse(state, run.failed, message).await;
+                    let wait = at.duration_since(now).unsigned_abs();
+                    Next::Waiting(Outcome::Requeue(wait.max(Duration::from_secs(1))))
+                }
+            }
+        }
+    })
+}
+
+/// Reports the Job of `run` running.
+fn running(state: &mut State, run: &Run<'_>) -> Outcome {
+    let (reason, message) = run.running.clone();
+    state.report(Report::not_ready(T::DatabaseReady, reason, message));
+    Outcome::Requeue(DATABASE_REQUEUE)
+}
+
+/// Starts attempt `attempt` of `desired`, deleting the live Job first when `replacing`.
+async fn start(
+    state: &mut State,
+    mut desired: Job,
+    replacing: bool,
+    attempt: u32,
+    run: &Run<'_>,
+) -> Result<Outcome, StepError> {
+    if replacing {
         state
             .children
-            .create(&desired)
+            .delete::<Job>(run.job)
             .await
-            .map_err(|e| api_error("creating the db-sync Job", e))?;
-        in_progress(state)
-    })
+            .map_err(|e| api_error("replacing a Job of the database", e))?;
+    }
+    jobs::set_attempt(&mut desired, attempt);
+    // Our old Job may still be being deleted: `create` returns it, and the next pass
+    // creates the new one.
+    state
+        .children
+        .create(&desired)
+        .await
+        .map_err(|e| api_error("creating a Job of the database", e))?;
+    Ok(running(state, run))
+}
+
+/// With `spec.dbBackup`, before db-sync migrates an installed schema to another release or
+/// image: the dump of the database (the `{name}-db-backup` Job, see [`db_backup`]); `Some`
+/// while the migration waits for it.
+async fn dump_first(state: &mut State) -> Result<Option<Outcome>, StepError> {
+    let spec = state.barbican.spec.clone();
+    let (Some(backup), Some(migration)) = (
+        spec.db_backup.as_ref(),
+        db_backup::due(
+            &spec,
+            state.status.installed_release.as_deref(),
+            state.status.installed_image.as_deref(),
+        ),
+    ) else {
+        return Ok(None);
+    };
+    let claim = &backup.persistent_volume_claim.claim_name;
+    let volume = state
+        .children
+        .get::<PersistentVolumeClaim>(claim)
+        .await
+        .map_err(|e| api_error("reading the PersistentVolumeClaim of the dumps", e))?;
+    if volume.is_none() {
+        let message = format!(
+            "PersistentVolumeClaim {claim:?} named by spec.dbBackup does not exist; the migration from {} waits for a dump onto it",
+            migration.describe()
+        );
+        return wait(state, Reason::WaitingForBackupVolume, message)
+            .await
+            .map(Some);
+    }
+    let (name, namespace) = (state.name(), state.namespace());
+    let mut desired = db_backup::backup_job(&spec, backup, &name, &namespace, &migration);
+    state.stamp(&mut desired.metadata);
+    let job_name = db_backup_job_name(&name);
+    let live = state
+        .children
+        .own::<Job>(&job_name)
+        .await
+        .map_err(|e| api_error("reading the db-backup Job", e))?;
+    let run = Run {
+        job: &job_name,
+        running: (
+            Reason::DBBackupInProgress,
+            format!(
+                "Job {job_name} dumps the database onto {claim:?} before the migration from {}",
+                migration.describe()
+            ),
+        ),
+        failed: Reason::DBBackupFailed,
+    };
+    match next(state, &desired, live.as_ref(), &run).await? {
+        Next::Succeeded => Ok(None),
+        Next::Waiting(outcome) => Ok(Some(outcome)),
+        Next::Run(attempt) => start(state, desired, live.is_some(), attempt, &run)
+            .await
+            .map(Some),
+    }
 }
 
 /// Deletes the managed database CRs this Barbican made; `true` while any of them was still

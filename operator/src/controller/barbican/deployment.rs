@@ -23,9 +23,9 @@ use k8s_openapi::{
 
 use super::{
     credential_env::{self, Digests, Sources},
-    handoffs::{AuditTransportDigest, AuthtokenDigest, ConfigSecret, DbConnectionDigest},
+    handoffs::{ApiTls, AuditTransportDigest, AuthtokenDigest, ConfigSecret, DbConnectionDigest},
     labels, pdb,
-    pod::{BARBICAN_UID, Inputs, restricted, volumes},
+    pod::{BARBICAN_UID, Inputs, api_tls_volume, restricted, volumes},
     projection::Projection,
     service,
     state::State,
@@ -49,18 +49,21 @@ use crate::{
 pub const DEPLOYMENT_REQUEUE: Duration = Duration::from_secs(10);
 /// The API container's name (and its port's).
 pub const CONTAINER: &str = "barbican-api";
-fn http_probe() -> HTTPGetAction {
+/// `GET /healthcheck` on the API port, over HTTPS when the API serves TLS (the kubelet does
+/// not verify the certificate).
+fn http_probe(tls: bool) -> HTTPGetAction {
     HTTPGetAction {
         path: Some("/healthcheck".into()),
         port: IntOrString::Int(API_PORT),
+        scheme: tls.then(|| "HTTPS".to_string()),
         ..HTTPGetAction::default()
     }
 }
 
-fn probes() -> (Probe, Probe, Probe) {
+fn probes(tls: bool) -> (Probe, Probe, Probe) {
     let probe = |f: fn(&mut Probe)| {
         let mut p = Probe {
-            http_get: Some(http_probe()),
+            http_get: Some(http_probe(tls)),
             ..Probe::default()
         };
         f(&mut p);
@@ -132,8 +135,14 @@ fn default_strategy() -> DeploymentStrategy {
 pub fn deployment(spec: &BarbicanSpec, inputs: &Inputs) -> Deployment {
     let name = &inputs.name;
     let knobs = spec.deployment.clone().unwrap_or_default();
-    let (startup, liveness, readiness) = probes();
-    let (volumes, mounts) = volumes(spec, inputs);
+    let tls = inputs.tls.as_ref();
+    let (startup, liveness, readiness) = probes(tls.is_some());
+    let (mut volumes, mut mounts) = volumes(spec, inputs);
+    if let Some(tls) = tls {
+        let (volume, mount) = api_tls_volume(&tls.secret);
+        volumes.push(volume);
+        mounts.push(mount);
+    }
     let service_user = &spec.service_user.secret_ref;
     let sources = Sources {
         service_user: (
@@ -152,6 +161,7 @@ pub fn deployment(spec: &BarbicanSpec, inputs: &Inputs) -> Deployment {
         command: Some(uwsgi::command(
             spec.api_server.as_ref().and_then(|a| a.uwsgi.as_ref()),
             &spec.open_stack_release,
+            tls.is_some(),
         )),
         ports: Some(vec![ContainerPort {
             name: Some(CONTAINER.into()),
@@ -270,11 +280,13 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
         let handoffs = &state.handoffs;
         let config_secret = handoffs.need::<ConfigSecret>()?.0.clone();
         let projection = handoffs.need::<Projection>()?.clone();
+        let tls = handoffs.need::<ApiTls>()?.0.clone();
         let digests = Digests {
             db_connection: handoffs.need::<DbConnectionDigest>()?.0.clone(),
             authtoken: handoffs.need::<AuthtokenDigest>()?.0.clone(),
             secret_store_credentials: projection.credentials_digest.clone(),
             audit_transport: handoffs.need::<AuditTransportDigest>()?.0.clone(),
+            tls: tls.as_ref().map(|t| t.digest.clone()),
         };
         if !projection.valid || config_secret.is_empty() {
             // The API keeps running as it is while it waits: nothing of it is swept.
@@ -303,6 +315,7 @@ pub fn deployment_step(state: &mut State) -> StepFuture<'_> {
             projection,
             digests,
             live_replicas: live.as_ref().and_then(|d| d.spec.replicas),
+            tls,
         };
         let desired = own(deployment(&state.barbican.spec, &inputs), state);
         // The selector is immutable: a live Deployment selecting differently is replaced.
@@ -408,8 +421,10 @@ mod tests {
                 authtoken: Some("a".into()),
                 secret_store_credentials: None,
                 audit_transport: None,
+                tls: None,
             },
             live_replicas: Some(5),
+            tls: None,
         }
     }
 

@@ -23,3 +23,20 @@ pub struct DbConnectionDigest(pub Option<String>);
 /// mounts now; empty before the first valid render.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConfigSecret(pub String);
+
+/// The API's certificate, when `spec.tls` asks for one and the TLS step found it usable: from
+/// TLS to Deployment (the Secret to mount, the digest that rolls the pods) and HealthCheck
+/// (the CA it trusts). `None` without `spec.tls`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ApiTls(pub Option<ServedTls>);
+
+/// A usable certificate: where it is and what it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServedTls {
+    /// The Secret holding `tls.crt` and `tls.key`.
+    pub secret: String,
+    /// The digest of both.
+    pub digest: String,
+    /// The Secret's `ca.crt`, when it has one.
+    pub ca: Option<Vec<u8>>,
+}

@@ -9,7 +9,7 @@ use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use kube::ResourceExt;
 
-use super::state::State;
+use super::{handoffs::ApiTls, state::State};
 use crate::{
     api::{
         conditions::{BarbicanConditionType as T, Reason},
@@ -20,6 +20,7 @@ use crate::{
         pipeline::{Outcome, StepFuture},
         status::Report,
     },
+    peer_http::{Peer, chain},
     resolve::Resolve,
 };
 
@@ -142,6 +143,56 @@ async fn exchange(host: &str, addr: SocketAddr, path: &str) -> Probe {
     probe
 }
 
+/// Probes `https://<host>:9311/healthcheck`, connecting where `resolver` says (DNS otherwise)
+/// and verifying the certificate for `host` against `ca_pem` (the platform's roots without
+/// it), as a client of the API would.
+pub async fn probe_https(
+    host: &str,
+    ca_pem: Option<&[u8]>,
+    resolver: &dyn Resolve,
+    timeout: Duration,
+) -> Probe {
+    let url = format!("https://{host}:{API_PORT}");
+    let peer = match Peer::connect(&url, "the API URL", true, ca_pem, resolver, timeout) {
+        Ok(peer) => peer,
+        Err(e) => return Probe::Failed(e.to_string()),
+    };
+    let attempt = async {
+        let mut response = match peer
+            .http
+            .get(format!("{}/healthcheck", peer.base))
+            .send()
+            .await
+        {
+            Ok(response) => response,
+            Err(e) if e.is_timeout() => return Probe::Timeout,
+            Err(e) if e.is_connect() => return Probe::ConnectionFailed(chain(&e)),
+            Err(e) => return Probe::Failed(chain(&e)),
+        };
+        let status = response.status();
+        let mut body = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) if body.len().saturating_add(chunk.len()) > MAX_BODY => {
+                    return Probe::Failed(format!("the answer is larger than {MAX_BODY} bytes"));
+                }
+                Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                Ok(None) => break,
+                Err(e) if e.is_timeout() => return Probe::Timeout,
+                Err(e) => return Probe::Failed(chain(&e)),
+            }
+        }
+        if status.is_success() {
+            Probe::Healthy
+        } else {
+            Probe::Unhealthy(status.as_u16(), quote(&body))
+        }
+    };
+    tokio::time::timeout(timeout, attempt)
+        .await
+        .unwrap_or(Probe::Timeout)
+}
+
 /// Probes `http://<host>:9311/healthcheck`, connecting where `resolver` says (DNS otherwise).
 pub async fn probe(host: &str, resolver: &dyn Resolve, timeout: Duration) -> Probe {
     let attempt = async {
@@ -163,9 +214,10 @@ pub async fn probe(host: &str, resolver: &dyn Resolve, timeout: Duration) -> Pro
 }
 
 /// The path of `GET /healthcheck` on a Barbican's Service through the API server's
-/// `services/proxy` (how a Barbican on a target cluster is probed).
-pub fn proxy_path(name: &str, namespace: &str) -> String {
-    format!("/api/v1/namespaces/{namespace}/services/http:{name}:{API_PORT}/proxy/healthcheck")
+/// `services/proxy` (how a Barbican on a target cluster is probed), over `scheme` (`http` or
+/// `https`: the API server does not verify a backend's certificate).
+pub fn proxy_path(name: &str, namespace: &str, scheme: &str) -> String {
+    format!("/api/v1/namespaces/{namespace}/services/{scheme}:{name}:{API_PORT}/proxy/healthcheck")
 }
 
 /// Classifies an answer that came through `services/proxy`: the backend's own answer is
@@ -192,10 +244,11 @@ pub async fn probe_through_proxy(
     client: &kube::Client,
     name: &str,
     namespace: &str,
+    scheme: &str,
     timeout: Duration,
 ) -> Probe {
     let attempt = async {
-        let request = match hyper::Request::get(proxy_path(name, namespace))
+        let request = match hyper::Request::get(proxy_path(name, namespace, scheme))
             .body(kube::client::Body::empty())
         {
             Ok(request) => request,
@@ -244,18 +297,28 @@ pub fn health_check(state: &mut State) -> StepFuture<'_> {
         }
         let host = service_host(&name, &namespace);
         let timeout = state.env.probe_timeout;
-        let (url, result) = match state.children.cluster() {
-            None => (
-                format!("http://{host}:{API_PORT}/healthcheck"),
-                probe(&host, state.env.resolver.as_ref(), timeout).await,
+        let tls = state.handoffs.need::<ApiTls>()?.0.clone();
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{host}:{API_PORT}/healthcheck");
+        let resolver = state.env.resolver.as_ref();
+        let (url, result) = match (state.children.cluster(), &tls) {
+            (None, None) => (url, probe(&host, resolver, timeout).await),
+            (None, Some(tls)) => (
+                url,
+                probe_https(&host, tls.ca.as_deref(), resolver, timeout).await,
             ),
             // The operator has no route into a target cluster's network: its API server
             // forwards the probe.
-            Some(cluster) => (
-                format!(
-                    "http://{host}:{API_PORT}/healthcheck (through the services/proxy of cluster {cluster:?})"
-                ),
-                probe_through_proxy(state.children.client(), &name, &namespace, timeout).await,
+            (Some(cluster), _) => (
+                format!("{url} (through the services/proxy of cluster {cluster:?})"),
+                probe_through_proxy(
+                    state.children.probe_client(),
+                    &name,
+                    &namespace,
+                    scheme,
+                    timeout,
+                )
+                .await,
             ),
         };
         state.report(result.report(&url));
@@ -404,8 +467,88 @@ mod tests {
             "a backend's own 503"
         );
         assert_eq!(
-            proxy_path("kms", "openstack"),
+            proxy_path("kms", "openstack", "http"),
             "/api/v1/namespaces/openstack/services/http:kms:9311/proxy/healthcheck"
+        );
+        assert_eq!(
+            proxy_path("kms", "openstack", "https"),
+            "/api/v1/namespaces/openstack/services/https:kms:9311/proxy/healthcheck"
+        );
+    }
+
+    /// A TLS listener serving `answer` to each connection with a certificate for `name`
+    /// signed by a fresh CA; returns its address and the CA (PEM).
+    async fn serve_tls(name: &str, answer: &'static str) -> (SocketAddr, String) {
+        use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(vec![name.to_string()])
+            .unwrap()
+            .signed_by(&key, &ca)
+            .unwrap();
+        let config = rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![CertificateDer::from_pem_slice(cert.pem().as_bytes()).unwrap()],
+                PrivateKeyDer::from_pem_slice(key.serialize_pem().as_bytes()).unwrap(),
+            )
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(socket).await else {
+                        return;
+                    };
+                    let mut buf = [0u8; 1024];
+                    let _ = tls.read(&mut buf).await;
+                    let _ = tls.write_all(answer.as_bytes()).await;
+                    let _ = tls.shutdown().await;
+                });
+            }
+        });
+        (addr, ca.pem())
+    }
+
+    #[tokio::test]
+    async fn an_https_probe_verifies_the_certificate_against_the_secrets_ca() {
+        let host = "kms.openstack.svc.cluster.local";
+        let ok = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nOK";
+        let (addr, ca) = serve_tls(host, ok).await;
+        let timeout = Duration::from_secs(5);
+        assert_eq!(
+            probe_https(host, Some(ca.as_bytes()), &To(addr), timeout).await,
+            Probe::Healthy
+        );
+        // Another CA: the certificate is not trusted, and the condition says so.
+        let (_, other_ca) = serve_tls(host, ok).await;
+        let refused = probe_https(host, Some(other_ca.as_bytes()), &To(addr), timeout).await;
+        let Probe::ConnectionFailed(message) = &refused else {
+            panic!("{refused:?}");
+        };
+        assert!(message.contains("certificate"), "{message}");
+        // The right CA, but a certificate for another name.
+        let (elsewhere, ca) = serve_tls("other.example", ok).await;
+        let refused = probe_https(host, Some(ca.as_bytes()), &To(elsewhere), timeout).await;
+        assert!(matches!(refused, Probe::ConnectionFailed(_)), "{refused:?}");
+        // A plain-HTTP prober reaching a TLS listener gets no answer it can read.
+        assert!(!matches!(
+            probe(host, &To(addr), timeout).await,
+            Probe::Healthy
+        ));
+        let unhealthy = "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 4\r\nconnection: close\r\n\r\ndown";
+        let (addr, ca) = serve_tls(host, unhealthy).await;
+        assert_eq!(
+            probe_https(host, Some(ca.as_bytes()), &To(addr), timeout).await,
+            Probe::Unhealthy(503, "down".into())
         );
     }
 }

@@ -7,7 +7,13 @@ use std::time::Duration;
 use kube::api::DynamicObject;
 use serde_json::json;
 
-use super::state::{State, owned_metadata};
+use k8s_openapi::api::core::v1::ConfigMap;
+
+use super::{
+    backend_tls::{backend_tls_policy_resource, ca_config_map, ca_config_map_name, policy_spec},
+    handoffs::{ApiTls, ServedTls},
+    state::{State, owned_metadata},
+};
 use crate::{
     api::{
         conditions::{BarbicanConditionType as T, Reason},
@@ -18,7 +24,7 @@ use crate::{
         discovery::{GatewayApi, http_route_resource},
         pipeline::{Outcome, StepFuture},
         status::Report,
-        step_error::api_error,
+        step_error::{StepError, api_error},
     },
 };
 
@@ -95,6 +101,37 @@ pub fn plan(api: &GatewayApi, gateway: Option<&GatewaySpec>) -> Plan {
     }
 }
 
+/// With TLS on the API, what the Gateway needs to speak it to the pods: the BackendTLSPolicy
+/// and the CA it names ([`super::backend_tls`]). `Some` report when the Gateway API does not
+/// serve BackendTLSPolicy: the route would reach pods it cannot talk to.
+async fn backend_tls(state: &State, tls: &ServedTls) -> Result<Option<Report>, StepError> {
+    let (name, namespace) = (state.name(), state.namespace());
+    let ca = tls
+        .ca
+        .as_deref()
+        .and_then(|ca| ca_config_map(owned_metadata(state, &ca_config_map_name(&name)), ca));
+    if let Some(config_map) = &ca {
+        state
+            .children
+            .ensure(config_map)
+            .await
+            .map_err(|e| api_error("applying the ConfigMap of the API's CA", e))?;
+    }
+    let resource = backend_tls_policy_resource();
+    let mut policy = DynamicObject::new(&name, &resource).within(&namespace);
+    policy.metadata = owned_metadata(state, &name);
+    policy.data = json!({"spec": policy_spec(&name, &namespace, ca.is_some())});
+    match state.children.ensure_dynamic(&resource, &policy).await {
+        Ok(_) => Ok(None),
+        Err(e) if e.kind_not_served() => Ok(Some(Report::not_ready(
+            T::HTTPRouteReady,
+            Reason::GatewayAPINotInstalled,
+            "spec.tls with spec.gateway needs the Gateway API's BackendTLSPolicy (gateway.networking.k8s.io/v1) for the Gateway to speak HTTPS to the pods, and it is not served on this cluster",
+        ))),
+        Err(e) => Err(api_error("applying the BackendTLSPolicy", e)),
+    }
+}
+
 /// The HTTPRoute step.
 pub fn http_route(state: &mut State) -> StepFuture<'_> {
     Box::pin(async move {
@@ -116,6 +153,10 @@ pub fn http_route(state: &mut State) -> StepFuture<'_> {
             }
             (Plan::Keep(report), _) => {
                 state.children.keep_dynamic(&http_route_resource(), &name);
+                state
+                    .children
+                    .keep_dynamic(&backend_tls_policy_resource(), &name);
+                state.children.keep::<ConfigMap>(&ca_config_map_name(&name));
                 state.report(report);
                 return Ok(Outcome::Done);
             }
@@ -133,6 +174,13 @@ pub fn http_route(state: &mut State) -> StepFuture<'_> {
             .ensure_dynamic(&http_route_resource(), &route)
             .await
             .map_err(|e| api_error("applying the HTTPRoute", e))?;
+        let tls = state.handoffs.need::<ApiTls>()?.0.clone();
+        if let Some(tls) = tls
+            && let Some(report) = backend_tls(state, &tls).await?
+        {
+            state.report(report);
+            return Ok(Outcome::Requeue(ROUTE_REQUEUE));
+        }
         if accepted(&live.data) {
             state.report(Report::ready(
                 t,

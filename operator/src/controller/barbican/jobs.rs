@@ -205,9 +205,24 @@ pub fn db_sync_job(
     config_secret: &str,
 ) -> Job {
     let template = db_sync_template(spec, barbican, config_secret);
+    let job = JobSpec {
+        backoff_limit: Some(DB_SYNC_BACKOFF_LIMIT),
+        ..JobSpec::default()
+    };
+    hashed_job(
+        &crate::api::names::db_sync_job_name(barbican),
+        namespace,
+        template,
+        job,
+    )
+}
+
+/// The Job `name` in `namespace` running `template` as `job` says (its other fields), the
+/// template's hash annotated ([`POD_SPEC_HASH_ANNOTATION`]): what [`sync_action`] compares.
+pub fn hashed_job(name: &str, namespace: &str, template: PodTemplateSpec, job: JobSpec) -> Job {
     Job {
         metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-            name: Some(crate::api::names::db_sync_job_name(barbican)),
+            name: Some(name.into()),
             namespace: Some(namespace.into()),
             annotations: Some(BTreeMap::from([(
                 POD_SPEC_HASH_ANNOTATION.to_string(),
@@ -215,11 +230,7 @@ pub fn db_sync_job(
             )])),
             ..Default::default()
         },
-        spec: Some(JobSpec {
-            backoff_limit: Some(DB_SYNC_BACKOFF_LIMIT),
-            template,
-            ..JobSpec::default()
-        }),
+        spec: Some(JobSpec { template, ..job }),
         status: None,
     }
 }

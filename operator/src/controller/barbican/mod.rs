@@ -1,9 +1,12 @@
 //! The Barbican controller: its step table, one module per step, the pure builders the steps
 //! use, and [`reconcile`] (one pass: finalizer, pipeline, status write).
 
+pub mod backend_tls;
+pub mod catalog_plan;
 pub mod config;
 pub mod credential_env;
 pub mod database;
+pub mod db_backup;
 pub mod db_clean;
 pub mod deployment;
 pub mod dsn;
@@ -13,6 +16,7 @@ pub mod hpa;
 pub mod http_route;
 pub mod job_metrics;
 pub mod jobs;
+pub mod keystone_catalog;
 pub mod labels;
 pub mod network_policy;
 pub mod pdb;
@@ -25,6 +29,7 @@ pub mod secrets;
 pub mod service;
 pub mod state;
 pub mod sweep;
+pub mod tls;
 pub mod triggers;
 pub mod uwsgi;
 pub mod wakes;
@@ -33,20 +38,23 @@ use crate::{
     api::conditions::BarbicanConditionType as T,
     controller::pipeline::{Handoff, Pipeline, step},
 };
-use handoffs::{AuditTransportDigest, AuthtokenDigest, ConfigSecret, DbConnectionDigest};
+use handoffs::{ApiTls, AuditTransportDigest, AuthtokenDigest, ConfigSecret, DbConnectionDigest};
 use projection::Projection;
 use state::State;
 
 /// The kinds a Barbican projects (onto its own cluster or a target) besides the MariaDB CRs,
-/// with the Gateway API's HTTPRoute when `with_http_route`: what the deletion sweep looks
-/// through and what the watches on a target cluster follow.
-pub fn projected_kinds(with_http_route: bool) -> Vec<kube::api::ApiResource> {
+/// with the other operators' kinds (the Gateway API's HTTPRoute, cert-manager's Certificate)
+/// when `with_custom`: what the deletion sweep looks through and what the watches on a target
+/// cluster follow.
+pub fn projected_kinds(with_custom: bool) -> Vec<kube::api::ApiResource> {
     let mut kinds: Vec<_> = sweep::built_in_kinds()
         .into_iter()
         .map(|(kind, _)| kind)
         .collect();
-    if with_http_route {
+    if with_custom {
         kinds.push(crate::controller::discovery::http_route_resource());
+        kinds.push(crate::controller::discovery::certificate_resource());
+        kinds.push(backend_tls::backend_tls_policy_resource());
     }
     kinds
 }
@@ -60,7 +68,7 @@ pub fn projected_kinds(with_http_route: bool) -> Vec<kube::api::ApiResource> {
 pub fn pipeline() -> Pipeline<State> {
     let (authtoken, dsn) = (Handoff::of::<AuthtokenDigest>(), Handoff::of::<DbConnectionDigest>());
     let (projection, config) = (Handoff::of::<Projection>(), Handoff::of::<ConfigSecret>());
-    let audit = Handoff::of::<AuditTransportDigest>();
+    let (audit, tls) = (Handoff::of::<AuditTransportDigest>(), Handoff::of::<ApiTls>());
     Pipeline {
         sequence: vec![
             step("Secrets",            T::SecretsReady,      secrets::secrets)
@@ -75,19 +83,23 @@ pub fn pipeline() -> Pipeline<State> {
                 .needs(&[config]).makes(&["CronJob"]),
             step("Database",           T::DatabaseReady,     database::database)
                 .needs(&[config]).makes(&["Database", "User", "Grant"]),
+            step("TLS",                T::TLSReady,          tls::tls)
+                .gives(&[tls]).makes(&["Certificate"]),
             step("Deployment",         T::DeploymentReady,   deployment::deployment_step)
-                .needs(&[authtoken, audit, dsn, projection, config])
+                .needs(&[authtoken, audit, dsn, projection, config, tls])
                 .makes(&["Deployment", "Service", "PodDisruptionBudget"]),
         ],
         // Run concurrently once the sequence has gone through, each on its own copy.
         parallel: vec![
             step("HTTPRoute",          T::HTTPRouteReady,     http_route::http_route)
-                .makes(&["HTTPRoute"]),
-            step("HealthCheck",        T::BarbicanAPIReady,   health::health_check),
+                .needs(&[tls]).makes(&["HTTPRoute", "BackendTLSPolicy", "ConfigMap"]),
+            step("HealthCheck",        T::BarbicanAPIReady,   health::health_check)
+                .needs(&[tls]),
             step("HPA",                T::HPAReady,           hpa::hpa)
                 .makes(&["HorizontalPodAutoscaler"]),
             step("NetworkPolicy",      T::NetworkPolicyReady, network_policy::network_policy)
                 .needs(&[projection]).makes(&["NetworkPolicy"]),
+            step("KeystoneCatalog",    T::KeystoneCatalogReady, keystone_catalog::keystone_catalog),
         ],
     }
 }

@@ -25,6 +25,9 @@ pub const SECRET_STORE_CA_VOLUME: &str = "secret-store-ca";
 /// The database TLS volume.
 pub const DB_TLS_VOLUME: &str = "db-tls";
 
+/// The API's TLS volume (`spec.tls`).
+pub const API_TLS_VOLUME: &str = "api-tls";
+
 /// Everything the Deployment is built from besides the spec.
 #[derive(Clone, Debug, Default)]
 pub struct Inputs {
@@ -40,6 +43,8 @@ pub struct Inputs {
     pub digests: Digests,
     /// The live Deployment's replicas (kept when an HPA owns the count).
     pub live_replicas: Option<i32>,
+    /// The API's certificate, with `spec.tls` (the API pods only).
+    pub tls: Option<super::handoffs::ServedTls>,
 }
 
 /// The restricted container security context every barbican container runs with.
@@ -62,7 +67,7 @@ pub fn restricted() -> SecurityContext {
     }
 }
 
-fn mount(name: &str, path: &str) -> VolumeMount {
+pub(super) fn mount(name: &str, path: &str) -> VolumeMount {
     VolumeMount {
         name: name.into(),
         mount_path: path.into(),
@@ -71,7 +76,7 @@ fn mount(name: &str, path: &str) -> VolumeMount {
     }
 }
 
-fn item(key: &str) -> KeyToPath {
+pub(super) fn item(key: &str) -> KeyToPath {
     KeyToPath {
         key: key.into(),
         path: key.into(),
@@ -105,16 +110,27 @@ pub fn volumes(spec: &BarbicanSpec, inputs: &Inputs) -> (Vec<Volume>, Vec<Volume
         let dir = SECRET_STORE_CA_FILE.trim_end_matches("/ca.crt");
         mounts.push(mount(SECRET_STORE_CA_VOLUME, dir));
     }
-    if let Some(tls) = &spec.database.tls {
-        let project = |secret: &str, keys: &[&str]| VolumeProjection {
-            secret: Some(SecretProjection {
-                name: secret.into(),
-                items: Some(keys.iter().map(|k| item(k)).collect()),
-                optional: None,
-            }),
-            ..VolumeProjection::default()
-        };
-        volumes.push(Volume {
+    if let Some((volume, mount)) = db_tls_volume(spec) {
+        volumes.push(volume);
+        mounts.push(mount);
+    }
+    (volumes, mounts)
+}
+
+/// The database's TLS volume and mount, with `spec.database.tls`: the CA bundle and the client
+/// keypair projected read-only (mode 0400) at [`TLS_DIR`].
+pub fn db_tls_volume(spec: &BarbicanSpec) -> Option<(Volume, VolumeMount)> {
+    let tls = spec.database.tls.as_ref()?;
+    let project = |secret: &str, keys: &[&str]| VolumeProjection {
+        secret: Some(SecretProjection {
+            name: secret.into(),
+            items: Some(keys.iter().map(|k| item(k)).collect()),
+            optional: None,
+        }),
+        ..VolumeProjection::default()
+    };
+    Some((
+        Volume {
             name: DB_TLS_VOLUME.into(),
             projected: Some(ProjectedVolumeSource {
                 default_mode: Some(0o400),
@@ -125,8 +141,25 @@ pub fn volumes(spec: &BarbicanSpec, inputs: &Inputs) -> (Vec<Volume>, Vec<Volume
                 ]),
             }),
             ..Volume::default()
-        });
-        mounts.push(mount(DB_TLS_VOLUME, &format!("{TLS_DIR}/")));
-    }
-    (volumes, mounts)
+        },
+        mount(DB_TLS_VOLUME, &format!("{TLS_DIR}/")),
+    ))
+}
+
+/// The API pods' TLS volume and mount: `tls.crt` and `tls.key` of `secret`, read-only at
+/// [`super::uwsgi::TLS_DIR`], readable by the pod's group only (the key is a credential).
+pub fn api_tls_volume(secret: &str) -> (Volume, VolumeMount) {
+    (
+        Volume {
+            name: API_TLS_VOLUME.into(),
+            secret: Some(SecretVolumeSource {
+                secret_name: Some(secret.into()),
+                items: Some(vec![item("tls.crt"), item("tls.key")]),
+                default_mode: Some(0o400),
+                ..SecretVolumeSource::default()
+            }),
+            ..Volume::default()
+        },
+        mount(API_TLS_VOLUME, super::uwsgi::TLS_DIR),
+    )
 }

@@ -70,6 +70,8 @@ async fn drop_finalizers(env: &Env, barbican: &Barbican) -> Result<bool, Error> 
         return Ok(false);
     }
     env.probes.evict(&cache_key(&namespace, &name));
+    env.probes
+        .evict(&super::keystone_catalog::cache_key(&namespace, &name));
     env.metrics.forget_barbican(&name, &namespace);
     Ok(true)
 }
@@ -79,7 +81,8 @@ async fn drop_finalizers(env: &Env, barbican: &Barbican) -> Result<bool, Error> 
 /// wait for children with finalizers of their own. Returns how many deletes it issued.
 async fn sweep(children: &Children, barbican: &Barbican) -> Result<usize, kube::Error> {
     let mut deleted: usize = 0;
-    // A target without the Gateway API answers 404 for HTTPRoutes, and the sweep moves on.
+    // A target without the Gateway API (or cert-manager) answers 404 for HTTPRoutes (or
+    // Certificates), and the sweep moves on.
     for kind in super::projected_kinds(true) {
         let api = children.dynamic(&kind);
         let objects = match api.list(&ListParams::default()).await {
@@ -272,6 +275,31 @@ async fn clean_up(state: &State, barbican: &Barbican) -> Result<Cleaned, FailedC
         })?;
     if live {
         return Ok(Cleaned::Waiting(left));
+    }
+    // The catalog entries this Barbican registered go before it does: an endpoint left
+    // behind would send Nova and Cinder to a key manager that is gone.
+    if let Some(recorded) = &state.status.catalog {
+        super::keystone_catalog::deregister(state, recorded)
+            .await
+            .map_err(|failure| FailedCleanup {
+                doing: format!(
+                    "deregistering the Keystone catalog endpoints {} failed ({})",
+                    recorded
+                        .endpoints
+                        .iter()
+                        .map(|e| e.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    failure.report().reason
+                ),
+                error: Error::Step {
+                    step: "Finalizer",
+                    source: crate::controller::step_error::StepError::new(
+                        crate::controller::step_error::ErrorKind::DependencyNotReady,
+                        failure.report().message,
+                    ),
+                },
+            })?;
     }
     if state.children.cluster().is_some() {
         sweep(&state.children, barbican)

@@ -61,6 +61,12 @@ impl Context for State {
             ));
         }
     }
+    /// The catalog step owns `status.catalog`, its record of what it registered in Keystone.
+    fn merge_member(&mut self, condition: BarbicanConditionType, member: &Self) {
+        if condition == BarbicanConditionType::KeystoneCatalogReady {
+            self.status.catalog = member.status.catalog.clone();
+        }
+    }
 }
 
 impl State {

@@ -8,19 +8,20 @@ use k8s_openapi::api::{
     apps::v1::Deployment,
     autoscaling::v2::HorizontalPodAutoscaler,
     batch::v1::{CronJob, Job},
-    core::v1::{Secret, Service},
+    core::v1::{ConfigMap, Secret, Service},
     networking::v1::NetworkPolicy,
     policy::v1::PodDisruptionBudget,
 };
 use kube::api::ApiResource;
 
 use super::{
+    backend_tls::backend_tls_policy_resource,
     database::{MARIADB_KINDS, mariadb_resource},
     labels,
     state::State,
 };
 use crate::controller::{
-    discovery::http_route_resource,
+    discovery::{certificate_resource, http_route_resource},
     runtime::children::{Child, Children, owner_selector},
     step_error::{StepError, api_error},
 };
@@ -47,6 +48,7 @@ pub fn built_in_kinds() -> Vec<(ApiResource, Option<Sweeper>)> {
         typed::<CronJob>(),
         (ApiResource::erase::<Job>(&()), None),
         typed::<Secret>(),
+        typed::<ConfigMap>(),
     ]
 }
 
@@ -68,16 +70,21 @@ fn selectors(state: &State) -> (String, String) {
 }
 
 /// The kinds only known at run time the sweep lists, each with whether it is listed by the
-/// children's labels (the HTTPRoute) or not (the MariaDB CRs, written without them).
+/// children's labels (the HTTPRoute, the BackendTLSPolicy, the Certificate) or not (the MariaDB CRs, written without
+/// them).
 fn dynamic_kinds() -> Vec<(ApiResource, bool)> {
-    [(http_route_resource(), true)]
-        .into_iter()
-        .chain(MARIADB_KINDS.map(|(kind, plural)| (mariadb_resource(kind, plural), false)))
-        .collect()
+    [
+        (http_route_resource(), true),
+        (backend_tls_policy_resource(), true),
+        (certificate_resource(), true),
+    ]
+    .into_iter()
+    .chain(MARIADB_KINDS.map(|(kind, plural)| (mariadb_resource(kind, plural), false)))
+    .collect()
 }
 
-/// The kinds the sweep lists, by name: the built-in kinds with a sweep, the HTTPRoute and the
-/// MariaDB CRs.
+/// The kinds the sweep lists, by name: the built-in kinds with a sweep, the HTTPRoute, the
+/// BackendTLSPolicy, the Certificate and the MariaDB CRs.
 pub fn swept_kinds() -> Vec<String> {
     let built_in = built_in_kinds().into_iter().filter(|(_, s)| s.is_some());
     built_in

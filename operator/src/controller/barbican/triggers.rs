@@ -8,7 +8,7 @@ use k8s_openapi::api::{
     apps::v1::Deployment,
     autoscaling::v2::HorizontalPodAutoscaler,
     batch::v1::{CronJob, Job},
-    core::v1::{Secret, Service},
+    core::v1::{ConfigMap, Secret, Service},
     networking::v1::NetworkPolicy,
     policy::v1::PodDisruptionBudget,
 };
@@ -26,7 +26,7 @@ use kube::{
 use super::wakes;
 use crate::api::{barbican::Barbican, refs::SecretStoreKind, secret_store::BarbicanSecretStore};
 use crate::controller::{
-    discovery::{GatewayApi, http_route_resource, serves},
+    discovery::{GatewayApi, certificate_resource, http_route_resource, serves},
     runtime::cache::Cache,
     runtime::fanout::WatchEvents,
     runtime::scope::{WatchScope, dynamic, filling, typed},
@@ -67,6 +67,7 @@ pub fn own_children(controller: Controller<Barbican>, w: &Wiring) -> Controller<
         ))
         .owns_stream(scope.cached(typed(client), config, cache.writer::<NetworkPolicy>()))
         .owns_stream(scope.cached(typed(client), config, cache.writer::<CronJob>()))
+        .owns_stream(scope.cached(typed(client), config, cache.writer::<ConfigMap>()))
         .owns_stream(filling(
             scope
                 .events(typed::<PartialObjectMeta<Job>>(client), &w.config)
@@ -122,23 +123,53 @@ pub fn watch_input_secrets(
     )
 }
 
-/// The HTTPRoutes, when the Gateway API is served.
-pub fn own_http_routes(
-    controller: Controller<Barbican>,
+/// The HTTPRoutes, when the Gateway API is served, and the BackendTLSPolicies, when its
+/// version serves them.
+pub async fn own_http_routes(
+    mut controller: Controller<Barbican>,
     w: &Wiring,
     gateway_api: &GatewayApi,
 ) -> Controller<Barbican> {
     if *gateway_api != GatewayApi::Installed {
         return controller;
     }
-    let routes = http_route_resource();
+    for kind in [
+        http_route_resource(),
+        super::backend_tls::backend_tls_policy_resource(),
+    ] {
+        if !serves(&w.client, &kind).await.unwrap_or(false) {
+            continue;
+        }
+        controller = controller.owns_stream_with(
+            w.scope.cached(
+                dynamic(&w.client, &kind),
+                &own_children_config(&w.config),
+                w.cache.dynamic_writer(&kind),
+            ),
+            kind,
+        );
+    }
+    controller
+}
+
+/// The Certificates a Barbican requests (`spec.tls.issuerRef`), when cert-manager is served:
+/// one issued, or failing, wakes its owner. (Served later than the operator started, the TLS
+/// step's requeue and the issued Secret's watch still bring the pass.)
+pub async fn own_certificates(
+    controller: Controller<Barbican>,
+    w: &Wiring,
+) -> Controller<Barbican> {
+    let certificates = certificate_resource();
+    if !serves(&w.client, &certificates).await.unwrap_or(false) {
+        return controller;
+    }
     controller.owns_stream_with(
         w.scope.cached(
-            dynamic(&w.client, &routes),
+            dynamic(&w.client, &certificates),
             &own_children_config(&w.config),
-            w.cache.dynamic_writer(&routes),
+            w.cache.dynamic_writer(&certificates),
         ),
-        routes,
+        certificates,
     )
 }
 

@@ -6,6 +6,22 @@ use crate::api::api_server::{DEFAULT_UWSGI_PROCESSES, DEFAULT_UWSGI_THREADS, Uws
 /// The API port.
 pub const PORT: u16 = 9311;
 
+/// Where the API pods mount the TLS Secret's `tls.crt` and `tls.key` (`spec.tls`).
+pub const TLS_DIR: &str = "/etc/barbican-api-tls";
+
+/// The listener flag and its value: `--http :9311`, or with TLS `--https :9311,<crt>,<key>`
+/// (uWSGI's HTTP router serves both; keep-alive and the rest apply alike).
+pub fn listener(tls: bool) -> [String; 2] {
+    if tls {
+        [
+            "--https".into(),
+            format!(":{PORT},{TLS_DIR}/tls.crt,{TLS_DIR}/tls.key"),
+        ]
+    } else {
+        ["--http".into(), format!(":{PORT}")]
+    }
+}
+
 /// uWSGI's access-log line.
 pub const LOG_FORMAT: &str =
     "%(method) %(uri) => generated %(rsize) bytes in %(msecs) msecs (%(proto) %(status))";
@@ -45,12 +61,14 @@ pub fn workers(spec: Option<&UwsgiSpec>) -> (i32, i32) {
     )
 }
 
-/// The container's `command` (not `args`), in the reference's order: HTTP on 9311, keep-alive
-/// (on unless explicitly false, with its timeout when set), logging, the WSGI entry of
-/// `release` ([`wsgi_entry`]), the process model, and `--harakiri` last when set. No
-/// `--pyargv`, no `--config-file`: barbican finds its configuration under `/etc/barbican`.
-pub fn command(spec: Option<&UwsgiSpec>, release: &str) -> Vec<String> {
-    let mut command: Vec<String> = vec!["uwsgi".into(), "--http".into(), format!(":{PORT}")];
+/// The container's `command` (not `args`), in the reference's order: HTTP on 9311 (HTTPS with
+/// `tls`, see [`listener`]), keep-alive (on unless explicitly false, with its timeout when
+/// set), logging, the WSGI entry of `release` ([`wsgi_entry`]), the process model, and
+/// `--harakiri` last when set. No `--pyargv`, no `--config-file`: barbican finds its
+/// configuration under `/etc/barbican`.
+pub fn command(spec: Option<&UwsgiSpec>, release: &str, tls: bool) -> Vec<String> {
+    let mut command: Vec<String> = vec!["uwsgi".into()];
+    command.extend(listener(tls));
     if spec.and_then(|s| s.http_keep_alive) != Some(false) {
         command.push("--http-keepalive".into());
         if let Some(timeout) = spec
@@ -98,7 +116,7 @@ mod tests {
     use super::*;
 
     fn joined(spec: Option<&UwsgiSpec>) -> String {
-        command(spec, "2025.2").join(" ")
+        command(spec, "2025.2", false).join(" ")
     }
 
     #[test]
@@ -112,7 +130,7 @@ mod tests {
                 "{release}"
             );
         }
-        let line = command(None, "2025.1");
+        let line = command(None, "2025.1", false);
         let at = line.iter().position(|w| w == "--eval").unwrap();
         assert_eq!(
             line[at + 1],
@@ -154,7 +172,7 @@ mod tests {
             harakiri: Some(20),
             http_keep_alive_timeout: Some(30),
         };
-        let line = command(Some(&spec), "2025.2");
+        let line = command(Some(&spec), "2025.2", false);
         let at = |flag: &str| line.iter().position(|t| t == flag).unwrap();
         assert_eq!(line[at("--http-keepalive-timeout") + 1], "30");
         assert_eq!(at("--http-keepalive-timeout"), at("--http-keepalive") + 1);
@@ -166,6 +184,25 @@ mod tests {
             "harakiri comes last"
         );
         assert!(!line.iter().any(|t| t == "--pyargv" || t == "--config-file"));
+    }
+
+    #[test]
+    fn with_tls_the_router_serves_https_from_the_mounted_pair_and_nothing_else_changes() {
+        let plain = command(None, "2025.2", false);
+        let tls = command(None, "2025.2", true);
+        assert_eq!(
+            tls[1..3],
+            [
+                "--https".to_string(),
+                ":9311,/etc/barbican-api-tls/tls.crt,/etc/barbican-api-tls/tls.key".to_string()
+            ]
+        );
+        assert!(!tls.iter().any(|w| w == "--http"));
+        assert_eq!(
+            tls[3..],
+            plain[3..],
+            "keep-alive and the rest as without TLS"
+        );
     }
 
     #[test]

@@ -17,19 +17,26 @@ use crate::api::{
     secret_store::BarbicanSecretStore,
 };
 
-/// The Secret names a Barbican reads directly: its service-user and database Secrets, and the
-/// audit transport URL's with the messaging driver.
-pub fn secret_names(barbican: &Barbican) -> Vec<&str> {
+/// The Secret names a Barbican reads directly: its service-user and database Secrets, the
+/// audit transport URL's with the messaging driver, and the API's TLS Secret (named, or
+/// issued by cert-manager: a renewal wakes the Barbican, whose pods roll).
+pub fn secret_names(barbican: &Barbican) -> Vec<String> {
     let audit = barbican.spec.audit.as_ref().and_then(|a| {
         let reference = a.transport_url_secret_ref.as_ref()?;
-        Some(reference.name.as_str())
+        Some(reference.name.clone())
     });
+    let tls = barbican
+        .spec
+        .tls
+        .as_ref()
+        .map(|t| t.secret(&barbican.name_any()));
     [
-        barbican.spec.service_user.secret_ref.name.as_str(),
-        barbican.spec.database.secret_ref.name.as_str(),
+        barbican.spec.service_user.secret_ref.name.clone(),
+        barbican.spec.database.secret_ref.name.clone(),
     ]
     .into_iter()
     .chain(audit)
+    .chain(tls)
     .collect()
 }
 
@@ -93,7 +100,7 @@ pub fn for_secret(
     }
     for barbican in barbicans {
         if barbican.metadata.namespace.as_deref() == Some(namespace)
-            && secret_names(barbican).contains(&name)
+            && secret_names(barbican).iter().any(|n| n == name)
         {
             found.insert(barbican.name_any());
         }

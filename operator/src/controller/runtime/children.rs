@@ -79,6 +79,10 @@ pub struct Children {
     /// The children this pass read, wrote or kept, by kind and name: what the sweep leaves.
     /// Shared by the copies the parallel steps work on.
     kept: Arc<Mutex<BTreeSet<(String, String)>>>,
+    /// The client of requests whose answer is a backend's rather than the API server's (the
+    /// health probe through `services/proxy`): without kube's retry of 503s, which would
+    /// take a barbican answering 503 for an API server that asks to be retried.
+    probes: Option<Client>,
 }
 
 fn not_found(error: &kube::Error) -> bool {
@@ -96,6 +100,7 @@ impl Children {
             allowed: None,
             cache: Some(cache),
             kept: Arc::default(),
+            probes: None,
         }
     }
 
@@ -114,7 +119,22 @@ impl Children {
             allowed,
             cache: None,
             kept: Arc::default(),
+            probes: None,
         }
+    }
+
+    /// These children, probing their backends through `probes` (see [`Children::probe_client`]).
+    pub fn with_probes(self, probes: Client) -> Self {
+        Self {
+            probes: Some(probes),
+            ..self
+        }
+    }
+
+    /// The client a probe of a backend through the API server's proxy goes through: one that
+    /// does not retry the backend's own 503 as if the API server had asked for it.
+    pub fn probe_client(&self) -> &Client {
+        self.probes.as_ref().unwrap_or(&self.client)
     }
 
     /// Whether a target cluster serves the Gateway API, probed now (bounded by the OpenBao

@@ -48,6 +48,14 @@ pub enum ChildError {
     NameTaken(Box<Taken>),
 }
 
+impl ChildError {
+    /// Whether the API server does not serve the child's kind at all (a 404 for a write: the
+    /// CRD of another operator is not installed where the children live).
+    pub fn kind_not_served(&self) -> bool {
+        matches!(self, ChildError::Api(kube::Error::Api(status)) if status.code == 404)
+    }
+}
+
 /// An object in a child's place that is someone else's, and is left as it is.
 #[derive(Debug, thiserror::Error)]
 #[error(

@@ -353,12 +353,44 @@ pub(super) async fn rbac_run(watch: &[&str]) {
     // The optional blocks go away and the config changes: the children they made are
     // deleted, and the previous config Secret is pruned after the rollout.
     let edit = json!({"spec": {"gateway": null, "networkPolicy": null, "autoscaling": null,
-        "extraConfig": {"DEFAULT": {"max_allowed_secret_in_bytes": "30000"}}}});
+        "tls": null, "extraConfig": {"DEFAULT": {"max_allowed_secret_in_bytes": "30000"}}}});
     edit_local_full_example(&env, &edit).await;
     env.eventually(Duration::from_secs(300), || async {
-        for (kind, name) in [("HorizontalPodAutoscaler", NAME), ("HTTPRoute", NAME)] {
+        for (kind, name) in [
+            ("HorizontalPodAutoscaler", NAME),
+            ("HTTPRoute", NAME),
+            ("BackendTLSPolicy", NAME),
+            ("Certificate", NAME),
+            ("ConfigMap", "barbican-tls-ca"),
+        ] {
             if env.get(kind, FULL_LOCAL, name).await?.is_some() {
                 return Err(format!("{kind} {FULL_LOCAL}/{name} is still there"));
+            }
+        }
+        all_ready(&env, &everything).await
+    })
+    .await
+    .unwrap();
+    // An upgrade of both full examples: the dump before the migration (spec.dbBackup) reads
+    // its claim and runs its Job, on the management cluster and on the target.
+    let upgrade = json!({"spec": {"openStackRelease": "2026.2", "image": {"tag": "2026.2"}}});
+    edit_local_full_example(&env, &upgrade).await;
+    Api::<DynamicObject>::namespaced_with(env.client.clone(), FULL, &cr_resource("Barbican"))
+        .patch(
+            NAME,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&upgrade),
+        )
+        .await
+        .unwrap();
+    env.eventually(Duration::from_secs(300), || async {
+        for namespace in [FULL, FULL_LOCAL] {
+            let barbican = env
+                .get("Barbican", namespace, NAME)
+                .await?
+                .ok_or("no Barbican")?;
+            if barbican.data["status"]["installedRelease"] != "2026.2" {
+                return Err(format!("{namespace}/{NAME} is not at 2026.2 yet"));
             }
         }
         all_ready(&env, &everything).await
