@@ -11,7 +11,7 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # its own timing profile; docs/performance.md records the figures.
 stage() { echo "== $1 [at ${SECONDS}s]"; }
 # A stage that fails ends the run; the Python checks in the background (below) end with it.
-trap 'if [ -n "${python_checks:-}" ]; then kill "$python_checks" 2>/dev/null || true; fi
+trap 'for job in ${python_checks:-} ${tools_job:-} ${real_run:-}; do kill "$job" 2>/dev/null || true; done
 echo "== ci/test.sh ended after ${SECONDS}s"' EXIT
 
 stage "cargo fmt --check"
@@ -28,16 +28,20 @@ export BARBICAN_HELM="$PWD/target/tools-venv/bin/helm"
 "$BARBICAN_HELM" lint --strict deploy/helm/barbican-operator
 "$BARBICAN_HELM" lint --strict deploy/helm/barbican-operator --set mode=target
 
-# The Python checks install barbican from PyPI (minutes of mostly network and unpacking) and
-# need nothing Rust builds, so they run beside the lints, the test build and the tests; their
-# output is printed once the tests are done. The tools the tests need (MariaDB, crun,
-# promtool, mdbook) are installed first, and the marker below says they are there: the tests
-# wait for it, not for the checks, which ended about 170 s after the build and held the tests
-# back that long (docs/performance.md). Only the stages that read the venvs wait for the rest.
+# Two jobs run beside the lints, the test build and the tests, below the build in the CPU's
+# queue (the build's two cores are the critical path; beside it at equal priority these took a
+# third of its CPU): one installs the tools, the other runs the Python checks. Each stage that
+# needs what they make waits for a marker, not for the job: the tests for the tools (MariaDB,
+# crun, promtool), the @real-barbican scenarios for the venvs, the book for mdbook. mdbook
+# (160 CPU-s of compilation) and the render conformance are needed last, and one marker for
+# everything held the checks back until the build ended and the @real-barbican scenarios 400 s
+# behind the tests (docs/performance.md).
 mkdir -p target
+tools_log=target/ci-tools.log
 python_log=target/python-checks.log
 tools_ready=target/ci-tools.ready
-rm -f "$tools_ready"
+venvs_ready=target/ci-venvs.ready
+rm -f "$tools_ready" "$venvs_ready"
 
 # A Python check's last pass stands while the digest of what it reads (ci/python-checks-key.sh)
 # is the one recorded then: the same inputs give the same verdict. A fresh clone has no record;
@@ -52,10 +56,6 @@ record_pass() { # <record> <key> <log>
 }
 
 (
-  # Below the build in the CPU's queue: the build's two cores are the critical path, and these
-  # checks (about 225 CPU-s, one process at a time) fill the cores the build leaves idle. Beside
-  # it at equal priority they took a third of its CPU and the fresh build 11-12 minutes; niced,
-  # 9m 22s, the checks ending 54 s after it (docs/performance.md).
   renice -n 10 -p "$BASHPID" >/dev/null || true
   # The fake mariadb-operator's tests on a real server need the distribution's MariaDB.
   stage "MariaDB server and client (apt-get, when missing)"
@@ -66,11 +66,17 @@ record_pass() { # <record> <key> <log>
   # The chart's alerts are checked and unit-tested by promtool (tests/tests/it/chart/alerts.rs).
   stage "promtool, unpacked from the distribution's prometheus package (when missing)"
   ci/install-promtool.sh
-  # The guides under docs/ are built as a book before the tests.
+  touch "$tools_ready"
+  # The guides under docs/ are built as a book at the end.
   stage "mdbook, for the guides (cargo install, when missing)"
   ci/install-mdbook.sh
-  touch "$tools_ready"
-  # The catalog check and the render conformance read only files and the venvs.
+) >"$tools_log" 2>&1 &
+tools_job=$!
+
+(
+  renice -n 10 -p "$BASHPID" >/dev/null || true
+  # The catalog check (minutes of mostly network and unpacking: it makes the venvs) and the
+  # render conformance read only files and the venvs.
   stamp=target/python-checks.passed
   key=$(ci/python-checks-key.sh)
   if passed_before "$stamp" "$key"; then
@@ -80,22 +86,23 @@ record_pass() { # <record> <key> <log>
     rm -f "$stamp"
     stage "option catalogs reproduce from barbican's own option definitions"
     ci/check-catalogs.sh
-    stage "rendered configs load in each release's barbican"
-    python3 ci/conformance/run.py
     ran=yes
   fi
-  # The @real-barbican scenarios (features/tests/real_barbican.rs, in the nextest run) run
-  # barbican's pods from these virtualenvs on the sim's kubelet.
+  # The @real-barbican scenarios (features/tests/real_barbican.rs) run barbican's pods from
+  # these virtualenvs on the sim's kubelet.
   stage "uwsgi and PyMySQL in each release's virtualenv, for the real-barbican scenarios"
   ci/install-real-barbican.sh
-  # The key is taken again after the installs above, so the next run, finding the venvs as
-  # they are now, matches it.
+  touch "$venvs_ready"
   if [ "$ran" = yes ]; then
+    stage "rendered configs load in each release's barbican"
+    python3 ci/conformance/run.py
+    # The key is taken after the installs above, so the next run, finding the venvs as they
+    # are now, matches it.
     record_pass "$stamp" "$(ci/python-checks-key.sh)" "$python_log"
   fi
 ) >"$python_log" 2>&1 &
 python_checks=$!
-stop_python() { kill "$python_checks" 2>/dev/null || true; }
+stop_python() { kill "$python_checks" "$tools_job" 2>/dev/null || true; }
 
 # One compilation serves the lints and the tests. clippy-driver is rustc with clippy's lints
 # added, so building every target through it checks what `cargo clippy --workspace
@@ -112,27 +119,30 @@ source ci/clippy-env.sh
 cargo test --workspace --bins --tests --benches --examples --locked --no-run --timings ||
   { stop_python; exit 1; }
 
-# The Python checks' whole log and verdict, once: where they ended, or failed, or are awaited.
-python_status=
-finish_python() {
-  [ -n "$python_status" ] && return
-  python_status=0
-  wait "$python_checks" || python_status=$?
-  stage "the Python checks and installs: their output"
-  cat "$python_log"
-  if [ "$python_status" -ne 0 ]; then
-    echo "the Python checks failed (exit $python_status)" >&2
-    exit "$python_status"
+# A background job's whole log and verdict, once: where it ended, or failed, or is awaited.
+declare -A finished=()
+finish() { # <job pid> <log> <what it does>
+  [ -n "${finished[$1]:-}" ] && return
+  local status=0
+  wait "$1" || status=$?
+  finished[$1]=$status
+  stage "$3: their output"
+  cat "$2"
+  if [ "$status" -ne 0 ]; then
+    echo "$3 failed (exit $status)" >&2
+    exit "$status"
   fi
 }
-stage "waiting for the tools the tests need (MariaDB, crun, promtool, mdbook)"
-while [ ! -e "$tools_ready" ] && kill -0 "$python_checks" 2>/dev/null; do sleep 1; done
-[ -e "$tools_ready" ] || finish_python
-
-# A moved file or heading breaks the build here (and tests/tests/it/docs_links.rs checks
-# every link), not for a reader.
-stage "the guides build as a book (mdbook build docs)"
-target/tools/bin/mdbook build docs
+finish_python() { finish "$python_checks" "$python_log" "the Python checks and installs"; }
+finish_tools() { finish "$tools_job" "$tools_log" "installing the tools"; }
+# Waits for <marker>, which <job> makes; a job that ended without making it failed, and its
+# log and status end the run.
+await() { # <marker> <job pid> <finish function>
+  while [ ! -e "$1" ] && kill -0 "$2" 2>/dev/null; do sleep 1; done
+  [ -e "$1" ] || "$3"
+}
+stage "waiting for the tools the tests need (MariaDB, crun, promtool)"
+await "$tools_ready" "$tools_job" finish_tools
 
 stage "the edit-sequence check: 100 generated sequences against fresh installs"
 # Ten batches of ten, five at a time, keep both cores busy while a batch waits on its clusters
@@ -241,6 +251,25 @@ else
   cargo test --workspace --locked --no-fail-fast || tests_status=$?
 fi
 
+# The @real-barbican scenarios start as soon as the tests pass, beside what is left of the
+# kubeconfig features (the run against the installed operator ended 67 s after the tests,
+# and this stage waited for it: docs/performance.md); their binary runs in network
+# namespaces of its own. They need the venvs, not the checks that read them: the render
+# conformance runs beside them too. Their status is taken with the others' below, and their
+# failures are named again at the end of the log.
+real_status=0
+real_log=target/real-barbican.log
+real_run=
+if [ "$tests_status" -eq 0 ] && cargo nextest --version >/dev/null 2>&1; then
+  stage "waiting for the venvs the @real-barbican scenarios run barbican from"
+  await "$venvs_ready" "$python_checks" finish_python
+  stage "the @real-barbican scenarios: barbican's pods as real processes, beside the rest (cargo nextest run)"
+  FEATURES_JUNIT_DIR="${CARGO_TARGET_DIR:-$PWD/target}/features-junit" \
+    cargo nextest run --workspace --locked --no-fail-fast -E 'binary(real_barbican)' \
+    >"$real_log" 2>&1 &
+  real_run=$!
+fi
+
 e2e_status=0
 for shard in $(seq "$e2e_shards"); do
   status=0
@@ -258,6 +287,19 @@ wait "$installed_sim" 2>/dev/null || true
 stage "the features through a kubeconfig, against the operator installed with helm: their output"
 cat "$installed_log"
 [ "$status" -eq 0 ] || e2e_status=$status
+# `demo --installed` runs its kubelet on this machine's network, as the installed operator's
+# sim did: it starts once that sim has stopped (beside it, the API's service address was
+# taken), beside the @real-barbican scenarios.
+if [ -n "$real_run" ]; then
+  stage "demo --installed, the tests named as the real-barbican ones (cargo nextest run)"
+  cargo nextest run --workspace --locked --no-fail-fast -E "($real_barbican) and not binary(real_barbican)" ||
+    real_status=$?
+  status=0
+  wait "$real_run" || status=$?
+  stage "the @real-barbican scenarios: their output"
+  cat "$real_log"
+  [ "$status" -eq 0 ] || real_status=$status
+fi
 if [ "$e2e_status" -ne 0 ]; then
   echo "the features through a kubeconfig failed (exit $e2e_status)" >&2
   exit "$e2e_status"
@@ -266,8 +308,14 @@ if [ "$tests_status" -ne 0 ]; then
   echo "the tests failed (exit $tests_status)" >&2
   exit "$tests_status"
 fi
+if [ "$real_status" -ne 0 ]; then
+  stage "the @real-barbican scenarios that failed (their output is above)"
+  grep -E '^\s*(failed: |\s*FAIL )' "$real_log" || true
+  echo "the @real-barbican scenarios failed (exit $real_status)" >&2
+  exit "$real_status"
+fi
 
-# From here on the venvs are read: the Python checks must be done.
+# From here on the venvs are read by the checks below: the Python checks must be done.
 finish_python
 
 # These two read the fakes' binary besides the venvs: a change to the operator alone does not
@@ -287,8 +335,8 @@ else
   record_pass "$fakes_stamp" "$fakes_key" "$fakes_log"
 fi
 
-if cargo nextest --version >/dev/null 2>&1; then
-  stage "the @real-barbican scenarios: barbican's pods as real processes (cargo nextest run)"
-  FEATURES_JUNIT_DIR="${CARGO_TARGET_DIR:-$PWD/target}/features-junit" \
-    cargo nextest run --workspace --locked --no-fail-fast -E "$real_barbican"
-fi
+# A moved file or heading fails here (and tests/tests/it/docs_links.rs checks every link), not
+# for a reader. Last, as nothing else needs mdbook, which compiled beside the build.
+finish_tools
+stage "the guides build as a book (mdbook build docs)"
+target/tools/bin/mdbook build docs

@@ -15,7 +15,7 @@ Feature: Nothing is deployed until the credentials and a default store are there
       | condition    | status | reason              |
       | SecretsReady | False  | SecretStoreNotReady |
       | Ready        | False  | NotAllReady         |
-    And the Ready message of the Barbican "barbican" in "openstack" names "SecretsReady, DatabaseReady, SecretStoresReady, DeploymentReady, BarbicanAPIReady, HPAReady, NetworkPolicyReady, HTTPRouteReady, DBCleanReady"
+    And the Ready message of the Barbican "barbican" in "openstack" names "SecretsReady, DatabaseReady, SecretStoresReady, DeploymentReady, BarbicanAPIReady, HPAReady, NetworkPolicyReady, HTTPRouteReady, DBCleanReady, KeystoneCatalogReady, TLSReady"
     And the Deployment "barbican" in "openstack" does not exist
     And the Secret "barbican-db-connection" in "openstack" does not exist
 

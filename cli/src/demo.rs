@@ -69,30 +69,16 @@ pub async fn run(
         SimEnv::start(true).await?
     };
     if real {
-        let site = env.here();
-        let keystone = &site.real.as_ref().ok_or("no real site")?.keystone;
-        for (user, password, project, roles) in [
-            // barbican's service user, with the password MINIMAL_PREREQUISITES gives it.
-            (
-                "barbican",
-                "demo-keystone-password",
-                "service",
-                vec!["service".to_string()],
-            ),
-            (
-                DEMO_USER.0,
-                DEMO_USER.1,
-                DEMO_USER.2,
-                vec!["member".into(), "creator".into()],
-            ),
-        ] {
-            keystone.add_user(barbican_fakes::keystone::User {
-                name: user.into(),
-                password: password.into(),
-                project: project.into(),
-                roles,
+        // barbican's service user is known through apply_minimal_example; the demo's own
+        // user stores and reads a secret.
+        env.here()
+            .keystone
+            .add_user(barbican_fakes::keystone::User {
+                name: DEMO_USER.0.into(),
+                password: DEMO_USER.1.into(),
+                project: DEMO_USER.2.into(),
+                roles: vec!["member".into(), "creator".into()],
             });
-        }
         apply_minimal_example(&env).await?;
     } else {
         apply_examples(&env).await?;
@@ -276,7 +262,7 @@ stored {payload:?} as {user} through barbican's API: {reference}"
     );
     println!("read back: {read:?}");
     let site = env.here();
-    let keystone = site.real.as_ref().ok_or("no real site")?.keystone.addr();
+    let keystone = site.keystone.addr();
     let api = site
         .cluster
         .services()

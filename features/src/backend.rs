@@ -82,7 +82,23 @@ pub fn real_barbican_runtimes() -> Result<Vec<barbican_sim::kubelet::Runtime>, S
         ));
     }
     found.extend(operator_runtime());
+    found.extend(mariadb_client_runtime());
     Ok(found)
+}
+
+/// MariaDB's image (`docker.io/library/mariadb`), which the dump before a migration runs in
+/// (`spec.dbBackup`), run from the distribution's client programs: its root is `/usr`, whose
+/// `bin` holds `mariadb-dump` once `ci/install-mariadb.sh` installed the client. None without
+/// it.
+pub fn mariadb_client_runtime() -> Option<barbican_sim::kubelet::Runtime> {
+    let usr = std::path::Path::new("/usr");
+    usr.join("bin/mariadb-dump")
+        .is_file()
+        .then(|| barbican_sim::kubelet::Runtime {
+            image: "docker.io/library/mariadb:*".into(),
+            root: usr.to_path_buf(),
+            entrypoint: Vec::new(),
+        })
 }
 
 /// The chart's image, `ghcr.io/c5c3/barbican-operator`, run from the workspace's built

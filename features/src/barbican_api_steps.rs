@@ -11,7 +11,7 @@ use cucumber::{given, then, when};
 use serde_json::{Value, json};
 
 use crate::{
-    http::request,
+    http::{request, request_over},
     sim_env::SimEnv,
     world::{BarbicanWorld, ok},
 };
@@ -21,11 +21,7 @@ const API_PORT: u16 = 9311;
 
 /// Where the scenario's Keystone listens.
 fn keystone(env: &SimEnv) -> Result<SocketAddr, String> {
-    env.here()
-        .real
-        .as_ref()
-        .map(|r| r.keystone.addr())
-        .ok_or_else(|| "no Keystone runs here: tag the scenario @real-barbican".to_string())
+    Ok(env.here().keystone.addr())
 }
 
 /// A project-scoped token for `user` (password authentication in the Default domain).
@@ -35,6 +31,30 @@ pub async fn token(
     password: &str,
     project: &str,
 ) -> Result<String, String> {
+    authenticate(env, user, password, project)
+        .await
+        .map(|(token, _)| token)
+}
+
+/// The token document Keystone answers a project-scoped authentication of `user` with: its
+/// roles and its service catalog, where clients find the key manager.
+pub async fn token_document(
+    env: &SimEnv,
+    user: &str,
+    password: &str,
+    project: &str,
+) -> Result<Value, String> {
+    authenticate(env, user, password, project)
+        .await
+        .map(|(_, document)| document)
+}
+
+async fn authenticate(
+    env: &SimEnv,
+    user: &str,
+    password: &str,
+    project: &str,
+) -> Result<(String, Value), String> {
     let body = json!({"auth": {
         "identity": {"methods": ["password"], "password": {"user": {
             "name": user, "domain": {"name": "Default"}, "password": password}}},
@@ -50,7 +70,11 @@ pub async fn token(
     )
     .await?;
     match (answer.status, answer.subject_token) {
-        (201, Some(token)) => Ok(token),
+        (201, Some(token)) => {
+            let document = serde_json::from_str(&answer.body)
+                .map_err(|e| format!("Keystone's token answer is not JSON: {e}"))?;
+            Ok((token, document))
+        }
         (status, _) => Err(format!(
             "Keystone refused {user} on {project}: {status} {}",
             answer.body
@@ -58,15 +82,49 @@ pub async fn token(
     }
 }
 
-/// Where the Barbican `namespace/name`'s Service sends a request now.
-fn barbican(env: &SimEnv, namespace: &str, name: &str) -> Result<(SocketAddr, String), String> {
+/// Where the Barbican `namespace/name`'s Service sends a request now, as which host, and
+/// (with `spec.tls`) the CA its certificate must chain to: the TLS Secret's `ca.crt`.
+async fn barbican(env: &SimEnv, namespace: &str, name: &str) -> Result<Endpoint, String> {
     let host = format!("{name}.{namespace}.svc");
-    env.here()
+    let addr = env
+        .here()
         .cluster
         .services()
         .resolve(&host, API_PORT)
-        .map(|addr| (addr, host.clone()))
-        .ok_or_else(|| format!("the Service {namespace}/{name} reaches no ready pod"))
+        .ok_or_else(|| format!("the Service {namespace}/{name} reaches no ready pod"))?;
+    let cr = env
+        .get("Barbican", namespace, name)
+        .await?
+        .ok_or_else(|| format!("no Barbican {namespace}/{name}"))?;
+    let tls: Option<barbican_operator::api::tls::TlsSpec> =
+        serde_json::from_value(cr.data["spec"]["tls"].clone()).map_err(|e| e.to_string())?;
+    let ca = match tls {
+        None => None,
+        Some(tls) => {
+            let secret = tls.secret(name);
+            let found = kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
+                env.scenario_client(),
+                namespace,
+            )
+            .get_opt(&secret)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("no TLS Secret {namespace}/{secret}"))?;
+            let ca = found
+                .data
+                .and_then(|d| d.get("ca.crt").cloned())
+                .ok_or_else(|| format!("the TLS Secret {namespace}/{secret} has no ca.crt"))?;
+            Some(ca.0)
+        }
+    };
+    Ok(Endpoint { addr, host, ca })
+}
+
+/// Where a request to a Barbican goes.
+struct Endpoint {
+    addr: SocketAddr,
+    host: String,
+    ca: Option<Vec<u8>>,
 }
 
 /// Stores `payload` (text/plain) with `POST /v1/secrets` as the holder of `token`, where the
@@ -78,12 +136,13 @@ pub async fn store(
     name: &str,
     payload: &str,
 ) -> Result<String, String> {
-    let (addr, host) = barbican(env, namespace, name)?;
+    let to = barbican(env, namespace, name).await?;
     let body = json!({"name": payload, "payload": payload,
         "payload_content_type": "text/plain", "secret_type": "opaque"});
-    let answer = request(
-        addr,
-        &host,
+    let answer = request_over(
+        to.addr,
+        &to.host,
+        to.ca.as_deref(),
         "POST",
         "/v1/secrets",
         &[
@@ -121,10 +180,11 @@ pub async fn read_payload(
         .find("/v1/")
         .map(|at| &reference[at..])
         .ok_or_else(|| format!("{reference} has no /v1/ path"))?;
-    let (addr, host) = barbican(env, namespace, name)?;
-    let answer = request(
-        addr,
-        &host,
+    let to = barbican(env, namespace, name).await?;
+    let answer = request_over(
+        to.addr,
+        &to.host,
+        to.ca.as_deref(),
         "GET",
         &format!("{path}/payload"),
         &[("accept", "text/plain"), ("x-auth-token", token)],
@@ -146,7 +206,26 @@ fn note_of(payload: &str) -> String {
     format!("secret-ref:{payload}")
 }
 
+/// The reference the scenario kept for the secret `payload`.
+fn reference_of(env: &SimEnv, payload: &str) -> Result<String, String> {
+    env.remembered(&note_of(payload))
+        .ok_or_else(|| format!("no secret {payload:?} was stored in this scenario"))
+}
+
+/// The secret `payload` a user of a project reads, as (its reference, the user's token).
+async fn secret_and_token(
+    env: &SimEnv,
+    payload: &str,
+    (user, password, project): (&str, &str, &str),
+) -> Result<(String, String), String> {
+    let reference = reference_of(env, payload)?;
+    Ok((reference, token(env, user, password, project).await?))
+}
+
 #[given(
+    expr = "the Keystone user {string} with the password {string} has the role(s) {string} on the project {string}"
+)]
+#[when(
     expr = "the Keystone user {string} with the password {string} has the role(s) {string} on the project {string}"
 )]
 async fn keystone_user(
@@ -156,13 +235,7 @@ async fn keystone_user(
     roles: String,
     project: String,
 ) {
-    let env = world.env();
-    let site = env.here();
-    let real = site
-        .real
-        .as_ref()
-        .expect("no Keystone runs here: tag the scenario @real-barbican");
-    real.keystone.add_user(User {
+    world.env().here().keystone.add_user(User {
         name: user,
         password,
         project,
@@ -211,10 +284,8 @@ async fn read_secret(
 ) {
     let env = world.env();
     let result = async {
-        let reference = env
-            .remembered(&note_of(&payload))
-            .ok_or_else(|| format!("no secret {payload:?} was stored in this scenario"))?;
-        let token = token(env, &user, &password, &project).await?;
+        let (reference, token) =
+            secret_and_token(env, &payload, (&user, &password, &project)).await?;
         // A rollout may be replacing the pods: the read is retried for a while.
         let (namespace, name, payload, reference) = (&namespace, &name, &payload, &reference);
         env.eventually(Duration::from_secs(120), || {
@@ -232,6 +303,41 @@ async fn read_secret(
     }
     .await;
     ok(result);
+}
+
+#[then(
+    expr = "the user {string} with the password {string} of the project {string} finds the secret {string} gone from the Barbican {string} in {string}"
+)]
+async fn secret_gone(
+    world: &mut BarbicanWorld,
+    user: String,
+    password: String,
+    project: String,
+    payload: String,
+    name: String,
+    namespace: String,
+) {
+    let env = world.env();
+    let result = async {
+        let (reference, token) =
+            secret_and_token(env, &payload, (&user, &password, &project)).await?;
+        match read_payload(env, &token, &namespace, &name, &reference).await {
+            Ok(read) => Err(format!("the secret still reads back: {read:?}")),
+            Err(e) if e.contains("answered 404") => Ok(()),
+            Err(e) => Err(format!("not a 404: {e}")),
+        }
+    }
+    .await;
+    ok(result);
+}
+
+#[then(expr = "the reference barbican gave the secret {string} starts with {string}")]
+async fn reference_starts(world: &mut BarbicanWorld, payload: String, prefix: String) {
+    let reference = reference_of(world.env(), &payload).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        reference.starts_with(&prefix),
+        "barbican referenced the secret as {reference}, not under {prefix}"
+    );
 }
 
 #[then(
@@ -308,8 +414,9 @@ async fn answers(
     let (name, namespace, path, text) = (&name, &namespace, &path, &text);
     ok(env
         .eventually(Duration::from_secs(minutes * 60), || async move {
-            let (addr, host) = barbican(env, namespace, name)?;
-            let answer = request(addr, &host, "GET", path, &[], None).await?;
+            let to = barbican(env, namespace, name).await?;
+            let answer =
+                request_over(to.addr, &to.host, to.ca.as_deref(), "GET", path, &[], None).await?;
             if answer.status == 200 && answer.body.contains(text.as_str()) {
                 Ok(())
             } else {

@@ -1,7 +1,7 @@
 //! The examples of `deploy/examples/`, applied each where it can become Ready: what the demo
 //! shows and what the chart's RBAC test runs the operator through.
 
-use crate::sim_env::{Error, MINIMAL_PREREQUISITES, SimEnv};
+use crate::sim_env::{Error, MINIMAL_PREREQUISITES, SERVICE_USER_PASSWORD, SimEnv};
 
 /// The minimal example's namespace.
 pub const NAMESPACE: &str = "openstack";
@@ -54,6 +54,26 @@ apiVersion: v1
 kind: ConfigMap
 metadata: {name: barbican-policy, namespace: full}
 data: {policy.yaml: '\"secrets:list\": \"role:reader\"'}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: barbican-db-backups, namespace: full}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: selfsigned, namespace: full}
+spec: {selfSigned: {}}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: openstack-ca, namespace: full}
+spec: {isCA: true, commonName: openstack-ca, secretName: openstack-ca, issuerRef: {name: selfsigned}}
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: openstack-ca, namespace: full}
+spec: {ca: {secretName: openstack-ca}}
 ";
 
 /// The PriorityClass `barbican-full.yaml` names: the admission webhook refuses a
@@ -66,9 +86,24 @@ value: 100000
 description: OpenStack control-plane services
 ";
 
+/// Makes the site's Keystone (the one the operator and barbican's pods reach as
+/// `keystone.openstack.svc`) know the examples' service user `barbican` with the password of
+/// the prerequisites' Secret, and the `admin` and `service` roles on `service`, as
+/// kolla-ansible and openstack-helm grant them: authtoken validates tokens as it, and the
+/// full example registers the catalog as it.
+pub fn keystone_knows_the_service_user(env: &SimEnv) {
+    env.site.keystone.add_user(barbican_fakes::keystone::User {
+        name: "barbican".into(),
+        password: SERVICE_USER_PASSWORD.into(),
+        project: "service".into(),
+        roles: vec!["admin".into(), "service".into()],
+    });
+}
+
 /// Applies the minimal example (`barbican.yaml`) with its managed store and prerequisites
 /// into [`NAMESPACE`].
 pub async fn apply_minimal_example(env: &SimEnv) -> Result<(), Error> {
+    keystone_knows_the_service_user(env);
     env.apply_yaml(MINIMAL_PREREQUISITES).await?;
     env.apply_yaml(&example("barbicansecretstore-managed.yaml")?)
         .await?;
@@ -136,6 +171,7 @@ pub const FULL_LOCAL: &str = "full-local";
 /// Applies the full example on the management cluster, in [`FULL_LOCAL`] with a managed store,
 /// without its `targetClusterRef`: every optional block then runs where the operator runs.
 pub async fn apply_full_example_locally(env: &SimEnv) -> Result<(), Error> {
+    keystone_knows_the_service_user(env);
     env.apply_yaml(&in_namespace(MINIMAL_PREREQUISITES, FULL_LOCAL))
         .await?;
     env.apply_yaml(

@@ -5,6 +5,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
+use rustls::pki_types::pem::PemObject;
 
 /// An HTTP answer: status, the headers asked for, body.
 pub(crate) struct Answer {
@@ -22,9 +23,60 @@ pub(crate) async fn request(
     headers: &[(&str, &str)],
     body: Option<String>,
 ) -> Result<Answer, String> {
-    let stream = tokio::net::TcpStream::connect(addr)
+    request_over(addr, host, None, method, path, headers, body).await
+}
+
+/// [`request`] over TLS when `ca` is given: the server's certificate must be valid for `host`
+/// and chain to `ca` (PEM), as a client of barbican's API checks it.
+pub(crate) async fn request_over(
+    addr: SocketAddr,
+    host: &str,
+    ca: Option<&[u8]>,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<String>,
+) -> Result<Answer, String> {
+    let tcp = tokio::net::TcpStream::connect(addr)
         .await
         .map_err(|e| format!("connecting to {host} ({addr}): {e}"))?;
+    let Some(ca) = ca else {
+        return exchange(tcp, host, method, path, headers, body).await;
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in rustls::pki_types::CertificateDer::pem_slice_iter(ca) {
+        let certificate = certificate.map_err(|e| format!("the CA is not PEM: {e}"))?;
+        roots
+            .add(certificate)
+            .map_err(|e| format!("the CA is not usable: {e}"))?;
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from(host.to_string())
+        .map_err(|e| format!("{host}: {e}"))?;
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("TLS with {host} ({addr}): {e}"))?;
+    exchange(tls, host, method, path, headers, body).await
+}
+
+/// One exchange on a connected stream.
+async fn exchange<S>(
+    stream: S,
+    host: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<String>,
+) -> Result<Answer, String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
     let (mut sender, connection) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
             .await

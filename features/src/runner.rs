@@ -175,60 +175,119 @@ pub fn test_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Runs the `selection` of each file's scenarios, at most `concurrency` at a time, leaving a
-/// JUnit file per feature in `$FEATURES_JUNIT_DIR` and printing the timings line; returns
-/// whether anything failed.
+/// Runs the `selection` of the files' scenarios in one run ([`run`]), at most `concurrency`
+/// at a time across all of them, leaving a JUnit file per feature in `$FEATURES_JUNIT_DIR` and
+/// printing the timings line; returns whether anything failed.
+///
+/// One run, not one per file: with a run per file, a file's last and longest scenario held
+/// the next file back while the other lanes were idle (the @real-barbican files took 505 s
+/// that way, one lane mostly waiting on a Job's backoff).
 pub fn run_files(files: &[&PathBuf], selection: &Selection, concurrency: usize) -> bool {
-    // The operator's log lines, kept for the steps that check what it never says and for the
-    // failure report.
-    crate::log_capture::install();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let junit_dir = std::env::var_os("FEATURES_JUNIT_DIR").map(PathBuf::from);
     let started = Instant::now();
-    let mut all = Vec::new();
-    let mut failed = false;
-    for file in files {
-        if !selection.selects_any_of(file) {
-            continue;
-        }
-        let selection = selection.clone();
-        let result = runtime.block_on(
-            BarbicanWorld::cucumber()
-                // The command line is the harness's (libtest's), not cucumber's.
-                .with_default_cli()
-                .fail_on_skipped()
-                .max_concurrent_scenarios(concurrency)
-                .before(before)
-                .after(after)
-                .filter_run(file, move |feature, rule, scenario| {
-                    selection.selects(feature, rule, scenario)
-                }),
-        );
-        let outcomes = take_outcomes();
-        if let Some(dir) = &junit_dir {
-            let _ = std::fs::create_dir_all(dir);
-            let path = dir.join(format!("{}.xml", test_name(file)));
-            if let Err(e) = std::fs::write(&path, junit(&test_name(file), &outcomes)) {
+    // Each file is parsed once to see whether the selection takes any of it.
+    let files: Vec<&PathBuf> = files
+        .iter()
+        .copied()
+        .filter(|file| selection.selects_any_of(file))
+        .collect();
+    let (failed, all) = run(&files, selection, concurrency);
+    if let Some(dir) = std::env::var_os("FEATURES_JUNIT_DIR").map(PathBuf::from) {
+        let _ = std::fs::create_dir_all(dir.as_path());
+        for (name, xml) in junit_by_file(&files, &all) {
+            let path = dir.join(format!("{name}.xml"));
+            if let Err(e) = std::fs::write(&path, xml) {
                 eprintln!("writing {}: {e}", path.display());
             }
         }
-        failed |= result.execution_has_failed() || result.parsing_errors() > 0;
-        all.extend(outcomes);
     }
     println!(
         "scenario timings: {} in {:.1}s of wall time",
         timings(&all),
         started.elapsed().as_secs_f64()
     );
+    print!("{}", failures(&all));
     failed
+}
+
+/// The failed scenarios, a line each with the step that failed: printed last, where a CI
+/// system that keeps only a log's tail shows them (the cluster's report is printed with the
+/// failure itself, mid-run).
+pub fn failures(outcomes: &[Outcome]) -> String {
+    outcomes
+        .iter()
+        .filter_map(|o| {
+            let failure = o.failure.as_deref()?;
+            let first = failure.lines().next().unwrap_or_default();
+            Some(format!(
+                "failed: {} ({}): {first}\n",
+                o.scenario,
+                test_name(&o.file)
+            ))
+        })
+        .collect()
+}
+
+/// Runs the `selection` of the files' scenarios in one cucumber run, at most `concurrency` at
+/// a time; returns whether anything failed, and each scenario's outcome.
+pub fn run(files: &[&PathBuf], selection: &Selection, concurrency: usize) -> (bool, Vec<Outcome>) {
+    // The operator's log lines, kept for the steps that check what it never says and for the
+    // failure report.
+    crate::log_capture::install();
+    let chosen: Vec<PathBuf> = files.iter().map(|file| canonical(file)).collect();
+    // cucumber reads a file, or every feature file under a directory (in path order).
+    let input = match chosen.as_slice() {
+        [] => return (false, Vec::new()),
+        [only] => only.clone(),
+        [first, ..] => first.parent().unwrap_or(Path::new(".")).to_path_buf(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let selection = selection.clone();
+    let result = runtime.block_on(
+        BarbicanWorld::cucumber()
+            // The command line is the harness's (libtest's), not cucumber's.
+            .with_default_cli()
+            .fail_on_skipped()
+            .max_concurrent_scenarios(concurrency)
+            .before(before)
+            .after(after)
+            .filter_run(input, move |feature, rule, scenario| {
+                feature
+                    .path
+                    .as_deref()
+                    .is_some_and(|path| chosen.contains(&canonical(path)))
+                    && selection.selects(feature, rule, scenario)
+            }),
+    );
+    let failed = result.execution_has_failed() || result.parsing_errors() > 0;
+    (failed, take_outcomes())
+}
+
+/// A JUnit document per file: its test name and the document of its outcomes among `all`.
+pub fn junit_by_file(files: &[&PathBuf], all: &[Outcome]) -> Vec<(String, String)> {
+    files
+        .iter()
+        .map(|file| {
+            let file = canonical(file);
+            let of_file: Vec<Outcome> = all.iter().filter(|o| o.file == file).cloned().collect();
+            (test_name(&file), junit(&test_name(&file), &of_file))
+        })
+        .collect()
+}
+
+/// A path as the file system resolves it (itself when it cannot be resolved), so that a
+/// feature's path as cucumber read it and as [`feature_files`] listed it compare equal.
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// One finished scenario.
 #[derive(Clone, Debug)]
 pub struct Outcome {
+    /// The feature's file (as the file system resolves it).
+    pub file: PathBuf,
     /// The feature's name.
     pub feature: String,
     /// The scenario's name.
@@ -301,6 +360,7 @@ pub fn after<'a>(
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(Outcome {
+                file: feature.path.as_deref().map(canonical).unwrap_or_default(),
                 feature: feature.name.clone(),
                 scenario: scenario.name.clone(),
                 took,

@@ -5,15 +5,22 @@
 //! Normalised away: what the API server assigns (uid, resourceVersion, timestamps, generation,
 //! managedFields, status of children) and what is minted anew on each cluster (an AppRole's
 //! role ID and secret ID, the time it was minted, and the pod-template hash of those
-//! credentials). The config Secrets the spec keeps as history besides the one the Deployment
-//! mounts are left out: keeping the last few is the spec's rule, not drift. Everything else
-//! must be equal: names (hash-suffixed ones included, since the hash is of the content),
-//! labels, annotations, owner references, spec and data.
+//! credentials; the ids Keystone assigns to a catalog registration; the API's certificate,
+//! which each cluster's cert-manager issues anew, so its pod-template hash and the CA copied
+//! for the Gateway). What Keystone holds in the region named after the namespace is compared
+//! as one more object. Left out: the config Secrets the spec keeps as history besides the one
+//! the Deployment mounts (keeping the last few is the spec's rule, not drift), and the dump
+//! Job of `spec.dbBackup` (the record of a migration, which a fresh install never makes).
+//! Everything else must be equal: names (hash-suffixed ones included, since the hash is of the
+//! content), labels, annotations, owner references, spec and data.
 
 use std::collections::BTreeMap;
 
 use barbican_operator::{
-    api::names::{SECRET_ID_MINTED_AT_ANNOTATION, SECRET_STORE_CREDENTIALS_HASH_ANNOTATION},
+    api::names::{
+        SECRET_ID_MINTED_AT_ANNOTATION, SECRET_STORE_CREDENTIALS_HASH_ANNOTATION,
+        TLS_HASH_ANNOTATION,
+    },
     controller::{
         barbican::jobs::POD_SPEC_HASH_ANNOTATION, runtime::children::APPLIED_HASH_ANNOTATION,
     },
@@ -23,7 +30,7 @@ use serde_json::{Value, json};
 use crate::sim_env::{Error, SimEnv};
 
 /// The kinds the operator makes children of, as the steps name them.
-pub const KINDS: [&str; 12] = [
+pub const KINDS: [&str; 15] = [
     "Deployment",
     "Service",
     "PodDisruptionBudget",
@@ -33,6 +40,9 @@ pub const KINDS: [&str; 12] = [
     "Job",
     "Secret",
     "HTTPRoute",
+    "BackendTLSPolicy",
+    "Certificate",
+    "ConfigMap",
     "Database",
     "User",
     "Grant",
@@ -44,10 +54,12 @@ const CRS: [&str; 2] = ["Barbican", "BarbicanSecretStore"];
 /// Annotations whose value is minted anew on each cluster, or hashes what is: the db-sync
 /// Job's pod-spec hash covers the config Secret's name, which hashes barbican.conf, which
 /// carries the minted role ID. (The pod template itself is compared.)
-/// The applied-hash annotation hashes the whole desired child, owner uids included.
-const MINTED_ANNOTATIONS: [&str; 4] = [
+/// The applied-hash annotation hashes the whole desired child, owner uids included. The TLS
+/// hash digests a certificate and key each cluster's cert-manager issues anew.
+const MINTED_ANNOTATIONS: [&str; 5] = [
     SECRET_ID_MINTED_AT_ANNOTATION,
     SECRET_STORE_CREDENTIALS_HASH_ANNOTATION,
+    TLS_HASH_ANNOTATION,
     POD_SPEC_HASH_ANNOTATION,
     APPLIED_HASH_ANNOTATION,
 ];
@@ -95,6 +107,9 @@ pub async fn snapshot(env: &SimEnv, namespace: &str) -> Result<Snapshot, Error> 
         .flat_map(|(_, o)| config_secrets_named(o))
         .collect();
     let mut minted = minted_values(&credentials);
+    for (_, object) in raw.iter().filter(|(kind, _)| kind == "Barbican") {
+        minted.extend(keystone_ids(&object["status"]["catalog"]));
+    }
     // The mounted config Secret's name is a hash of its content: named alike on both sides,
     // a difference shows as the lines of barbican.conf that differ, not as two names.
     for name in &mounted {
@@ -113,8 +128,17 @@ pub async fn snapshot(env: &SimEnv, namespace: &str) -> Result<Snapshot, Error> 
         if kind == "Job" && !object["metadata"]["ownerReferences"][0]["kind"].eq("Barbican") {
             continue;
         }
+        // The dump before a migration (spec.dbBackup) records a migration that happened, which
+        // a fresh install never makes.
+        if kind == "Job" && name.ends_with("-db-backup") {
+            continue;
+        }
         let name = minted.get(&name).cloned().unwrap_or(name);
         snapshot.insert(format!("{kind}/{name}"), normalise(&kind, object, &minted));
+    }
+    let registered = registered_in(env, namespace);
+    if !registered.is_empty() {
+        snapshot.insert(format!("Keystone/region {namespace}"), json!(registered));
     }
     if snapshot
         .keys()
@@ -201,6 +225,36 @@ fn minted_values(secrets: &[Value]) -> BTreeMap<String, String> {
     minted
 }
 
+/// The ids Keystone assigned to what a Barbican's `status.catalog` records: Keystone hands
+/// them out, as the API server hands out uids.
+fn keystone_ids(catalog: &Value) -> BTreeMap<String, String> {
+    let endpoints = catalog["endpoints"].as_array().into_iter().flatten();
+    std::iter::once(&catalog["serviceId"])
+        .chain(endpoints.map(|e| &e["id"]))
+        .filter_map(Value::as_str)
+        .map(|id| (id.to_string(), "<keystone id>".to_string()))
+        .collect()
+}
+
+/// What the site's Keystone holds in the region named after `namespace` (the one a
+/// sequence's registration goes to): `service-type service-name interface url`, sorted.
+fn registered_in(env: &SimEnv, namespace: &str) -> Vec<String> {
+    let keystone = &env.here().keystone;
+    let services = keystone.services();
+    let mut lines: Vec<String> = keystone
+        .endpoints()
+        .into_iter()
+        .filter(|e| e.region == namespace)
+        .map(|e| {
+            let service = services.iter().find(|s| s.id == e.service_id);
+            let (type_, name) = service.map_or(("?", "?"), |s| (&s.type_, &s.name));
+            format!("{type_} {name} {} {}", e.interface, e.url)
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
 /// A Secret's `data`, decoded (through k8s-openapi's own base64 reading).
 fn secret_data(object: &Value) -> BTreeMap<String, String> {
     serde_json::from_value::<k8s_openapi::api::core::v1::Secret>(object.clone())
@@ -242,6 +296,11 @@ pub fn normalise(kind: &str, mut object: Value, minted: &BTreeMap<String, String
         if let Some(status) = status.as_object_mut() {
             status.remove("observedGeneration");
         }
+        // Whether this Barbican or another sequence of the batch created the key-manager
+        // service they all register under is the batch's history.
+        if let Some(catalog) = status["catalog"].as_object_mut() {
+            catalog.remove("serviceCreated");
+        }
         if let Some(conditions) = status["conditions"].as_array_mut() {
             for condition in conditions.iter_mut() {
                 if let Some(c) = condition.as_object_mut() {
@@ -276,6 +335,12 @@ pub fn normalise(kind: &str, mut object: Value, minted: &BTreeMap<String, String
     }
     if kind == "Secret" && object.get("data").is_some_and(|d| !d.is_null()) {
         object["data"] = json!(secret_data(&object));
+    }
+    // The CA a Gateway verifies the pods with is each cluster's own cert-manager's.
+    if kind == "ConfigMap"
+        && let Some(ca) = object.pointer_mut("/data/ca.crt")
+    {
+        *ca = json!("<minted ca.crt>");
     }
     replace_minted(&mut object, minted);
     for pointer in [

@@ -83,42 +83,15 @@ pub const BLOCKS: [&str; 21] = [
     "targetClusterRef",
 ];
 
-/// Properties added after the check's seeds were chosen, drawn from a side stream: a copy of
-/// the main stream's state, mixed, that leaves the main stream where it was. So every seed
-/// draws the same edits of [`BLOCKS`] as before, and the seeds the check and its tests name
-/// keep meaning what they meant; each side block is switched on and off on its own.
-pub const SIDE_BLOCKS: [&str; 1] = ["audit"];
+pub use super::side::{AUDIT_TRANSPORT, MISSING_REGION, SERVED_TLS, SIDE_BLOCKS};
+use super::side::{side, side_block};
 
-/// The Secret holding the audit transport URL a `messaging` audit names (the prerequisites
-/// make it).
-pub const AUDIT_TRANSPORT: &str = "rabbitmq-audit";
+/// The Secret every `serviceUser` names (the prerequisites make it).
+pub const SERVICE_USER_SECRET: &str = "barbican-keystone";
 
-/// The side stream of `rng` for `name`.
-fn side(rng: &Rng, name: &str) -> Rng {
-    let salt = name
-        .bytes()
-        .fold(0xA0D1_7EDD_u64, |h, b| h.rotate_left(5) ^ u64::from(b));
-    Rng(rng.0.rotate_left(29) ^ salt)
-}
-
-/// A side block's value, or `None` to leave it out.
-fn side_block(rng: &Rng, name: &str) -> Option<Value> {
-    let mut side = side(rng, name);
-    if side.one_in(2) {
-        return None;
-    }
-    match name {
-        "audit" => Some(
-            side.pick(&[
-                json!({}),
-                json!({"driver": "log"}),
-                json!({"driver": "messaging", "transportUrlSecretRef": {"name": AUDIT_TRANSPORT}}),
-            ])
-            .clone(),
-        ),
-        _ => None,
-    }
-}
+/// The service users a `serviceUser` names: the default one and one more. The prerequisites
+/// make them in the site's Keystone.
+pub const SERVICE_USERS: [&str; 2] = ["barbican", "kms"];
 
 /// The supported releases, oldest first.
 pub fn releases() -> Vec<&'static str> {
@@ -179,9 +152,9 @@ fn block(rng: &mut Rng, name: &str, release: &str) -> Option<Value> {
             }
         }
         "serviceUser" => {
-            let mut user = json!({"secretRef": {"name": "barbican-keystone"}});
+            let mut user = json!({"secretRef": {"name": SERVICE_USER_SECRET}});
             if rng.one_in(2) {
-                user["username"] = json!(rng.pick(&["barbican", "kms"]));
+                user["username"] = json!(rng.pick(&SERVICE_USERS));
             }
             if rng.one_in(3) {
                 user["projectName"] = json!("service");
@@ -343,7 +316,7 @@ fn block(rng: &mut Rng, name: &str, release: &str) -> Option<Value> {
 }
 
 /// A spec at `release` with every block drawn.
-fn fresh_spec(rng: &mut Rng, release: &str) -> Value {
+fn fresh_spec(rng: &mut Rng, release: &str, namespace: &str) -> Value {
     let mut spec = json!({});
     for name in BLOCKS {
         if let Some(value) = block(rng, name, release) {
@@ -351,7 +324,7 @@ fn fresh_spec(rng: &mut Rng, release: &str) -> Value {
         }
     }
     for name in SIDE_BLOCKS {
-        if let Some(value) = side_block(rng, name) {
+        if let Some(value) = side_block(rng, name, namespace) {
             spec[name] = value;
         }
     }
@@ -560,7 +533,7 @@ fn take_one_field_away(rng: &mut Rng, value: &mut Value) {
 
 /// One edit of `from`: a few blocks drawn again, one field taken away, a store edit, or a
 /// release bump.
-fn edit(rng: &mut Rng, from: &Version, installed: Option<&str>) -> Version {
+fn edit(rng: &mut Rng, from: &Version, installed: Option<&str>, namespace: &str) -> Version {
     let mut to = from.clone();
     let release = release_of(from);
     match rng.below(8) {
@@ -651,7 +624,7 @@ fn edit(rng: &mut Rng, from: &Version, installed: Option<&str>) -> Version {
     // stream now stands.
     if side(rng, "edit").one_in(4) {
         for name in SIDE_BLOCKS {
-            match side_block(rng, name) {
+            match side_block(rng, name, namespace) {
                 Some(value) => to.spec[name] = value,
                 None => {
                     if let Some(spec) = to.spec.as_object_mut() {
@@ -673,7 +646,7 @@ pub fn sequence(seed: u64, steps: usize, namespace: &str) -> Result<Vec<Version>
     let mut first = None;
     for _ in 0..100 {
         let candidate = Version {
-            spec: fresh_spec(&mut rng, release),
+            spec: fresh_spec(&mut rng, release, namespace),
             stores: BTreeMap::from([(
                 STORE_NAMES[0].to_string(),
                 Store {
@@ -699,7 +672,7 @@ pub fn sequence(seed: u64, steps: usize, namespace: &str) -> Result<Vec<Version>
         }
         let mut next = None;
         for _ in 0..100 {
-            let candidate = edit(&mut rng, &last, installed.as_deref());
+            let candidate = edit(&mut rng, &last, installed.as_deref(), namespace);
             // The last version must be installable: without a default store the projection
             // is invalid, and the spec keeps the last good one (history, by design).
             let last_step = versions.len() == steps;

@@ -14,6 +14,7 @@
 
 pub mod compare;
 pub mod generate;
+mod side;
 
 use std::{
     collections::BTreeMap,
@@ -90,6 +91,39 @@ pub async fn prerequisites(env: &SimEnv, namespace: &str) -> Result<(), Error> {
         "metadata": {"name": generate::AUDIT_TRANSPORT, "namespace": namespace},
         "stringData": {"transport_url": "rabbit://audit:broker-pw@rabbitmq.openstack:5672/"}}))
         .await?;
+    // The Secret a `tls.secretName` names, issued by the full example's CA for the Service.
+    env.apply(
+        json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+        "metadata": {"name": generate::SERVED_TLS, "namespace": namespace},
+        "spec": {"secretName": generate::SERVED_TLS, "issuerRef": {"name": "openstack-ca"},
+            "dnsNames": [format!("barbican.{namespace}.svc"),
+                format!("barbican.{namespace}.svc.cluster.local")]}}),
+    )
+    .await?;
+    // The service users a sequence names may register the catalog, in the region named after
+    // its namespace: the site's Keystone knows them, with the password the prerequisites'
+    // Secret holds and the admin role.
+    let keystone =
+        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(env.scenario_client(), namespace)
+            .get(generate::SERVICE_USER_SECRET)
+            .await
+            .map_err(|e| format!("reading Secret {}: {e}", generate::SERVICE_USER_SECRET))?;
+    let password = keystone
+        .data
+        .and_then(|d| d.get("password").cloned())
+        .map(|p| String::from_utf8_lossy(&p.0).into_owned())
+        .unwrap_or_default();
+    env.here().keystone.add_region(namespace);
+    for name in generate::SERVICE_USERS {
+        env.here()
+            .keystone
+            .add_user(barbican_fakes::keystone::User {
+                name: name.to_string(),
+                password: password.clone(),
+                project: "service".into(),
+                roles: vec!["admin".into(), "service".into()],
+            });
+    }
     if env.external_openbao(EXTERNAL).is_none() {
         env.start_external_openbao(EXTERNAL, "vault", "vault")
             .await?;
@@ -461,9 +495,13 @@ pub async fn run(sequences: &[(u64, Vec<Version>)]) -> Result<Vec<Finding>, Erro
         // A fresh install held only by team B's object under a child's name (every condition
         // that is not True says NameTaken) installs as far as it can, as the edited one must:
         // it is compared.
+        // Nor is one whose only other condition not True is the catalog registration's: it
+        // writes to Keystone, not a child (the batch's sequences share one Keystone, where
+        // one registration per region wins).
         let held_by_neighbour = conditions
             .iter()
             .filter(|c| c.type_ != "Ready" && c.status != "True")
+            .filter(|c| c.type_ != "KeystoneCatalogReady")
             .all(|c| c.reason == "NameTaken");
         let not_installable = refused.get(seed).cloned().or_else(|| {
             conditions

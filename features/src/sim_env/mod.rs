@@ -103,6 +103,9 @@ metadata: {name: openbao-instance, namespace: openstack}
 spec: {}
 ";
 
+/// The service user's password in [`MINIMAL_PREREQUISITES`]' `barbican-keystone` Secret.
+pub const SERVICE_USER_PASSWORD: &str = "demo-keystone-password";
+
 /// The user agent of the operator's client: the audit log tells its requests apart by it.
 pub const OPERATOR_AGENT: &str = "barbican-operator";
 /// The user agent of the scenario's own client.
@@ -336,7 +339,11 @@ impl SimEnv {
                 ..
             } => {
                 let client = crate::backend::client(kubeconfig).await?;
-                let site = Site::on_api_server(client.clone(), gateway_api).await?;
+                // A served sim with the chart installed runs cert-manager for the chart's
+                // webhook certificate already.
+                let site =
+                    Site::on_api_server(client.clone(), gateway_api, installed_operator.is_none())
+                        .await?;
                 if let Some(control) = installed_operator {
                     // The chart's pods are the operator; they reach this process's fakes.
                     let control = installed::control_addr(control)?;
@@ -670,11 +677,12 @@ impl SimEnv {
 pub fn api_version_of(kind: &str) -> Result<(&str, &str), Error> {
     Ok(match kind {
         "Deployment" => ("apps/v1", "Deployment"),
-        "Service" | "Secret" | "ConfigMap" => ("v1", kind),
+        "Service" | "Secret" | "ConfigMap" | "PersistentVolumeClaim" => ("v1", kind),
         "PodDisruptionBudget" => ("policy/v1", kind),
         "HorizontalPodAutoscaler" => ("autoscaling/v2", kind),
         "NetworkPolicy" => ("networking.k8s.io/v1", kind),
-        "HTTPRoute" => ("gateway.networking.k8s.io/v1", kind),
+        "HTTPRoute" | "BackendTLSPolicy" => ("gateway.networking.k8s.io/v1", kind),
+        "Certificate" | "Issuer" | "ClusterIssuer" => ("cert-manager.io/v1", kind),
         "Barbican" | "BarbicanSecretStore" => ("barbican.openstack.c5c3.io/v1alpha1", kind),
         "Job" | "CronJob" => ("batch/v1", kind),
         "MariaDB" | "Database" | "User" | "Grant" => ("k8s.mariadb.com/v1alpha1", kind),

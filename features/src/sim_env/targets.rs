@@ -24,21 +24,24 @@ pub struct Site {
     pub openbao: OpenBaoOperator,
     /// What runs barbican for real ([`Backend::RealBarbican`]).
     pub real: Option<RealBarbican>,
+    /// The fake Keystone, as `keystone.openstack.svc:5000`: what barbican's authtoken asks
+    /// (with real barbican) and where the operator registers `spec.keystone.catalog`.
+    pub keystone: FakeKeystone,
+    /// The fake cert-manager: the API's certificate (`spec.tls.issuerRef`), the chart's
+    /// webhook certificate. `None` where the API server brings its own (the served sim the
+    /// chart is installed on).
+    pub cert_manager: Option<barbican_fakes::cert_manager::CertManager>,
 }
 
-/// The parts of a site that run real processes: the kubelet with its pods, the MariaDB server
-/// behind the fake mariadb-operator, the fake Keystone barbican's authtoken asks.
+/// The parts of a site that run real processes: the kubelet with its pods and the MariaDB
+/// server behind the fake mariadb-operator.
 pub struct RealBarbican {
     /// The kubelet.
     pub kubelet: barbican_sim::kubelet::Kubelet,
     /// The MariaDB server.
     pub mariadb: Arc<tokio::sync::Mutex<MariaDbServer>>,
-    /// The fake Keystone, as `keystone.openstack.svc:5000`.
-    pub keystone: FakeKeystone,
     /// The scenario's directory (pods, the database's data), removed with the site.
     pub dir: std::path::PathBuf,
-    /// The fake cert-manager, for the chart's webhook certificate when it is installed.
-    pub cert_manager: barbican_fakes::cert_manager::CertManager,
     /// Where the cluster is served on loopback and the kubeconfig for it, once asked for.
     served: tokio::sync::OnceCell<std::path::PathBuf>,
 }
@@ -104,7 +107,7 @@ impl Site {
     pub fn start(clock: &Clock, gateway_api: bool, token: &str) -> Result<Self, Error> {
         let cluster = simulated_cluster(clock, gateway_api)?;
         let fakes = cluster.client_with_token("fakes", token);
-        Ok(Self::with_fakes(cluster, fakes, clock, gateway_api))
+        Self::with_fakes(cluster, fakes, clock, gateway_api, true)
     }
 
     /// A site on the wall clock whose kubelet runs the images `runtimes` maps for real, with
@@ -124,12 +127,7 @@ impl Site {
             .await
             .map_err(text)?;
         let mariadb = Arc::new(tokio::sync::Mutex::new(server));
-        let keystone = FakeKeystone::start(clock.clone()).await.map_err(text)?;
-        // Its catalog and discovery name it as pods reach it, not by its loopback listener.
-        keystone.set_public_url("http://keystone.openstack.svc:5000");
-        cluster
-            .services()
-            .register("openstack", "keystone", 5000, keystone.addr());
+        let keystone = start_keystone(&cluster, &clock)?;
         let kubelet = barbican_sim::kubelet::Kubelet::start(
             &cluster,
             barbican_sim::kubelet::KubeletConfig::new(runtimes.to_vec(), dir.join("pods")),
@@ -148,25 +146,29 @@ impl Site {
             ),
             openbao: OpenBaoOperator::start(fakes.clone(), clock.clone(), cluster.services()),
             gateway: Some(GatewayApi::start(fakes.clone(), clock.clone())),
+            keystone,
             real: Some(RealBarbican {
                 kubelet,
                 mariadb,
-                keystone,
                 dir,
-                cert_manager: barbican_fakes::cert_manager::CertManager::start(
-                    fakes.clone(),
-                    clock.clone(),
-                ),
                 served: tokio::sync::OnceCell::new(),
             }),
+            cert_manager: Some(barbican_fakes::cert_manager::CertManager::start(
+                fakes.clone(),
+                clock.clone(),
+            )),
             cluster,
         })
     }
 
     /// A site on the real API server `client` talks to: the third-party CRDs and the
     /// operator's are created where missing, and the fakes run here, on the host, on the wall
-    /// clock.
-    pub(super) async fn on_api_server(client: Client, gateway_api: bool) -> Result<Self, Error> {
+    /// clock (cert-manager's only when `cert_manager`: not where the API server runs one).
+    pub(super) async fn on_api_server(
+        client: Client,
+        gateway_api: bool,
+        cert_manager: bool,
+    ) -> Result<Self, Error> {
         let clock = Clock::wall();
         let mut definitions = crds::served(gateway_api);
         for definition in crd::definitions() {
@@ -174,7 +176,7 @@ impl Site {
         }
         crate::backend::ensure_crds(&client, definitions).await?;
         let host = Cluster::with_clock(clock.clone());
-        Ok(Self::with_fakes(host, client, &clock, gateway_api))
+        Self::with_fakes(host, client, &clock, gateway_api, cert_manager)
     }
 
     pub(super) fn with_fakes(
@@ -182,8 +184,13 @@ impl Site {
         fakes: Client,
         clock: &Clock,
         gateway_api: bool,
-    ) -> Self {
-        Self {
+        cert_manager: bool,
+    ) -> Result<Self, Error> {
+        Ok(Self {
+            cert_manager: cert_manager.then(|| {
+                barbican_fakes::cert_manager::CertManager::start(fakes.clone(), clock.clone())
+            }),
+            keystone: start_keystone(&cluster, clock)?,
             external_secrets: ExternalSecrets::start(fakes.clone(), clock.clone()),
             barbican_api: Some(BarbicanApi::start(fakes.clone(), cluster.services())),
             mariadb: MariaDbOperator::start(fakes.clone(), clock.clone()),
@@ -191,8 +198,20 @@ impl Site {
             gateway: gateway_api.then(|| GatewayApi::start(fakes, clock.clone())),
             real: None,
             cluster,
-        }
+        })
     }
+}
+
+/// A fake Keystone on `clock`, registered on `cluster` as `keystone.openstack.svc:5000` (the
+/// examples' `keystoneEndpoint`); its version documents and catalog name it so, as pods and
+/// the operator reach it, not by its loopback listener.
+fn start_keystone(cluster: &Cluster, clock: &Clock) -> Result<FakeKeystone, Error> {
+    let keystone = FakeKeystone::start_now(clock.clone()).map_err(text)?;
+    keystone.set_public_url("http://keystone.openstack.svc:5000");
+    cluster
+        .services()
+        .register("openstack", "keystone", 5000, keystone.addr());
+    Ok(keystone)
 }
 
 /// A registered target cluster: a [`Site`] served over loopback HTTPS (a TLS front with a CA

@@ -415,6 +415,7 @@ async fn webhooks_not_installed(world: &mut BarbicanWorld) {
         .unwrap_or_else(|e| panic!("{e}"));
 }
 
+#[given(expr = "the Barbican {string} in {string} is patched with:")]
 #[when(expr = "the Barbican {string} in {string} is patched with:")]
 async fn patched(world: &mut BarbicanWorld, name: String, namespace: String, step: &Step) {
     let patch: serde_json::Value =

@@ -11,6 +11,7 @@ mod control_steps;
 mod edits;
 mod edits_compare;
 mod edits_generate;
+mod examples;
 mod install_steps;
 mod log_capture;
 mod report;

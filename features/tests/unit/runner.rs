@@ -78,6 +78,7 @@ fn tags_names_and_the_explained_failure_choose_the_scenarios() {
 fn junit_and_timings_report_each_scenario() {
     let outcomes = [
         Outcome {
+            file: PathBuf::new(),
             feature: "F".into(),
             scenario: "fast <one>".into(),
             took: Duration::from_millis(500),
@@ -85,6 +86,7 @@ fn junit_and_timings_report_each_scenario() {
             report: None,
         },
         Outcome {
+            file: PathBuf::new(),
             feature: "F".into(),
             scenario: "slow".into(),
             took: Duration::from_secs(3),
@@ -92,6 +94,11 @@ fn junit_and_timings_report_each_scenario() {
             report: None,
         },
     ];
+    assert_eq!(
+        failures(&outcomes),
+        "failed: slow (): step \"x\" failed\n",
+        "only the failed scenario, with its step"
+    );
     let xml = junit("f", &outcomes);
     assert!(
         xml.contains("tests=\"2\" failures=\"1\" time=\"3.500\""),
@@ -151,4 +158,39 @@ async fn the_explained_failure_explains_itself() {
     ] {
         assert!(report.contains(part), "{part:?} missing from:\n{report}");
     }
+}
+
+/// The chosen files' scenarios run in one run, the other files of their directory not at all,
+/// and each chosen file gets a JUnit document of its own scenarios.
+#[test]
+fn one_run_takes_the_chosen_files_and_reports_each_on_its_own() {
+    let dir = std::env::temp_dir().join(format!("runner-one-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, scenarios: &[&str]| {
+        let path = dir.join(format!("{name}.feature"));
+        let body: String = scenarios
+            .iter()
+            .map(|s| format!("\n  Scenario: {s}\n"))
+            .collect();
+        std::fs::write(&path, format!("Feature: {name}\n{body}")).unwrap();
+        path
+    };
+    let a = file("a", &["a one", "a two"]);
+    let b = file("b", &["b one"]);
+    let _c = file("c", &["c one"]);
+    let selection = Selection::default();
+
+    let (failed, outcomes) = run(&[&a, &b], &selection, 2);
+    assert!(!failed);
+    let mut ran: Vec<&str> = outcomes.iter().map(|o| o.scenario.as_str()).collect();
+    ran.sort();
+    assert_eq!(ran, ["a one", "a two", "b one"]);
+
+    let reports = junit_by_file(&[&a, &b], &outcomes);
+    let names: Vec<&str> = reports.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert!(reports[0].1.contains("tests=\"2\""), "{}", reports[0].1);
+    assert!(reports[1].1.contains("tests=\"1\""), "{}", reports[1].1);
+    assert!(reports[1].1.contains("name=\"b one\""), "{}", reports[1].1);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
