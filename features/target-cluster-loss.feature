@@ -169,7 +169,12 @@ Feature: A Barbican placed on a target cluster, and what happens when that clust
       | condition | status | reason   |
       | Ready     | True   | AllReady |
     When the target cluster "edge-1" is deregistered
-    And the Barbican "barbican" in "openstack" is deleted
+    # The operator sees the registration go before the deletion, or the deletion's cleanup
+    # reaches the still-running cluster through the engaged client and ends at once.
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                   |
+      | SecretsReady | False  | TargetClusterUnavailable |
+    When the Barbican "barbican" in "openstack" is deleted
     Then within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "waiting for target cluster"
     When 4 minutes pass
     Then the Barbican "barbican" in "openstack" has "/metadata/name" set to "barbican"
@@ -225,7 +230,12 @@ Feature: A Barbican placed on a target cluster, and what happens when that clust
       | condition | status | reason   |
       | Ready     | True   | AllReady |
     When the target cluster "edge-1" is deregistered
-    And the Barbican "barbican" in "openstack" is deleted
+    # The operator sees the registration go before the deletion, or the deletion's cleanup
+    # reaches the still-running cluster through the engaged client and ends at once.
+    Then within 1 minute the Barbican "barbican" in "openstack" reports:
+      | condition    | status | reason                   |
+      | SecretsReady | False  | TargetClusterUnavailable |
+    When the Barbican "barbican" in "openstack" is deleted
     And 4 minutes pass
     And the operator restarts
     And 3 minutes pass
