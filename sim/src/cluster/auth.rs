@@ -36,16 +36,15 @@ impl Cluster {
         self.token_account(headers)
     }
 
-    /// The service account whose token (minted by this cluster, unexpired) `headers` carry.
+    /// The service account whose token (minted by this cluster for the API, unexpired, its
+    /// account alive) `headers` carry.
     fn token_account(&self, headers: &HeaderMap) -> Option<crate::rbac::ServiceAccount> {
         let state = self.lock();
         let token = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))?;
-        let claims =
-            crate::tokens::verify(&state.signing_key, token, &[], self.clock.now().as_second())
-                .ok()?;
+        let claims = self.api_token(&state, token).ok()?;
         let account = &claims["kubernetes.io"];
         Some(crate::rbac::ServiceAccount {
             namespace: account["namespace"].as_str()?.to_string(),
@@ -265,24 +264,54 @@ impl Cluster {
         self.lock().rbac_checks.iter().cloned().collect()
     }
 
+    /// Whether a request is authenticated. A service-account token this cluster signed is
+    /// held to kube-apiserver's rules ([`Self::api_token`]) whatever else the cluster accepts:
+    /// one minted for another audience, expired, or of a deleted account is a 401, never an
+    /// anonymous administrator.
     pub(super) fn authenticated(&self, headers: &HeaderMap) -> bool {
         let state = self.lock();
         if state.rejecting_credentials {
             return false;
         }
+        let token = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let signed_here = token
+            .is_some_and(|t| crate::tokens::verify(&state.signing_key, t, &[], i64::MIN).is_ok());
+        if let Some(token) = token.filter(|_| signed_here) {
+            return self.api_token(&state, token).is_ok();
+        }
         let Some(accepted) = &state.accepted_tokens else {
             return true;
         };
-        let Some(token) = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-        else {
-            return false;
-        };
-        accepted.iter().any(|t| t == token)
-            || crate::tokens::verify(&state.signing_key, token, &[], self.clock.now().as_second())
-                .is_ok()
+        token.is_some_and(|token| accepted.iter().any(|t| t == token))
+    }
+
+    /// The claims of `token` when kube-apiserver would authenticate it: signed here, unexpired,
+    /// issued for the API's audience (a token minted for OpenBao or Vault is refused, as
+    /// kube-apiserver's `--api-audiences` refuses it), and its ServiceAccount still the one it
+    /// was minted for (deleted, or deleted and re-created under the name, refuses it).
+    fn api_token(&self, state: &super::State_, token: &str) -> Result<Value, String> {
+        let claims = crate::tokens::verify(
+            &state.signing_key,
+            token,
+            &[crate::tokens::ISSUER.to_string()],
+            self.clock.now().as_second(),
+        )?;
+        let account = &claims["kubernetes.io"];
+        let (namespace, name) = (
+            account["namespace"].as_str().unwrap_or_default(),
+            account["serviceaccount"]["name"]
+                .as_str()
+                .unwrap_or_default(),
+        );
+        match state.core_object("serviceaccounts", namespace, name) {
+            Ok(live) if live["metadata"]["uid"] == account["serviceaccount"]["uid"] => Ok(claims),
+            _ => Err(format!(
+                "the ServiceAccount {namespace}/{name} of the token is gone"
+            )),
+        }
     }
 
     /// `serviceaccounts/<name>/token`: a signed token for the audiences and lifetime asked for
@@ -295,12 +324,17 @@ impl Cluster {
     ) -> Result<Value, ApiError> {
         let state = self.lock();
         let account = state.core_object("serviceaccounts", namespace, name)?;
-        let audiences: Vec<String> = request["spec"]["audiences"]
+        let mut audiences: Vec<String> = request["spec"]["audiences"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(|a| a.as_str().map(String::from))
             .collect();
+        // kube-apiserver gives a token asked for no audience its own (`--api-audiences`,
+        // which defaults to the issuer).
+        if audiences.is_empty() {
+            audiences.push(crate::tokens::ISSUER.to_string());
+        }
         let lifetime = request["spec"]["expirationSeconds"]
             .as_i64()
             .unwrap_or(3600);

@@ -1487,3 +1487,67 @@ async fn a_brownfield_stores_url_can_be_edited_by_a_merge_patch() {
         .await;
     assert!(patched.is_ok(), "{patched:?}");
 }
+
+/// kube-apiserver authenticates a service-account token only for its own audience
+/// (`--api-audiences`, the issuer by default) and only while its ServiceAccount is the one it
+/// was minted for: a token a pod holds for OpenBao is no key to the API, and neither is one
+/// whose account was deleted (or deleted and re-created under the same name).
+#[tokio::test]
+async fn a_token_for_another_audience_or_a_deleted_account_is_refused_with_401() {
+    use k8s_openapi::api::{authentication::v1::TokenRequest, core::v1::ServiceAccount};
+    let cluster = Cluster::new();
+    let admin = cluster.client();
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "default");
+    let account: ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": "app"}})).unwrap();
+    accounts
+        .create(&PostParams::default(), &account)
+        .await
+        .unwrap();
+    let token = |audiences: Value| {
+        let accounts = accounts.clone();
+        async move {
+            let request: TokenRequest =
+                serde_json::from_value(json!({"spec": {"audiences": audiences}})).unwrap();
+            accounts
+                .create_token_request("app", &PostParams::default(), &request)
+                .await
+                .unwrap()
+                .status
+                .unwrap()
+                .token
+                .expect("a token")
+        }
+    };
+    let maps = |token: String| {
+        let client = cluster.client_with_token("app", &token);
+        async move {
+            Api::<ConfigMap>::namespaced(client, "default")
+                .list(&ListParams::default())
+                .await
+        }
+    };
+    let for_the_api = token(json!([])).await;
+    let for_vault = token(json!(["vault"])).await;
+    assert!(
+        maps(for_the_api.clone()).await.is_ok(),
+        "the API's audience"
+    );
+    assert_eq!(api_error(maps(for_vault).await).0, 401, "another audience");
+
+    accounts
+        .delete("app", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(api_error(maps(for_the_api.clone()).await).0, 401, "deleted");
+    accounts
+        .create(&PostParams::default(), &account)
+        .await
+        .unwrap();
+    assert_eq!(
+        api_error(maps(for_the_api).await).0,
+        401,
+        "a new account under the same name is not the one the token was minted for"
+    );
+    assert!(maps(token(json!([])).await).await.is_ok(), "its own token");
+}
