@@ -115,6 +115,11 @@ struct RunArgs {
     /// How many Barbicans (and, separately, stores) are reconciled at once; 0 is unbounded.
     #[arg(long, value_name = "N", default_value_t = barbican_operator::controller::manager::CONCURRENT_RECONCILES)]
     max_concurrent_reconciles: u16,
+    /// The most connections one Barbican's SQL user may hold on a managed MariaDB
+    /// (`maxUserConnections` of its User); 0 leaves the sizing from its topology alone. A
+    /// platform setting: the servers are shared between tenants.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    max_user_connections: u32,
 }
 
 /// The log filter when `RUST_LOG` is unset.
@@ -376,6 +381,8 @@ async fn operate(args: RunArgs) -> Result<(), String> {
     settings.instance = args.pod_name.clone();
     settings.watch_scope = args.watch_namespaces.clone();
     settings.concurrency = args.max_concurrent_reconciles;
+    settings.max_user_connections =
+        (args.max_user_connections > 0).then_some(i64::from(args.max_user_connections));
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let shutdown = {
         let stopped = stopped.clone();

@@ -80,6 +80,9 @@ pub struct Settings {
     pub watch_scope: WatchScope,
     /// How many passes of each controller run at once (0: unbounded).
     pub concurrency: u16,
+    /// The platform's ceiling on a Barbican's SQL user's `max_user_connections`
+    /// (`--max-user-connections`; `None`: the sizing alone).
+    pub max_user_connections: Option<i64>,
 }
 
 impl Settings {
@@ -97,6 +100,7 @@ impl Settings {
             clusters,
             watch_scope: WatchScope::All,
             concurrency: CONCURRENT_RECONCILES,
+            max_user_connections: None,
         }
     }
 }
@@ -130,6 +134,7 @@ pub async fn run_barbican_controller(
         events: Events::new(client.clone(), settings.clock.clone(), &settings.instance),
         operator_namespace: settings.operator_namespace.clone(),
         probe_timeout: settings.probe_timeout,
+        max_user_connections: settings.max_user_connections,
         stores: stores.clone(),
         barbicans: barbicans.clone(),
         cache: cache.clone(),

@@ -79,8 +79,15 @@ pub fn pods(spec: &BarbicanSpec) -> i32 {
     }
 }
 
-/// The spec of the mariadb-operator CR `kind` for the Barbican `name`.
-pub fn managed_spec(kind: &str, spec: &BarbicanSpec, name: &str) -> serde_json::Value {
+/// The spec of the mariadb-operator CR `kind` for the Barbican `name`; the User's
+/// `maxUserConnections` sized for the topology and held to `ceiling`, the platform's bound on
+/// one tenant's share of a MariaDB server others use too.
+pub fn managed_spec(
+    kind: &str,
+    spec: &BarbicanSpec,
+    name: &str,
+    ceiling: Option<i64>,
+) -> serde_json::Value {
     let cluster = spec
         .database
         .cluster_ref
@@ -96,7 +103,7 @@ pub fn managed_spec(kind: &str, spec: &BarbicanSpec, name: &str) -> serde_json::
         "maxUserConnections": uwsgi::max_user_connections(
             pods(spec),
             spec.api_server.as_ref().and_then(|a| a.uwsgi.as_ref()),
-        )}),
+        ).min(ceiling.unwrap_or(i64::MAX))}),
         _ => json!({"mariaDbRef": mariadb_ref, "privileges": ["ALL PRIVILEGES"],
             "database": spec.database.database, "table": "*", "username": name}),
     }
@@ -149,7 +156,8 @@ async fn provision(state: &mut State) -> Result<Option<Outcome>, StepError> {
         // labels on a target cluster: they are how teardown tells these objects are ours.
         object.metadata.labels = None;
         state.stamp(&mut object.metadata);
-        object.data = json!({"spec": managed_spec(kind, &spec, &name)});
+        let ceiling = state.env.max_user_connections;
+        object.data = json!({"spec": managed_spec(kind, &spec, &name, ceiling)});
         let live = state
             .children
             .ensure_dynamic(&resource, &object)
@@ -448,7 +456,7 @@ mod tests {
     #[test]
     fn the_user_is_sized_from_the_topology() {
         let mut spec = fixtures::barbican().spec;
-        let user = managed_spec("User", &spec, "kms");
+        let user = managed_spec("User", &spec, "kms", None);
         assert_eq!(user["maxUserConnections"], 10, "(3+1)·2·1+2");
         assert_eq!(
             user["passwordSecretKeyRef"],
@@ -461,16 +469,25 @@ mod tests {
             target_memory_utilization: None,
         });
         assert_eq!(
-            managed_spec("User", &spec, "kms")["maxUserConnections"],
+            managed_spec("User", &spec, "kms", None)["maxUserConnections"],
             22,
             "(9+1)·2·1+2"
         );
-        let grant = managed_spec("Grant", &spec, "kms");
+        // The platform's ceiling holds whatever the topology asks for.
+        assert_eq!(
+            managed_spec("User", &spec, "kms", Some(16))["maxUserConnections"],
+            16
+        );
+        assert_eq!(
+            managed_spec("User", &spec, "kms", Some(100))["maxUserConnections"],
+            22
+        );
+        let grant = managed_spec("Grant", &spec, "kms", None);
         assert_eq!(grant["privileges"], json!(["ALL PRIVILEGES"]));
         assert_eq!(grant["username"], "kms");
         assert_eq!(grant["table"], "*");
         assert!(grant.get("host").is_none());
-        let database = managed_spec("Database", &spec, "kms");
+        let database = managed_spec("Database", &spec, "kms", None);
         assert_eq!(database["characterSet"], "utf8");
         assert_eq!(database["collate"], "utf8_general_ci");
     }

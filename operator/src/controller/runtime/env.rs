@@ -34,6 +34,8 @@ pub struct Env {
     pub events: Events,
     /// How long a health probe may take.
     pub probe_timeout: Duration,
+    /// The platform's ceiling on the SQL user's `max_user_connections`, if any.
+    pub max_user_connections: Option<i64>,
     /// The registered target clusters.
     pub clusters: crate::clusters::Registry,
     /// The watch cache of BarbicanSecretStores: the SecretStores step finds a Barbican's stores

@@ -229,6 +229,7 @@ fn the_default_deployment_is_hardened_and_runs_the_operator() {
         "--log-format=text",
         "--clusters-namespace=c5c3-clusters",
         "--max-concurrent-reconciles=16",
+        "--max-user-connections=1000",
         "--webhook-bind-address=0.0.0.0:9443",
     ] {
         assert!(args.contains(&expected), "{expected} in {args:?}");
