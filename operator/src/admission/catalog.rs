@@ -7,8 +7,8 @@ use super::verdict::Verdict;
 pub use crate::api::catalog::{
     Catalog, OptionFacts, SECRET_STORE_SECTION_PREFIX, Section, for_release, releases,
 };
+use crate::api::config_grammar::{option_name_problem as key_problem, section_name_problem};
 use crate::api::config_ownership;
-use crate::render::ini::{key_problem, section_name_problem};
 
 /// Checks every extraConfig option name against the release's catalog: unknown sections and
 /// options are violations naming the release; deprecated names are admitted with a warning

@@ -5,6 +5,7 @@ use super::{
     lookups::Lookups,
     verdict::{Operation, Verdict},
 };
+use crate::api::config_grammar::value_problem;
 use crate::api::{
     BarbicanSecretStore, SecretStoreType,
     config_ownership::is_denied_option,
@@ -14,7 +15,6 @@ use crate::api::{
         TYPE_UNION_MESSAGE, check_path, url_has_userinfo,
     },
 };
-use crate::render::ini::value_problem;
 
 /// Section names of barbican.conf a store name may not take: its `[secretstore:<name>]` suffix
 /// resolves against the one flat section namespace of the file. Compared case-insensitively.

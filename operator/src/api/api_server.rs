@@ -19,6 +19,15 @@ pub const DEFAULT_UWSGI_PROCESSES: i32 = 2;
 /// Threads per worker when `threads` is unset.
 pub const DEFAULT_UWSGI_THREADS: i32 = 1;
 
+/// Most uwsgi worker processes per pod: each holds a database connection per thread on a
+/// MariaDB server other tenants share, so a tenant cannot size it without bound.
+pub const MAX_UWSGI_PROCESSES: i32 = 64;
+/// Most threads per uwsgi worker, for the same reason.
+pub const MAX_UWSGI_THREADS: i32 = 64;
+/// The longest timeout in seconds a tenant may set (an hour): uwsgi's harakiri and keep-alive
+/// timeout, the pods' grace period and preStop sleep.
+pub const MAX_SECONDS: i32 = 3600;
+
 /// Tuning of the API server process.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -37,13 +46,13 @@ pub struct ApiServerSpec {
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = (UWSGI_KEEPALIVE_TIMEOUT_RULE, UWSGI_KEEPALIVE_TIMEOUT_MESSAGE))]
 pub struct UwsgiSpec {
-    /// Worker processes (`--processes`); 2 when unset.
+    /// Worker processes (`--processes`); 2 when unset, at most 64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_UWSGI_PROCESSES))]
     pub processes: Option<i32>,
-    /// Threads per worker (`--threads`); 1 when unset.
+    /// Threads per worker (`--threads`); 1 when unset, at most 64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_UWSGI_THREADS))]
     pub threads: Option<i32>,
     /// `--http-keepalive`; unset means true, an explicit false drops the flag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,11 +61,11 @@ pub struct UwsgiSpec {
     /// below terminationGracePeriodSeconds − preStopSleepSeconds so a killed request still fits
     /// the drain window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_SECONDS))]
     pub harakiri: Option<i32>,
     /// Idle timeout of keep-alive connections in seconds (`--http-keepalive-timeout`); no flag
     /// when unset. Zero is refused: it would mean unbounded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_SECONDS))]
     pub http_keep_alive_timeout: Option<i32>,
 }

@@ -3,6 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The highest target utilization, percent of the request (a limit may allow ten times it).
+pub const MAX_UTILIZATION: i32 = 1000;
+
 /// Bounds and utilization targets of the HorizontalPodAutoscaler.
 ///
 /// At least one target is required. `maxReplicas` also sizes the database user's
@@ -12,10 +15,10 @@ use serde::{Deserialize, Serialize};
 pub struct AutoscalingSpec {
     /// Lower bound; `spec.deployment.replicas` when unset. May not exceed `maxReplicas`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = super::deployment::MAX_REPLICAS))]
     pub min_replicas: Option<i32>,
     /// Upper bound.
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = super::deployment::MAX_REPLICAS))]
     pub max_replicas: i32,
     /// Target average CPU utilization, percent of the request.
     #[serde(
@@ -23,10 +26,10 @@ pub struct AutoscalingSpec {
         rename = "targetCPUUtilization",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_UTILIZATION))]
     pub target_cpu_utilization: Option<i32>,
     /// Target average memory utilization, percent of the request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_UTILIZATION))]
     pub target_memory_utilization: Option<i32>,
 }

@@ -15,6 +15,7 @@ use super::{
     api_server::*,
     audit::{AUDIT_TRANSPORT_MESSAGE, AUDIT_TRANSPORT_RULE},
     barbican::*,
+    config_grammar::{self, OPTION_NAMES_RULE, OPTION_VALUES_RULE, SECTION_NAMES_RULE},
     database::*,
     fixtures::{managed_store, minimal_barbican, with_spec},
     image::*,
@@ -533,15 +534,20 @@ fn the_crds_carry_the_rules_the_spec_calls_schema_level() {
         AUDIT_TRANSPORT_RULE,
         TLS_SOURCE_RULE,
         TLS_DNS_NAMES_RULE,
+        OPTION_NAMES_RULE,
+        OPTION_VALUES_RULE,
+        SECTION_NAMES_RULE,
     ] {
         assert!(
             rules.iter().any(|r| r == expected),
             "missing rule {expected}"
         );
     }
+    // The option-name and value rules sit on every INI section's schema: the plugins' config
+    // and each extraConfig section; the value rule on the store's extraOptions too.
     assert_eq!(
         rules.len(),
-        18,
+        24,
         "a rule was added without a test: {rules:?}"
     );
 }
@@ -565,4 +571,71 @@ fn the_cost_check_catches_an_unbounded_nested_comprehension() {
         !warnings.iter().any(|w| w.kind == WarningKind::CostExceeded),
         "{warnings:?}"
     );
+}
+
+/// Names and values built around the code points that matter (every one below U+0250, and
+/// every Unicode whitespace, separator and a few astral and look-alike ones), leading,
+/// trailing, inside, and alone. The differential check against oslo.config itself
+/// (tests/tests/it/oslo_grammar.rs) takes every code point.
+fn grammar_probes() -> Vec<String> {
+    let mut probes = Vec::new();
+    let interesting = (0u32..0x250)
+        .chain([
+            0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0x212a, 0xfeff,
+        ])
+        .chain(0x2000..=0x200a)
+        .chain([0x1_0000, 0x10_ffff])
+        .filter_map(char::from_u32);
+    for c in interesting {
+        probes.push(format!("log_config_append{c}"));
+        probes.push(format!("{c}log_config_append"));
+        probes.push(format!("a{c}b"));
+        probes.push(c.to_string());
+    }
+    probes.extend(
+        [
+            "\u{1c}\u{1d}x\u{1e}\u{1f}",
+            "secretstore:a-b.c",
+            "secretstore:A",
+            "secretstore:",
+        ]
+        .map(String::from),
+    );
+    probes
+}
+
+#[test]
+fn the_schemas_grammar_rules_admit_exactly_what_the_webhook_and_renderer_admit() {
+    // spec.extraConfig's own schema, every probe as an option name, a value and a section
+    // name: the rule's verdict must equal the Rust grammar's.
+    let schema = barbican_schema()["properties"]["spec"]["properties"]["extraConfig"].clone();
+    for probe in grammar_probes() {
+        let checks = [
+            (
+                json!({"DEFAULT": {probe.clone(): "v"}}),
+                config_grammar::option_name_problem(&probe),
+                config_grammar::OPTION_NAMES_MESSAGE,
+            ),
+            (
+                json!({"DEFAULT": {"debug": probe.clone()}}),
+                config_grammar::value_problem(&probe).filter(|p| p.contains("control")),
+                config_grammar::OPTION_VALUES_MESSAGE,
+            ),
+            (
+                json!({probe.clone(): {"debug": "v"}}),
+                config_grammar::section_name_problem(&probe),
+                config_grammar::SECTION_NAMES_MESSAGE,
+            ),
+        ];
+        for (object, rust, message) in checks {
+            let refused = cel_failures(&schema, &object, None)
+                .iter()
+                .any(|(_, m)| m == message);
+            assert_eq!(
+                refused,
+                rust.is_some(),
+                "{probe:?}: the schema refuses it: {refused}, the webhook: {rust:?}"
+            );
+        }
+    }
 }

@@ -184,9 +184,10 @@ fn refusal(owned: &OwnedKey) -> Option<String> {
     })
 }
 
-/// An option that makes barbican load code from, or write to, a path the value names: no
-/// tenant chooses such a path in a pod the operator runs.
-pub struct HostPathOption {
+/// An option no tenant sets, whatever its value: one that makes barbican load code from, or
+/// write to, a path the value names ([`HOST_PATH_OPTIONS`]), or one that selects code by name
+/// ([`CODE_BY_NAME_OPTIONS`]).
+pub struct RefusedOption {
     /// INI section.
     pub section: &'static str,
     /// Option name.
@@ -198,52 +199,79 @@ pub struct HostPathOption {
 /// The options no catalog can mark (oslo.config has no type for "a path that runs code or
 /// receives writes"): logging's file options and the PKCS#11 library. Held to by admission
 /// and the renderer alike.
-pub const HOST_PATH_OPTIONS: &[HostPathOption] = &[
-    HostPathOption {
+pub const HOST_PATH_OPTIONS: &[RefusedOption] = &[
+    RefusedOption {
         section: "DEFAULT",
         key: "log_config_append",
         why: "oslo.log hands the file to logging.config.fileConfig, which evaluates its handler classes and arguments as Python",
     },
-    HostPathOption {
+    RefusedOption {
         section: "DEFAULT",
         key: "log_dir",
         why: "barbican writes its log files into the directory",
     },
-    HostPathOption {
+    RefusedOption {
         section: "DEFAULT",
         key: "log_file",
         why: "barbican writes its log to the file",
     },
-    HostPathOption {
+    RefusedOption {
         section: "DEFAULT",
         key: "watch_log_file",
         why: "it reopens the log file named by log_file when the file moves",
     },
-    HostPathOption {
+    RefusedOption {
         section: "oslo_reports",
         key: "log_dir",
         why: "oslo.reports writes its reports into the directory",
     },
-    HostPathOption {
+    RefusedOption {
         section: "oslo_reports",
         key: "file_event_handler",
         why: "oslo.reports watches the file and writes a report when it changes",
     },
-    HostPathOption {
+    RefusedOption {
         section: "p11_crypto_plugin",
         key: "library_path",
         why: "barbican loads the file as a shared library into every API process",
     },
-    HostPathOption {
+    RefusedOption {
         section: "oslo_policy",
         key: "policy_dirs",
         why: "oslo.policy reads rules from every file in the directories, past spec.policyOverrides",
     },
 ];
 
+/// The options that choose which code barbican runs by a name or open a door into the
+/// process: the entry-point groups barbican loads its plugins from, and oslo.service's
+/// eventlet backdoor (a Python shell). No catalog marks them; they are refused like the paths.
+pub const CODE_BY_NAME_OPTIONS: &[RefusedOption] = &[
+    RefusedOption {
+        section: "secretstore",
+        key: "namespace",
+        why: "barbican loads its secret-store plugins from the Python entry-point group the value names, so it would choose the code barbican imports",
+    },
+    RefusedOption {
+        section: "crypto",
+        key: "namespace",
+        why: "barbican loads its crypto plugins from the Python entry-point group the value names, so it would choose the code barbican imports",
+    },
+    RefusedOption {
+        section: "DEFAULT",
+        key: "backdoor_port",
+        why: "oslo.service opens an eventlet backdoor, an unauthenticated Python shell inside the API process, on the port",
+    },
+    RefusedOption {
+        section: "DEFAULT",
+        key: "backdoor_socket",
+        why: "oslo.service opens an eventlet backdoor, an unauthenticated Python shell inside the API process, on the socket",
+    },
+];
+
 /// Why a tenant may not set `[section] key` in `spec.extraConfig` or `spec.plugins` for
 /// `release`: a credential the registry keeps out of the file, an option that loads code from
-/// or writes to a path ([`HOST_PATH_OPTIONS`]), or an option barbican's own definitions mark
+/// or writes to a path ([`HOST_PATH_OPTIONS`]) or selects code by name
+/// ([`CODE_BY_NAME_OPTIONS`]), or an option barbican's own definitions mark
 /// `secret` (any catalog's, for a release without one). `None`: it may be set (an owned key
 /// the registry honours is the renderer's to report). Section and key are compared as
 /// oslo.config reads them. Admission refuses what this names, and the renderer never renders
@@ -260,6 +288,15 @@ pub fn untrusted(release: &str, section: &str, key: &str) -> Option<String> {
         return Some(format!(
             "[{section}] {key} names a path in the pod and cannot be set: {}",
             path.why
+        ));
+    }
+    if let Some(code) = CODE_BY_NAME_OPTIONS
+        .iter()
+        .find(|p| p.section == section && p.key == key)
+    {
+        return Some(format!(
+            "[{section}] {key} selects the code barbican runs and cannot be set: {}",
+            code.why
         ));
     }
     let secret = super::catalog::speaking_for(release).iter().any(|catalog| {
@@ -435,6 +472,30 @@ mod tests {
             ("oslo_messaging_notifications", "driver"),
         ] {
             assert_eq!(untrusted("2026.1", section, key), None, "[{section}] {key}");
+        }
+    }
+
+    #[test]
+    fn options_that_select_code_by_name_are_refused_in_every_spelling_and_release() {
+        for release in ["2025.1", "2026.2", "2030.1"] {
+            for (section, key) in [
+                ("secretstore", "namespace"),
+                ("SECRETSTORE", "namespace"),
+                ("crypto", "namespace"),
+                ("DEFAULT", "backdoor_port"),
+                ("default", "backdoor-socket"),
+            ] {
+                let why = untrusted(release, section, key).unwrap_or_default();
+                assert!(
+                    why.contains("selects the code"),
+                    "{release} [{section}] {key}: {why:?}"
+                );
+            }
+            // The plugins a namespace offers are still the tenant's to choose.
+            assert_eq!(
+                untrusted(release, "secretstore", "enabled_secretstore_plugins"),
+                None
+            );
         }
     }
 

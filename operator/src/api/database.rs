@@ -105,7 +105,7 @@ pub struct DatabaseSpec {
     /// Managed MariaDB replica count. Part of the shared database shape that the c5c3 operator's
     /// managed-mode projection reads; the Barbican operator ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = super::deployment::MAX_REPLICAS))]
     pub replicas: Option<i32>,
     /// Managed MariaDB volume size per replica (`100Gi`). Like `replicas`, read by the c5c3
     /// operator only and ignored here.

@@ -17,6 +17,9 @@ pub const DEFAULT_SOFT_DELETE_EXPIRED_SECRETS: bool = true;
 /// Whether the unassociated-projects pass runs when unset.
 pub const DEFAULT_CLEAN_UNASSOCIATED_PROJECTS: bool = false;
 
+/// The longest retention (a hundred years): past it the number says nothing more.
+pub const MAX_RETENTION_DAYS: i32 = 36500;
+
 /// Knobs of the db-clean CronJob. A missing block resolves like an empty one.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -25,7 +28,7 @@ pub struct DbCleanSpec {
     /// unset, at least 1 so the sweep never races rows an in-flight request just wrote.
     /// Lowering it applies retroactively at the next firing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_RETENTION_DAYS))]
     pub retention_days: Option<i32>,
     /// Cron expression (Kubernetes CronJob grammar, descriptors such as `@daily` included);
     /// `1 0 * * *` when unset. Checked by the validating webhook, not by a pattern.

@@ -22,6 +22,10 @@ pub const DEFAULT_CPU_REQUEST: &str = "100m";
 /// CPU limit written by the defaulting webhook.
 pub const DEFAULT_CPU_LIMIT: &str = "500m";
 
+/// Most API pods a Barbican runs (its replicas, its HPA's bounds, the shared database and
+/// cache shapes): each pod's workers hold connections on servers other tenants share.
+pub const MAX_REPLICAS: i32 = 100;
+
 /// Pod-level settings of the Barbican API Deployment.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -29,7 +33,7 @@ pub struct DeploymentSpec {
     /// Desired API pod count; the defaulting webhook writes 3. Left to the HPA when
     /// `spec.autoscaling` is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_REPLICAS))]
     pub replicas: Option<i32>,
     /// CPU and memory of the API container; the defaulting webhook writes 100m/500m CPU and
     /// 256Mi/512Mi memory (request/limit). Requests may not exceed limits.
@@ -37,12 +41,12 @@ pub struct DeploymentSpec {
     pub resources: Option<ResourceRequirements>,
     /// Seconds between SIGTERM and SIGKILL; 30 when unset. Must exceed `preStopSleepSeconds`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = super::api_server::MAX_SECONDS))]
     pub termination_grace_period_seconds: Option<i64>,
     /// Seconds the preStop hook sleeps so endpoints drain before SIGTERM; 5 when unset, 0
     /// disables it. Must be strictly less than the grace period.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::api_server::MAX_SECONDS))]
     pub pre_stop_sleep_seconds: Option<i64>,
     /// Rollout strategy; RollingUpdate with maxUnavailable 0 and maxSurge 1 when unset.
     /// `Recreate` may not carry a `rollingUpdate` block.

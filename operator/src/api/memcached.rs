@@ -35,6 +35,6 @@ pub struct CacheSpec {
     /// Memcached replica count. Part of the shared cache shape the c5c3 operator reads in
     /// managed mode; the Barbican operator ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = super::deployment::MAX_REPLICAS))]
     pub replicas: Option<i32>,
 }

@@ -11,6 +11,7 @@ pub mod autoscaling;
 pub mod barbican;
 pub mod catalog;
 pub mod conditions;
+pub mod config_grammar;
 pub mod config_ownership;
 pub mod database;
 pub mod db_backup;

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use super::config_grammar;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -71,11 +72,17 @@ pub const MAX_OPTION_VALUE_LENGTH: u32 = 4096;
 
 /// The options of one INI section: bounded, so one CR cannot grow the config Secret every API
 /// pod mounts (and the operator's memory) without limit.
+/// Its names and values follow [`config_grammar`], in the schema too, so an install without
+/// the webhooks never stores a name oslo.config would read as another.
 fn section_schema() -> serde_json::Value {
     serde_json::json!({
         "type": "object",
         "maxProperties": MAX_SECTION_OPTIONS,
         "additionalProperties": {"type": "string", "maxLength": MAX_OPTION_VALUE_LENGTH},
+        "x-kubernetes-validations": [
+            {"rule": config_grammar::OPTION_NAMES_RULE, "message": config_grammar::OPTION_NAMES_MESSAGE},
+            {"rule": config_grammar::OPTION_VALUES_RULE, "message": config_grammar::OPTION_VALUES_MESSAGE},
+        ],
     })
 }
 
@@ -90,6 +97,9 @@ pub fn extra_config_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schem
         "type": "object",
         "maxProperties": MAX_EXTRA_CONFIG_SECTIONS,
         "additionalProperties": section_schema(),
+        "x-kubernetes-validations": [
+            {"rule": config_grammar::SECTION_NAMES_RULE, "message": config_grammar::SECTION_NAMES_MESSAGE},
+        ],
     }))
     .unwrap_or_default()
 }

@@ -176,6 +176,7 @@ pub struct BarbicanSecretStoreSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = EXTRA_OPTIONS_MAX_PROPERTIES))]
     #[x_kube(validation = (EXTRA_OPTIONS_BOUNDS_RULE, EXTRA_OPTIONS_BOUNDS_MESSAGE))]
+    #[x_kube(validation = (super::config_grammar::OPTION_VALUES_RULE, super::config_grammar::OPTION_VALUES_MESSAGE))]
     pub extra_options: Option<BTreeMap<String, String>>,
 }
 

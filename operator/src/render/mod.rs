@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 pub use barbican_conf::{ProjectedStore, endpoint};
 
-use crate::api::BarbicanSpec;
+use crate::api::{BarbicanSpec, config_grammar};
 
 /// A value that cannot be rendered, named by where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,29 +31,26 @@ pub struct RenderError {
     pub problem: String,
 }
 
+/// The checks of every name and value rendered from a tenant's input: the grammar of
+/// [`config_grammar`], which is stricter than the INI structure ([`ini`]) and what the webhook
+/// and the CRD schema hold the same fields to.
 pub(crate) fn check_section(field: &str, name: &str) -> Result<(), RenderError> {
-    ini::section_name_problem(name).map_or(Ok(()), |p| {
-        Err(RenderError {
-            field: field.into(),
-            problem: p.into(),
-        })
-    })
+    problem(field, config_grammar::section_name_problem(name))
 }
 
 pub(crate) fn check_key(field: &str, key: &str) -> Result<(), RenderError> {
-    ini::key_problem(key).map_or(Ok(()), |p| {
-        Err(RenderError {
-            field: field.into(),
-            problem: p.into(),
-        })
-    })
+    problem(field, config_grammar::option_name_problem(key))
 }
 
 pub(crate) fn check_value(field: &str, value: &str) -> Result<(), RenderError> {
-    ini::value_problem(value).map_or(Ok(()), |p| {
+    problem(field, config_grammar::value_problem(value))
+}
+
+fn problem(field: &str, problem: Option<String>) -> Result<(), RenderError> {
+    problem.map_or(Ok(()), |problem| {
         Err(RenderError {
             field: field.into(),
-            problem: p.into(),
+            problem,
         })
     })
 }
@@ -352,9 +349,22 @@ mod tests {
                 "mark it secret",
             ),
             (
+                // A name oslo.config reads as another (it lowercases the Kelvin sign to 'k')
+                // is outside the grammar before any registry is asked.
                 json!({"extraConfig": {"\u{212a}EYSTONE_AUTHTOKEN": {"memcache_secret_key": "planted"}}}),
-                "spec.extraConfig[\u{212a}EYSTONE_AUTHTOKEN][memcache_secret_key]",
-                "mark it secret",
+                "spec.extraConfig[\u{212a}EYSTONE_AUTHTOKEN]",
+                "section names must be",
+            ),
+            (
+                // Python's strip() drops U+001F, Rust's trim() keeps it.
+                json!({"extraConfig": {"DEFAULT": {"log_config_append\u{1f}": "/etc/barbican/barbican.conf"}}}),
+                "spec.extraConfig[DEFAULT][log_config_append\u{1f}]",
+                "option names must be",
+            ),
+            (
+                json!({"plugins": [{"name": "p", "configSection": "p11_crypto_plugin", "config": {"\u{1c}library_path": "/tmp/planted.so"}}]}),
+                "spec.plugins[0].config[\u{1c}library_path]",
+                "option names must be",
             ),
             (
                 json!({"keystonePublicEndpoint": "https://u:planted-pw@keystone.example.com/v3"}),

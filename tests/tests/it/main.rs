@@ -15,6 +15,7 @@ mod examples;
 mod gateway_probe;
 mod leader_election;
 mod openbao_client;
+mod oslo_grammar;
 mod port_forward;
 mod properties;
 mod schema_constraints;

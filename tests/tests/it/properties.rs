@@ -5,7 +5,8 @@
 //! properties on arbitrary bytes.
 
 use barbican_operator::properties::{
-    admitted, admitted_barbicans_render_faithfully, create_review, every_body_is_answered,
+    admitted, admitted_barbicans_render_faithfully, admitted_options_read_back, create_review,
+    every_body_is_answered,
 };
 use barbican_tests::workspace_root;
 use proptest::prelude::*;
@@ -58,8 +59,36 @@ fn full_example() -> Value {
     object
 }
 
+/// Text of the characters Rust's and Python's trimming and oslo.config's parser treat
+/// specially: every control character, Unicode's whitespace and separators, quotes, the
+/// separators of the INI syntax, and a few identifier characters to hold them together.
+fn ini_text() -> impl Strategy<Value = String> {
+    proptest::string::string_regex(
+        "[a-z_\\-'\"=:#;\\[\\] \\x00-\\x1f\\x7f-\\xa0\u{1680}\u{2000}-\u{200a}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}é]{0,8}",
+    )
+    .unwrap()
+}
+
+/// A name that starts as an identifier would, so the grammar admits some of them.
+fn ini_name() -> impl Strategy<Value = String> {
+    (
+        proptest::string::string_regex("[A-Za-z_]{0,3}").unwrap(),
+        ini_text(),
+    )
+        .prop_map(|(head, tail)| head + &tail)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn admitted_config_names_and_values_read_back_as_written(
+        section in ini_name(),
+        key in ini_name(),
+        value in ini_text(),
+    ) {
+        prop_assert_eq!(admitted_options_read_back(&section, &key, &value), Ok(()));
+    }
 
     #[test]
     fn any_bytes_are_answered(body in prop::collection::vec(any::<u8>(), 0..512)) {

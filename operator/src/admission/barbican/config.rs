@@ -9,13 +9,15 @@ use crate::{
         catalog,
         verdict::{Operation, Verdict},
     },
+    api::config_grammar::{
+        option_name_problem as key_problem, section_name_problem, value_problem,
+    },
     api::{
         Barbican, config_ownership,
         paste::{
             MAX_EXTRA_CONFIG_SECTIONS, MAX_OPTION_VALUE_LENGTH, MAX_PLUGINS, MAX_SECTION_OPTIONS,
         },
     },
-    render::ini::{key_problem, section_name_problem, value_problem},
 };
 
 /// Plugin sections are written verbatim: section names, option names and values must survive
