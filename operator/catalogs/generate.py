@@ -6,7 +6,8 @@ the namespace list from barbican's own oslo-config-generator configuration (ship
 sdist as etc/oslo-config-generator/barbican.conf), and asks oslo.config for every option of
 those namespaces. The operator renders [keystone_authtoken] auth_type = password, so the options
 of keystoneauth's password plugin are added to that section as well. Each option records
-whether oslo.config marks it `secret` (a credential the operator keeps out of the file).
+whether oslo.config marks it `secret` (a credential the operator keeps out of the file) and its
+value type (URI, HostAddress, Port, String, ...).
 
 Output, per release: <out>/<release>.json (sections -> options, with deprecated names mapped to
 their replacement) and <out>/<release>.constraints.txt (the exact packages it was generated
@@ -57,6 +58,10 @@ def add(group, opt):
         # oslo.config's own mark for a credential (it masks these in its logs): the operator
         # refuses every such option in extraConfig and plugins.
         "secret": bool(getattr(opt, "secret", False)),
+        # The option's value type as oslo.config (or keystoneauth) declares it: URI, HostAddress,
+        # Port, Boolean, String, ... The operator refuses the options that decide where a
+        # credential it delivers goes from it (config_ownership::destination).
+        "valueType": getattr(opt.type, "__name__", None) or type(opt.type).__name__,
     }
     for old in getattr(opt, "deprecated_opts", None) or []:
         old_group = group_name(old.group) if old.group else group_name(group)

@@ -65,6 +65,7 @@ pub const BARBICAN_RULES: &[&str] = &[
     "config-grammar",
     "config-code-by-name",
     "number-ceilings",
+    "config-credential-destination",
     "config-secret-options",
 ];
 

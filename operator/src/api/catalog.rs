@@ -36,6 +36,9 @@ pub struct OptionFacts {
     pub deprecated_for_removal: bool,
     /// Marked `secret=True`: a credential (oslo.config masks it in its own logs).
     pub secret: bool,
+    /// The value type oslo.config (or keystoneauth) declares: `URI`, `OptionalURI`, `Port`,
+    /// `HostAddress`, `String`, `Boolean`, `str`, ...
+    pub value_type: String,
 }
 
 const EMBEDDED: &[(&str, &str)] = &[

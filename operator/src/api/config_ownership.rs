@@ -268,6 +268,79 @@ pub const CODE_BY_NAME_OPTIONS: &[RefusedOption] = &[
     },
 ];
 
+/// The sections whose credential the operator delivers to the pods itself: the service
+/// user's password (`OS_KEYSTONE_AUTHTOKEN__PASSWORD`) and the default store's AppRole secret
+/// ID (`OS_VAULT_PLUGIN__APPROLE_SECRET_ID`).
+pub const CREDENTIAL_SECTIONS: &[&str] = &["keystone_authtoken", "vault_plugin"];
+
+/// The value types barbican's definitions give an address: where a value of one sends what
+/// the section sends.
+const ADDRESS_TYPES: &[&str] = &[
+    "URI",
+    "OptionalURI",
+    "HostAddress",
+    "HostDomain",
+    "Hostname",
+    "IPAddress",
+    "Port",
+];
+
+/// Whether `[section] key` (with its catalog facts, when a catalog knows it) decides where a
+/// credential the operator delivers in `section` goes, or whether its peer is trusted: an
+/// option of an address type, one named as an address (`*_url`, `*_uri`, `host`, `*_port`;
+/// keystoneauth and keystonemiddleware declare their URLs as plain strings), one of the
+/// transport's trust (`insecure`, CA, certificate and key files, `ssl`/`tls` switches), or
+/// one that tells keystoneauth where to take its authentication from (`auth_section`,
+/// `auth_type`).
+pub fn decides_destination(
+    section: &str,
+    key: &str,
+    facts: Option<&super::catalog::OptionFacts>,
+) -> bool {
+    if !CREDENTIAL_SECTIONS.contains(&section) {
+        return false;
+    }
+    let typed = facts.is_some_and(|f| ADDRESS_TYPES.contains(&f.value_type.as_str()));
+    let words: Vec<&str> = key.split('_').collect();
+    let last = words.last().copied().unwrap_or_default();
+    let named_address = matches!(last, "url" | "uri" | "host" | "hosts" | "port" | "endpoint");
+    let trust = key == "insecure"
+        || words.iter().any(|w| {
+            matches!(
+                *w,
+                "cafile" | "certfile" | "keyfile" | "ssl" | "tls" | "crt" | "cert" | "certs"
+            )
+        });
+    let auth_source = matches!(key, "auth_section" | "auth_type" | "auth_plugin");
+    typed || named_address || trust || auth_source
+}
+
+/// Why a tenant's `value` of `[section] key` cannot be set although the option can: a
+/// URL-valued option (by the catalog's value type or its name) whose value carries
+/// `user:password@`, a credential in the clear in the config every pod mounts, which the
+/// typed URL fields refuse too. `None` for an option [`untrusted`] refuses already (one
+/// refusal per option).
+pub fn value_problem(release: &str, section: &str, key: &str, value: &str) -> Option<String> {
+    if untrusted(release, section, key).is_some() {
+        return None;
+    }
+    let (section, key) = (oslo_section(section), oslo_key(key));
+    let typed = super::catalog::speaking_for(release).iter().any(|catalog| {
+        catalog
+            .sections
+            .get(&section)
+            .and_then(|s| s.options.get(&key))
+            .is_some_and(|o| matches!(o.value_type.as_str(), "URI" | "OptionalURI"))
+    });
+    let url_valued = typed || key.ends_with("_url") || key.ends_with("_uri");
+    (url_valued && super::secret_store::url_has_userinfo(value)).then(|| {
+        format!(
+            "[{section}] {key}: {}",
+            super::secret_store::USERINFO_REFUSED
+        )
+    })
+}
+
 /// Why a tenant may not set `[section] key` in `spec.extraConfig` or `spec.plugins` for
 /// `release`: a credential the registry keeps out of the file, an option that loads code from
 /// or writes to a path ([`HOST_PATH_OPTIONS`]) or selects code by name
@@ -299,7 +372,16 @@ pub fn untrusted(release: &str, section: &str, key: &str) -> Option<String> {
             code.why
         ));
     }
-    let secret = super::catalog::speaking_for(release).iter().any(|catalog| {
+    let catalogs = super::catalog::speaking_for(release);
+    let facts = catalogs
+        .iter()
+        .find_map(|c| c.sections.get(&section).and_then(|s| s.options.get(&key)));
+    if owned(&section, &key).is_none() && decides_destination(&section, &key, facts) {
+        return Some(format!(
+            "[{section}] {key} decides where the credential the operator delivers for [{section}] is sent, or whether its peer is trusted, and cannot be set: the operator chooses the destination from the typed spec"
+        ));
+    }
+    let secret = catalogs.iter().any(|catalog| {
         catalog
             .sections
             .get(&section)
@@ -497,6 +579,78 @@ mod tests {
                 None
             );
         }
+    }
+
+    #[test]
+    fn where_a_delivered_credential_goes_is_never_the_tenants_to_choose() {
+        for release in ["2025.1", "2026.2", "2030.1"] {
+            for (section, key) in [
+                ("keystone_authtoken", "insecure"),
+                ("keystone_authtoken", "cafile"),
+                ("keystone_authtoken", "certfile"),
+                ("keystone_authtoken", "keyfile"),
+                ("keystone_authtoken", "auth_section"),
+                ("keystone_authtoken", "memcache_tls_cafile"),
+                ("Keystone_AuthToken", "memcache_tls_enabled"),
+                ("vault_plugin", "kv_url"),
+            ] {
+                let why = untrusted(release, section, key).unwrap_or_default();
+                assert!(
+                    why.contains("decides where"),
+                    "{release} [{section}] {key}: {why:?}"
+                );
+            }
+            // Honoured and reported, as the spec has the owned keys (and not refused).
+            for (section, key) in [
+                ("keystone_authtoken", "auth_url"),
+                ("keystone_authtoken", "www_authenticate_uri"),
+                ("vault_plugin", "vault_url"),
+            ] {
+                assert_eq!(untrusted(release, section, key), None, "{section} {key}");
+            }
+            // What does not steer a credential stays the tenant's.
+            for (section, key) in [
+                ("keystone_authtoken", "http_connect_timeout"),
+                ("keystone_authtoken", "service_token_roles"),
+                ("vault_plugin", "kv_version"),
+                ("kmip_plugin", "host"),
+            ] {
+                assert_eq!(untrusted(release, section, key), None, "{section} {key}");
+            }
+        }
+        // The catalog's value type alone marks an address.
+        let port = crate::api::catalog::for_release("2026.2").unwrap().sections["kmip_plugin"]
+            .options
+            .get("port");
+        assert!(!decides_destination("kmip_plugin", "port", port));
+        let url = crate::api::catalog::for_release("2026.2").unwrap().sections["vault_plugin"]
+            .options
+            .get("vault_url");
+        assert!(decides_destination("vault_plugin", "vault_url", url));
+    }
+
+    #[test]
+    fn a_url_valued_option_never_carries_userinfo() {
+        for (section, key) in [
+            ("keystone_authtoken", "www_authenticate_uri"),
+            ("vault_plugin", "vault_url"),
+            ("DEFAULT", "host_href"),
+            ("anything", "callback_url"),
+        ] {
+            let why = value_problem("2026.2", section, key, "https://u:planted@host/v3")
+                .unwrap_or_default();
+            assert!(why.contains("user:password@"), "{section} {key}: {why}");
+            assert!(!why.contains("planted"));
+            assert_eq!(
+                value_problem("2026.2", section, key, "https://host/v3"),
+                None
+            );
+        }
+        assert_eq!(
+            value_problem("2026.2", "DEFAULT", "debug", "https://u:p@host"),
+            None,
+            "not a URL option"
+        );
     }
 
     #[test]

@@ -233,6 +233,7 @@ pub fn plugin_sections(spec: &BarbicanSpec) -> Result<Ini, RenderError> {
             super::check_key(&field, key)?;
             super::check_value(&field, value)?;
             never_rendered(&field, release, &plugin.config_section, key)?;
+            unsafe_value(&field, release, &plugin.config_section, key, value)?;
             ini.set(&plugin.config_section, key, value);
         }
     }
@@ -251,6 +252,7 @@ pub fn extra_config(spec: &BarbicanSpec) -> Result<(Ini, Vec<String>), RenderErr
             super::check_key(&field, key)?;
             super::check_value(&field, value)?;
             never_rendered(&field, &spec.open_stack_release, section, key)?;
+            unsafe_value(&field, &spec.open_stack_release, section, key, value)?;
             if let Some(owned) = config_ownership::owned(section, key) {
                 overridden.push(format!("[{}] {key}", owned.section));
             }
@@ -266,6 +268,24 @@ pub fn extra_config(spec: &BarbicanSpec) -> Result<(Ini, Vec<String>), RenderErr
 /// the pods keep the last config rendered before it.
 fn never_rendered(field: &str, release: &str, section: &str, key: &str) -> Result<(), RenderError> {
     match config_ownership::untrusted(release, section, key) {
+        Some(why) => Err(RenderError {
+            field: field.to_string(),
+            problem: format!("is never rendered: {why}"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Refuses a value of `[section] key` at `field` that no tenant may set although the option is
+/// theirs ([`config_ownership::value_problem`]: credentials in a URL), as admission does.
+fn unsafe_value(
+    field: &str,
+    release: &str,
+    section: &str,
+    key: &str,
+    value: &str,
+) -> Result<(), RenderError> {
+    match config_ownership::value_problem(release, section, key, value) {
         Some(why) => Err(RenderError {
             field: field.to_string(),
             problem: format!("is never rendered: {why}"),

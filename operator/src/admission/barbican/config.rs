@@ -73,6 +73,9 @@ pub(super) fn check_plugins(
             if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
                 verdict.require(format!("spec.plugins[{i}].config"), problem);
             }
+            if let Some(problem) = config_ownership::value_problem(release, section, key, value) {
+                verdict.require(format!("spec.plugins[{i}].config[{key}]"), problem);
+            }
             refuse_untrusted(
                 verdict,
                 &format!("spec.plugins[{i}].config[{key}]"),
@@ -146,6 +149,10 @@ pub(super) fn check_extra_config(
         for (key, value) in options {
             if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
                 verdict.require(format!("spec.extraConfig[{section}]"), problem);
+            }
+            let release = &new.spec.open_stack_release;
+            if let Some(problem) = config_ownership::value_problem(release, section, key, value) {
+                verdict.require(format!("spec.extraConfig[{section}][{key}]"), problem);
             }
         }
     }
