@@ -112,11 +112,8 @@ impl Plan {
         // bundle's directory (root's alone), and goes once the process ends.
         let file = self.bundle.join(format!("exec-{n}.json"));
         let process = oci::process(words, env, &self.cwd, &self.security);
-        let written = std::fs::write(&file, serde_json::to_vec(&process).unwrap_or_default())
-            .and_then(|()| {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
-            });
+        let written =
+            super::sandbox::write_private(&file, &serde_json::to_vec(&process).unwrap_or_default());
         let passed = written.is_ok()
             && tokio::time::timeout(limit, context.crun.exec(&self.id, &file))
                 .await

@@ -9,6 +9,7 @@
 
 use std::{
     net::Ipv4Addr,
+    os::unix::fs::OpenOptionsExt,
     path::{Path, PathBuf},
     process::Stdio,
 };
@@ -241,9 +242,12 @@ impl Crun {
         };
         let _ = std::fs::create_dir_all(&self.state);
         self.delete_now(id);
+        // A container's output may echo what its environment holds: root's alone, from the
+        // moment the file exists.
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(log)
             .map_err(|e| failed(format!("opening {}: {e}", log.display())))?;
         let err = out
@@ -385,7 +389,23 @@ pub fn write_bundle(
     }
     let text = serde_json::to_vec(config).unwrap_or_default();
     let file = bundle.join("config.json");
-    std::fs::write(&file, text).map_err(|e| failed(&file, e))?;
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| failed(&file, e))
+    write_private(&file, &text).map_err(|e| failed(&file, e))
+}
+
+/// Writes `bytes` to a new file at `path` that only its owner (root) can read, from the
+/// moment it exists: an OCI `config.json` or an exec's process file holds the container's
+/// environment, Secret values included. Written and then chmod'ed, it was world-readable in
+/// between; a file already at `path` is replaced, not reused with its mode.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?
+        .write_all(bytes)
 }

@@ -326,3 +326,24 @@ fn a_pod_block_already_on_the_host_is_skipped() {
         0
     );
 }
+
+#[test]
+fn a_private_file_is_its_owners_alone_and_replaces_a_readable_one() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("bsim-private-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("config.json");
+    std::fs::write(&file, "old").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    write_private(&file, b"{\"env\": []}").unwrap();
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::read(&file).unwrap(), b"{\"env\": []}");
+    let fresh = dir.join("exec-1.json");
+    write_private(&fresh, b"{}").unwrap();
+    assert_eq!(
+        std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
