@@ -48,7 +48,8 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("2026.2", include_str!("../../catalogs/2026.2.json")),
 ];
 
-fn all() -> &'static BTreeMap<&'static str, Catalog> {
+/// Every embedded catalog, by release.
+pub(crate) fn all() -> &'static BTreeMap<&'static str, Catalog> {
     static CATALOGS: OnceLock<BTreeMap<&'static str, Catalog>> = OnceLock::new();
     CATALOGS.get_or_init(|| {
         EMBEDDED

@@ -333,12 +333,60 @@ pub fn value_problem(release: &str, section: &str, key: &str, value: &str) -> Op
             .is_some_and(|o| matches!(o.value_type.as_str(), "URI" | "OptionalURI"))
     });
     let url_valued = typed || key.ends_with("_url") || key.ends_with("_uri");
-    (url_valued && super::secret_store::url_has_userinfo(value)).then(|| {
-        format!(
+    if url_valued && super::secret_store::url_has_userinfo(value) {
+        return Some(format!(
             "[{section}] {key}: {}",
             super::secret_store::USERINFO_REFUSED
-        )
-    })
+        ));
+    }
+    let credential = |name: &str| {
+        let name = oslo_key(name);
+        OWNED_KEYS
+            .iter()
+            .any(|k| k.rejected.is_some() && k.key == name)
+            || super::catalog::all().values().any(|catalog| {
+                catalog
+                    .sections
+                    .values()
+                    .any(|s| s.options.get(&name).is_some_and(|o| o.secret))
+            })
+    };
+    substitutions(value)
+        .into_iter()
+        .find(|reference| credential(reference.rsplit('.').next().unwrap_or(reference)))
+        .map(|reference| {
+            format!(
+                "[{section}] {key} must not refer to ${reference}: oslo.config substitutes it with the credential's value, which would then sit wherever barbican shows this option (host_href is in every secret's reference)"
+            )
+        })
+}
+
+/// The options a value refers to through oslo.config's substitution (`string.Template` with
+/// dotted names: `$name`, `${name}`, `$group.name`, `${group.name}`; `$$` is a literal `$`).
+pub fn substitutions(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = value;
+    while let Some(at) = rest.find('$') {
+        let after = &rest[at..];
+        let tail = after.get(1..).unwrap_or_default();
+        if let Some(literal) = tail.strip_prefix('$') {
+            rest = literal;
+            continue;
+        }
+        let (braced, body) = match tail.strip_prefix('{') {
+            Some(body) => (true, body),
+            None => (false, tail),
+        };
+        let name: String = body
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '.')
+            .collect();
+        if !name.is_empty() && (!braced || body[name.len()..].starts_with('}')) {
+            out.push(name.to_ascii_lowercase());
+        }
+        rest = tail;
+    }
+    out
 }
 
 /// Why a tenant may not set `[section] key` in `spec.extraConfig` or `spec.plugins` for
@@ -650,6 +698,31 @@ mod tests {
             value_problem("2026.2", "DEFAULT", "debug", "https://u:p@host"),
             None,
             "not a URL option"
+        );
+    }
+
+    #[test]
+    fn a_value_never_pulls_a_credential_in_through_substitution() {
+        for value in [
+            "https://$keystone_authtoken.password/v1",
+            "https://${keystone_authtoken.password}",
+            "x-${vault_plugin.approle_secret_id}",
+            "$memcache_secret_key",
+            "${simple_crypto_plugin.kek}",
+        ] {
+            let why = value_problem("2026.2", "DEFAULT", "host_href", value).unwrap_or_default();
+            assert!(why.contains("must not refer to"), "{value}: {why}");
+        }
+        for value in ["$state_path/lock", "cost: $$5", "${host}", "$"] {
+            assert_eq!(
+                value_problem("2026.2", "DEFAULT", "host_href", value),
+                None,
+                "{value}"
+            );
+        }
+        assert_eq!(
+            substitutions("a $b ${c.d} $$e ${f"),
+            vec!["b".to_string(), "c.d".to_string()]
         );
     }
 
