@@ -325,13 +325,9 @@ pub fn value_problem(release: &str, section: &str, key: &str, value: &str) -> Op
         return None;
     }
     let (section, key) = (oslo_section(section), oslo_key(key));
-    let typed = super::catalog::speaking_for(release).iter().any(|catalog| {
-        catalog
-            .sections
-            .get(&section)
-            .and_then(|s| s.options.get(&key))
-            .is_some_and(|o| matches!(o.value_type.as_str(), "URI" | "OptionalURI"))
-    });
+    let typed = catalog_facts(release, &section, &key)
+        .iter()
+        .any(|o| matches!(o.value_type.as_str(), "URI" | "OptionalURI"));
     let url_valued = typed || key.ends_with("_url") || key.ends_with("_uri");
     if url_valued && super::secret_store::url_has_userinfo(value) {
         return Some(format!(
@@ -420,27 +416,33 @@ pub fn untrusted(release: &str, section: &str, key: &str) -> Option<String> {
             code.why
         ));
     }
-    let catalogs = super::catalog::speaking_for(release);
-    let facts = catalogs
-        .iter()
-        .find_map(|c| c.sections.get(&section).and_then(|s| s.options.get(&key)));
-    if owned(&section, &key).is_none() && decides_destination(&section, &key, facts) {
+    let facts = catalog_facts(release, &section, &key);
+    if owned(&section, &key).is_none()
+        && decides_destination(&section, &key, facts.first().copied())
+    {
         return Some(format!(
             "[{section}] {key} decides where the credential the operator delivers for [{section}] is sent, or whether its peer is trusted, and cannot be set: the operator chooses the destination from the typed spec"
         ));
     }
-    let secret = catalogs.iter().any(|catalog| {
-        catalog
-            .sections
-            .get(&section)
-            .and_then(|s| s.options.get(&key))
-            .is_some_and(|o| o.secret)
-    });
-    secret.then(|| {
+    facts.iter().any(|o| o.secret).then(|| {
         format!(
             "[{section}] {key} is a credential (barbican's option definitions mark it secret) and cannot be set in the config, where it would sit in plain text in the Secret every API pod mounts"
         )
     })
+}
+
+/// What the catalogs speaking for `release` ([`super::catalog::speaking_for`]) say of
+/// `[section] key`, both already read as oslo.config reads them: one entry per catalog that
+/// knows the option.
+fn catalog_facts(
+    release: &str,
+    section: &str,
+    key: &str,
+) -> Vec<&'static super::catalog::OptionFacts> {
+    super::catalog::speaking_for(release)
+        .into_iter()
+        .filter_map(|c| c.sections.get(section).and_then(|s| s.options.get(key)))
+        .collect()
 }
 
 /// The suffix barbican's plugin groups carry (`[vault_plugin]`, `[p11_crypto_plugin]`).

@@ -37,6 +37,16 @@ fn modelled(text: &str) -> Value {
     }
 }
 
+/// `ci/conformance/oslo_reads.py` started on `python`, its stdin and stdout piped.
+fn oslo_reads_py(python: &std::path::Path) -> std::process::Child {
+    Command::new(python)
+        .arg(workspace_root().join("ci/conformance/oslo_reads.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starting oslo_reads.py")
+}
+
 fn python() -> std::path::PathBuf {
     let python = workspace_root().join("target/tools-venv/bin/python");
     let fine = Command::new(&python)
@@ -54,12 +64,7 @@ fn python() -> std::path::PathBuf {
 #[test]
 fn every_code_point_reads_the_same_in_oslo_config_and_in_the_model_and_admitted_ones_read_back() {
     let probes: Vec<char> = (0..=0x10_ffff).filter_map(char::from_u32).collect();
-    let mut child = Command::new(python())
-        .arg(workspace_root().join("ci/conformance/oslo_reads.py"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("starting oslo_reads.py");
+    let mut child = oslo_reads_py(&python());
     let mut stdin = child.stdin.take().expect("stdin");
     let documents: Vec<String> = probes.iter().map(|&c| document(c).0).collect();
     let feeder = std::thread::spawn(move || {
@@ -119,12 +124,7 @@ fn the_reported_smuggled_names_are_refused_and_oslo_config_reads_them_as_the_rea
         assert!(option_name_problem(key).is_some(), "{key:?} is admitted");
         // oslo.config strips them: the name would have been the real option's.
         let text = format!("[{section}]\n{key} = /etc/barbican/barbican.conf\n");
-        let mut child = Command::new(&python)
-            .arg(workspace_root().join("ci/conformance/oslo_reads.py"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = oslo_reads_py(&python);
         writeln!(child.stdin.take().unwrap(), "{}", json!(text)).unwrap();
         let output = child.wait_with_output().unwrap();
         let read: Value = serde_json::from_slice(&output.stdout).unwrap();
