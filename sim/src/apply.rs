@@ -605,9 +605,23 @@ fn record(
         })
         .cloned()
         .collect();
+    // As kube-apiserver's field manager: managedFields the write carries (non-empty) replace
+    // the stored ones before the write's own changes are recorded on top. That is how a client
+    // resets ownership (`[{}]` strips it) or moves fields between its own entries; a write
+    // that carries none, or the list it read, leaves ownership as stored.
+    let provided = after["metadata"]["managedFields"]
+        .as_array()
+        .is_some_and(|list| !list.is_empty());
     if changed.is_empty() && old_leaves == new_leaves {
+        let stored = before.and_then(|b| b["metadata"].get("managedFields"));
+        if provided && Some(&after["metadata"]["managedFields"]) != stored {
+            let entries = managed(after);
+            let api_version = after["apiVersion"].as_str().unwrap_or_default().to_string();
+            set_managed(after, &entries, &api_version, now);
+            return;
+        }
         // Nothing changed: ownership (and its timestamps) stays exactly as stored.
-        match before.and_then(|b| b["metadata"].get("managedFields")) {
+        match stored {
             Some(fields) => after["metadata"]["managedFields"] = fields.clone(),
             None => {
                 if let Some(m) = after["metadata"].as_object_mut() {
@@ -617,7 +631,11 @@ fn record(
         }
         return;
     }
-    let mut entries = before.map(managed).unwrap_or_default();
+    let mut entries = if provided {
+        managed(after)
+    } else {
+        before.map(managed).unwrap_or_default()
+    };
     for entry in &mut entries {
         let kept = entry.fields.len();
         entry

@@ -108,6 +108,7 @@ pub(super) fn server_side_apply(
         ));
     }
     let current = cluster.lock().store.get(t, &target.namespace, name).ok();
+    preconditions(t, name, &applied, current.as_ref())?;
     let subresource = status_write.then_some("status");
     let mut result = crate::apply::apply(
         current.as_ref(),
@@ -147,6 +148,49 @@ pub(super) fn server_side_apply(
             Ok((None, result))
         }
     }
+}
+
+/// The preconditions an applied configuration may name, as kube-apiserver checks them: a
+/// `metadata.uid` is the object the apply means (none existing is a conflict, another one's is
+/// an immutable-field error), a `metadata.resourceVersion` the version it was computed on.
+fn preconditions(
+    t: &ResourceType,
+    name: &str,
+    applied: &Value,
+    current: Option<&Value>,
+) -> Result<(), ApiError> {
+    let resource = crate::store::resource_name(t);
+    let named = |field: &str| {
+        applied["metadata"][field]
+            .as_str()
+            .filter(|value| !value.is_empty())
+    };
+    if let Some(uid) = named("uid") {
+        match current.and_then(|c| c["metadata"]["uid"].as_str()) {
+            None => {
+                return Err(ApiError::new(
+                    409,
+                    "Conflict",
+                    format!(
+                        "Operation cannot be fulfilled on {resource} \"{name}\": uid mismatch: the provided object specified uid {uid}, and no existing object was found"
+                    ),
+                ));
+            }
+            Some(live) if live != uid => {
+                return Err(ApiError::invalid(format!(
+                    "{} \"{name}\" is invalid: metadata.uid: Invalid value: \"{uid}\": field is immutable",
+                    t.kind
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    if let (Some(rv), Some(current)) = (named("resourceVersion"), current)
+        && current["metadata"]["resourceVersion"].as_str() != Some(rv)
+    {
+        return Err(ApiError::conflict(&resource, name));
+    }
+    Ok(())
 }
 
 /// How often a patch is re-applied after losing a race to a concurrent write. kube-apiserver's

@@ -6,6 +6,7 @@ mod defaults;
 mod faults;
 mod negotiation;
 mod pod_router;
+mod preconditions;
 mod proxy;
 mod scale;
 mod self_reviews;
