@@ -77,7 +77,7 @@ Feature: A Barbican with a ready default store is deployed, exposed and probed
 
   @sim-only
   Scenario: an API server that fails the Deployment's writes holds it back until the fault clears
-    Given the API server answers by the fault rule "verb=patch,resource=deployments,code=500"
+    Given the API server answers by the fault rule "verb=create,resource=deployments,code=500"
     When the example "barbican.yaml" is applied
     Then for 2 minutes the Ready condition of the Barbican "barbican" in "openstack" never reads True
     And the Deployment "barbican" in "openstack" does not exist

@@ -323,14 +323,18 @@ pub async fn converge(env: &SimEnv, every_step: bool) -> Result<(), Error> {
         waited += step;
         // A TokenRequest stores nothing: a store that logs in to provision on a schedule is
         // not a change still under way. A write to a target cluster is a change under way.
+        // A refused write changes nothing either: a child whose name another team's object
+        // holds is created again on each retry of its pass, and refused (409) each time.
         let mut writes = env.operator_writes_since(mark);
         writes.extend(env.target_writes_since(&target_marks));
         let wrote = writes.into_iter().rfind(|w| {
-            !w.path
-                .split('?')
-                .next()
-                .unwrap_or_default()
-                .ends_with("/token")
+            w.code < 300
+                && !w
+                    .path
+                    .split('?')
+                    .next()
+                    .unwrap_or_default()
+                    .ends_with("/token")
         });
         match (wrote, generations_observed(env, false).await) {
             (None, Ok(())) => {

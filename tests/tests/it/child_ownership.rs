@@ -4,12 +4,14 @@
 //! cluster (ownerReference) and on a target cluster (owner labels); the owner's own children
 //! are written as before.
 
+use barbican_operator::controller::runtime::cache::Cache;
 use barbican_operator::controller::runtime::children::{ChildError, Children, Owner, owner_labels};
 use barbican_sim::Cluster;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use kube::{
     Api, Resource,
     api::{ObjectMeta, PostParams},
+    runtime::{reflector::store::Writer, watcher},
 };
 use serde_json::json;
 
@@ -150,4 +152,103 @@ async fn on_a_target_cluster_only_the_owner_labels_make_a_child_ours() {
     api.delete("kms", &Default::default()).await.unwrap();
     children.ensure(&desired(&children, "uid-1")).await.unwrap();
     assert!(children.delete::<Service>("kms").await.unwrap());
+}
+
+/// A cache filled with `objects`, as a watch's first list fills it.
+fn cache_of(objects: Vec<Service>) -> (Cache, Writer<Service>) {
+    let cache = Cache::default();
+    let mut writer = cache.writer::<Service>();
+    writer.apply_watcher_event(&watcher::Event::Init);
+    for mut object in objects {
+        // As the operator's watches keep them.
+        barbican_operator::controller::runtime::cache::slim(&mut object);
+        writer.apply_watcher_event(&watcher::Event::InitApply(object));
+    }
+    writer.apply_watcher_event(&watcher::Event::InitDone);
+    (cache, writer)
+}
+
+/// The check and the write leave no window (issue 61, item 6): a child the cache holds as the
+/// owner's, replaced by team B's Service before the write, refuses the apply (it names the uid
+/// it checked) instead of being taken over; a foreign Service the cache has not seen makes the
+/// create a 409, and is then read and refused.
+#[tokio::test]
+async fn a_child_replaced_after_its_check_is_not_taken_over() {
+    let cluster = cluster_with_namespace().await;
+    let api: Api<Service> = Api::namespaced(cluster.client(), "team-b");
+    let plain = Children::local(cluster.client(), owner("uid-1"), Default::default());
+    let ours = plain.ensure(&desired(&plain, "uid-1")).await.unwrap();
+    let (cache, _writer) = cache_of(vec![ours]);
+    let children = Children::local(cluster.client(), owner("uid-1"), cache);
+
+    api.delete("kms", &Default::default()).await.unwrap();
+    api.create(&PostParams::default(), &service(None))
+        .await
+        .unwrap();
+    let foreign = api.get("kms").await.unwrap();
+    let mut changed = desired(&children, "uid-1");
+    changed.spec.as_mut().unwrap().ports.as_mut().unwrap()[0].port = 9312;
+    let refused = children.ensure(&changed).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("metadata.uid"),
+        "refused by the API server for the uid it named: {refused}"
+    );
+    let after = api.get("kms").await.unwrap();
+    assert_eq!(
+        after.metadata.resource_version,
+        foreign.metadata.resource_version
+    );
+    assert_eq!(after.spec.unwrap().selector.unwrap()["app"], "team-b");
+
+    let (unseen, _writer) = cache_of(vec![]);
+    let children = Children::local(cluster.client(), owner("uid-1"), unseen);
+    assert!(matches!(
+        children.ensure(&desired(&children, "uid-1")).await,
+        Err(ChildError::NameTaken(_))
+    ));
+    let after = api.get("kms").await.unwrap();
+    assert_eq!(
+        after.metadata.resource_version,
+        foreign.metadata.resource_version
+    );
+}
+
+/// A child is created by POST, whose fields kube-apiserver records under the operator's
+/// `Update` entry; a later spec that leaves one out still removes it from the child (the
+/// creation's ownership is folded into the operator's apply entry first).
+#[tokio::test]
+async fn a_field_a_created_child_no_longer_wants_is_removed() {
+    let cluster = cluster_with_namespace().await;
+    let (cache, _writer) = cache_of(vec![]);
+    let children = Children::local(cluster.client(), owner("uid-1"), cache);
+    let mut with_extra = desired(&children, "uid-1");
+    with_extra
+        .spec
+        .as_mut()
+        .unwrap()
+        .selector
+        .as_mut()
+        .unwrap()
+        .insert("tier".into(), "api".into());
+    let created = children.ensure(&with_extra).await.unwrap();
+    let operations: Vec<_> = created
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .map(|e| e.operation.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(operations, ["Update"], "created by POST");
+
+    let live = children.ensure(&desired(&children, "uid-1")).await.unwrap();
+    let selector = live.spec.unwrap().selector.unwrap();
+    assert_eq!(selector.get("tier"), None, "{selector:?}");
+    let operations: Vec<_> = live
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .map(|e| e.operation.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(operations, ["Apply"]);
 }

@@ -547,8 +547,25 @@ pub fn is_own_apply(
 /// cached copy stops covering it and the apply takes the field away; see
 /// [`super::children::APPLIED_HASH_ANNOTATION`]). [`super::children::owns_unwanted`] still
 /// reads the entry where an object comes from the API server (a target cluster).
+///
+/// One fact about the entries is kept: whether the operator's own `Update` entry is there (a
+/// child it created by POST whose fields are not yet folded into its apply entry), as that
+/// entry without its fields (see [`super::converge`]).
 pub fn slim<K: Resource>(object: &mut K) {
-    object.meta_mut().managed_fields = None;
+    let created = object
+        .meta()
+        .managed_fields
+        .iter()
+        .flatten()
+        .find(|e| super::applied::is_own_update(e))
+        .map(
+            |e| k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
+                manager: e.manager.clone(),
+                operation: e.operation.clone(),
+                ..Default::default()
+            },
+        );
+    object.meta_mut().managed_fields = created.map(|entry| vec![entry]);
 }
 
 #[cfg(test)]

@@ -2,9 +2,10 @@
 //! [`Children`], so choosing the cluster they land on (the target-cluster work) changes this
 //! one place rather than every step.
 //!
-//! Writes are server-side applies under the reference's field manager, forced. An apply is
-//! skipped when the live object already carries everything the desired one says, so a pass
-//! over a converged Barbican sends no write at all.
+//! A child is created by POST and changed by server-side applies under the reference's field
+//! manager, forced, each naming the uid of the object it checked. An apply is skipped when the
+//! live object already carries everything the desired one says, so a pass over a converged
+//! Barbican sends no write at all.
 //!
 //! Every write passes one ownership rule ([`made_for`]): a child is applied, created or
 //! deleted only when it is absent or was made for the handle's [`Owner`]. A foreign object
@@ -20,10 +21,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{
     Api, Client, Resource,
-    api::{
-        ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
-        Preconditions,
-    },
+    api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams, Preconditions},
 };
 use serde::{Serialize, de::DeserializeOwned};
 use std::{
@@ -33,6 +31,7 @@ use std::{
 
 pub use super::applied::{APPLIED_HASH_ANNOTATION, covers, owns_unwanted, stamped};
 use super::cache::{Cache, Cached};
+use super::converge::converge;
 pub use super::ownership::{
     ChildError, MAX_LABEL_VALUE_LENGTH, Owner, Taken, is_ours, label_owner_refusal, made_for,
     owned_by, owner_labels, owner_selector,
@@ -350,9 +349,14 @@ impl Children {
         Ok(live)
     }
 
-    /// Makes `desired` live: applied when the live object lacks anything it says, left alone
-    /// otherwise; refused with [`ChildError::NameTaken`] when the live object is not this
-    /// owner's. Returns the live object.
+    /// Makes `desired` live: created when absent, applied when the live object lacks anything
+    /// it says, left alone otherwise; refused with [`ChildError::NameTaken`] when the live
+    /// object is not this owner's. Returns the live object.
+    ///
+    /// There is no window between the ownership check and the write: an absent child is
+    /// created by POST (an object made under its name in the meantime makes it a 409, and is
+    /// then read and checked), and an apply names the uid of the object it checked, so an
+    /// object replaced in between refuses it.
     pub async fn ensure<K: Child>(&self, desired: &K) -> Result<K, ChildError> {
         let name = desired.meta().name.clone().unwrap_or_default();
         self.keep::<K>(&name);
@@ -361,11 +365,11 @@ impl Children {
             Cached::Present(object) => object.meta().resource_version.clone(),
             _ => None,
         };
-        let live = present_or_read(cached, &self.api::<K>(), &name).await?;
-        if let Some(live) = &live {
-            self.claim(&K::kind(&()), live.meta())?;
-        }
-        let live = apply_unless_covered(self.api::<K>(), desired, live).await?;
+        let kind = K::kind(&());
+        let live = converge(&self.api::<K>(), desired, cached, |live| {
+            self.claim(&kind, live)
+        })
+        .await?;
         self.hold(Some(&live));
         if let (Some(cache), Some(before)) = (&self.cache, before) {
             cache.wrote(Some(&self.owner.namespace), &before, &live);
@@ -382,12 +386,10 @@ impl Children {
         let name = desired.meta().name.clone().unwrap_or_default();
         self.keep_dynamic(resource, &name);
         let cached = self.cached_dynamic(resource, true, &name);
-        let api = self.dynamic(resource);
-        let live = present_or_read(cached, &api, &name).await?;
-        if let Some(live) = &live {
-            self.claim(&resource.kind, live.meta())?;
-        }
-        Ok(apply_unless_covered(api, desired, live).await?)
+        converge(&self.dynamic(resource), desired, cached, |live| {
+            self.claim(&resource.kind, live)
+        })
+        .await
     }
 
     /// Creates `object`; an existing one of the same name is returned as it is when it is this
@@ -552,52 +554,6 @@ where
         Cached::Present(object) => Ok(Some(object)),
         Cached::Absent => Ok(None),
         Cached::Unknown => api.get_opt(name).await,
-    }
-}
-
-/// Applies `desired` unless `live` (the object as [`present_or_read`] found it) already
-/// covers it.
-async fn apply_unless_covered<K>(
-    api: Api<K>,
-    desired: &K,
-    live: Option<K>,
-) -> Result<K, kube::Error>
-where
-    K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
-{
-    let name = desired.meta().name.clone().unwrap_or_default();
-    let wanted = stamped(serde_json::to_value(desired).map_err(kube::Error::SerdeError)?);
-    if let Some(live) = live {
-        let current = serde_json::to_value(&live).map_err(kube::Error::SerdeError)?;
-        if covers(&current, &wanted) && !owns_unwanted(&live, &wanted) {
-            return Ok(live);
-        }
-    }
-    api.patch(
-        &name,
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(&wanted),
-    )
-    .await
-}
-
-/// The object as the cache holds it, read from the API server when the cache does not hold
-/// it. A cached "absent" is not believed before a write: the watch cache follows the
-/// operator's own children (by their labels), so a foreign object under a child's name is
-/// absent from it, and an apply believing the cache would take that object over. Creating a
-/// child costs this one read; a converged pass finds every child in the cache and reads
-/// nothing.
-async fn present_or_read<K>(
-    cached: Cached<K>,
-    api: &Api<K>,
-    name: &str,
-) -> Result<Option<K>, kube::Error>
-where
-    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
-{
-    match cached {
-        Cached::Present(object) => Ok(Some(object)),
-        Cached::Absent | Cached::Unknown => api.get_opt(name).await,
     }
 }
 

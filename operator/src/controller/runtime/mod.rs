@@ -12,6 +12,7 @@
 pub mod applied;
 pub mod cache;
 pub mod children;
+pub mod converge;
 pub mod env;
 pub mod fanout;
 pub mod held;
