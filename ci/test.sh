@@ -221,8 +221,10 @@ installed_sim=$!
   control=$(sed -n 's/^barbican-sim: control API on //p' target/e2e-installed-sim.log)
   export KUBECONFIG="$installed_kubeconfig"
   kubectl create namespace openstack
+  # Every feature file runs here, each in namespaces of its own: the operator watches them
+  # all, the chart's opt-in broad mode (docs/operating.md).
   "$BARBICAN_HELM" install barbican-operator deploy/helm/barbican-operator \
-    --namespace barbican-system --create-namespace \
+    --namespace barbican-system --create-namespace --set watchAllNamespaces=true \
     --set 'rbac.secretStoreNamespaces.openstack={openbao-instance}'
   kubectl -n barbican-system rollout status deployment/barbican-operator --timeout=180s
   BARBICAN_E2E_KUBECONFIG="$installed_kubeconfig" BARBICAN_E2E_INSTALLED_OPERATOR="$control" \

@@ -10,12 +10,15 @@ Feature: The chart installed with helm runs the operator as its pods
 
   Background:
     Given a simulated cluster served for helm, without the operator
-    # The chart's Roles for rbac.secretStoreNamespaces go into that namespace: it must exist.
+    # The chart's Roles (the watched namespace's, rbac.secretStoreNamespaces', the target
+    # clusters' registrations') go into these namespaces: they must exist.
     And the namespace "openstack"
+    And the namespace "c5c3-clusters"
     And helm runs:
       """
       helm install barbican-operator deploy/helm/barbican-operator \
         --namespace barbican-system --create-namespace \
+        --set 'watchNamespaces={openstack}' \
         --set 'rbac.secretStoreNamespaces.openstack={openbao-instance}'
       """
     Then within 3 minutes the Deployment "barbican-operator" in "barbican-system" has "/status/readyReplicas" set to "2"

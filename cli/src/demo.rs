@@ -170,11 +170,13 @@ async fn install(env: &SimEnv) -> Result<(), String> {
         "installing the chart as the README does:\n  {}",
         install_steps::INSTALL
     );
-    // The chart's Role for the store's namespace goes into it, as the README's
-    // `kubectl create namespace openstack` has it.
-    env.apply(serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
-        "metadata": {"name": NAMESPACE}}))
-        .await?;
+    // The chart's Roles for the watched namespace and the target clusters' registrations go
+    // into these, as the README's `kubectl create namespace` lines have them.
+    for namespace in [NAMESPACE, "c5c3-clusters"] {
+        env.apply(serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": namespace}}))
+            .await?;
+    }
     install_steps::run_helm(env, install_steps::INSTALL).await?;
     env.eventually(Duration::from_secs(180), || async {
         let ready = env

@@ -19,6 +19,7 @@ use crate::{
 /// The README's install command (its Deploying section; a test keeps the two the same).
 pub const INSTALL: &str = "helm install barbican-operator deploy/helm/barbican-operator \\
   --namespace barbican-system --create-namespace \\
+  --set 'watchNamespaces={openstack}' \\
   --set 'rbac.secretStoreNamespaces.openstack={openbao-instance}'";
 
 /// The helm binary: `$BARBICAN_HELM`, else the one `ci/install-helm.sh` puts under

@@ -165,3 +165,17 @@ of them, in a Role per namespace of watchNamespaces otherwise. */}}
     resources: [openbaoclusters]
     verbs: [get, list, watch]
 {{- end }}
+
+{{/* The namespaces the operator watches, comma-separated: watchNamespaces, else the release
+namespace alone; "" with watchAllNamespaces (every namespace, the opt-in broad mode). */}}
+{{- define "barbican-operator.watchedNamespaces" -}}
+{{- if .Values.watchAllNamespaces }}
+{{- if .Values.watchNamespaces }}
+{{- fail "watchAllNamespaces watches every namespace: leave watchNamespaces empty, or set watchAllNamespaces=false to watch only the listed ones" }}
+{{- end }}
+{{- else if .Values.watchNamespaces }}
+{{- join "," .Values.watchNamespaces }}
+{{- else }}
+{{- .Release.Namespace }}
+{{- end }}
+{{- end }}

@@ -120,7 +120,10 @@ fn the_harness_registers_the_webhooks_the_chart_renders() {
 /// with two instances, the chart and the harness give the same objects in the same order.
 #[test]
 fn the_harness_installs_the_identity_the_chart_renders() {
+    // The harness runs the operator over every namespace: the broad mode.
     let chart = harness_release(&[
+        "--set",
+        "watchAllNamespaces=true",
         "--set",
         "rbac.secretStoreNamespaces.openstack={openbao-instance}",
         "--set",
@@ -345,13 +348,55 @@ fn watched_namespaces_get_roles_and_the_operator_its_list() {
             "a Role {name} in {namespace}: {roles:?}"
         );
     }
-    let every = rendered(&[]);
+    let every = rendered(&["watchAllNamespaces=true"]);
     assert!(
         !every
             .iter()
             .any(|o| o["kind"] == "Role" && o["metadata"]["name"] == FULLNAME),
         "watching every namespace takes the ClusterRole only"
     );
+    let every_args =
+        find(&every, "Deployment", FULLNAME).unwrap()["spec"]["template"]["spec"]["containers"][0]
+            ["args"]
+            .to_string();
+    assert!(!every_args.contains("--watch-namespaces"), "{every_args}");
+}
+
+/// Least privilege by default (issue 61, item 9): without values the operator watches the
+/// release namespace alone, and no ClusterRole grants it Secrets (or any other child) in every
+/// namespace; the broad mode takes `watchAllNamespaces=true`, and refuses a list beside it.
+#[test]
+fn the_default_grants_secrets_in_the_release_namespace_only() {
+    let objects = rendered(&[]);
+    let args =
+        find(&objects, "Deployment", FULLNAME).unwrap()["spec"]["template"]["spec"]["containers"]
+            [0]["args"]
+            .to_string();
+    assert!(
+        args.contains(&format!("--watch-namespaces={RELEASE_NAMESPACE}")),
+        "{args}"
+    );
+    let cluster_role = find(&objects, "ClusterRole", FULLNAME).unwrap();
+    let cluster_wide: BTreeSet<&str> = cluster_role["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["resources"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(!cluster_wide.contains("secrets"), "{cluster_wide:?}");
+    let role = objects
+        .iter()
+        .find(|o| {
+            o["kind"] == "Role"
+                && o["metadata"]["name"] == FULLNAME
+                && o["metadata"]["namespace"] == RELEASE_NAMESPACE
+        })
+        .expect("a Role in the release namespace");
+    assert!(role["rules"].to_string().contains("secrets"));
+
+    let refused = render(&["watchAllNamespaces=true", "watchNamespaces={a}"]).unwrap_err();
+    assert!(refused.contains("leave watchNamespaces empty"), "{refused}");
 }
 
 #[test]
@@ -512,7 +557,7 @@ async fn the_rendered_manifests_pass_a_server_side_dry_run() {
             .unwrap();
         child.wait_with_output().unwrap()
     };
-    let namespaces = "apiVersion: v1\nkind: Namespace\nmetadata: {name: barbican-system}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: openstack}\n";
+    let namespaces = "apiVersion: v1\nkind: Namespace\nmetadata: {name: barbican-system}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: openstack}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: c5c3-clusters}\n";
     let created =
         tokio::task::block_in_place(|| kubectl(&["apply", "--server-side", "-f", "-"], namespaces));
     assert!(created.status.success(), "{created:?}");

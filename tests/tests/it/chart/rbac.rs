@@ -276,7 +276,9 @@ pub(super) async fn rbac_run(watch: &[&str]) {
         "rbac.secretStoreNamespaces.openstack={openbao-instance}",
         "rbac.secretStoreNamespaces.full-local={openbao-instance}",
     ];
-    if !watch.is_empty() {
+    if watch.is_empty() {
+        values.push("watchAllNamespaces=true");
+    } else {
         values.push(&watch_value);
     }
     let operator_objects = rendered(&values);
