@@ -51,6 +51,8 @@ Feature: A Barbican with a ready default store is deployed, exposed and probed
     And the Deployment "barbican" in "openstack" takes the env "OS_DATABASE__CONNECTION" from the Secret "barbican-db-connection" key "connection"
     And the pod template of the Deployment "barbican" in "openstack" has the annotation "barbican.c5c3.io/db-connection-hash"
     And the operator's metric "barbican_operator_db_sync_total" with "barbican=barbican,namespace=openstack,result=succeeded" reads 1
+    # The API pods, db-sync and db-clean run where a namespace enforces the restricted standard.
+    And every pod template in "openstack" meets the Pod Security Standard "restricted"
 
   Scenario: a Barbican built from a table of fields, then scaled by editing one field
     When the Barbican "barbican" in "openstack" is applied with the fields:

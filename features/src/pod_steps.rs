@@ -244,3 +244,45 @@ async fn job_from_cronjob(
         .await
         .unwrap_or_else(|e| panic!("creating the Job {namespace}/{job}: {e}"));
 }
+
+/// Every pod template of the Deployments, Jobs and CronJobs in `namespace` (the operator's
+/// children among them) as kube-apiserver's Pod Security Admission would judge a pod made
+/// from it at `level` (`baseline` or `restricted`): the step fails naming each template and
+/// the checks it fails.
+#[then(expr = "every pod template in {string} meets the Pod Security Standard {string}")]
+async fn templates_meet(world: &mut BarbicanWorld, namespace: String, level: String) {
+    use barbican_sim::pod_security::{Level, violations};
+    let level = match level.as_str() {
+        "baseline" => Level::Baseline,
+        "restricted" => Level::Restricted,
+        other => panic!("no Pod Security Standard {other:?}: baseline or restricted"),
+    };
+    let env = world.env();
+    let mut templates = Vec::new();
+    for (api_version, kind, pointer) in [
+        ("apps/v1", "Deployment", "/spec/template"),
+        ("batch/v1", "Job", "/spec/template"),
+        ("batch/v1", "CronJob", "/spec/jobTemplate/spec/template"),
+    ] {
+        let resource = env.resource(api_version, kind).await.unwrap();
+        let api: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(env.scenario_client(), &namespace, &resource);
+        for object in api.list(&ListParams::default()).await.unwrap() {
+            let value = serde_json::to_value(&object).unwrap();
+            let template = value.pointer(pointer).cloned().unwrap_or_default();
+            templates.push((
+                format!("{kind} {}", object.metadata.name.unwrap_or_default()),
+                template,
+            ));
+        }
+    }
+    assert!(!templates.is_empty(), "no pod templates in {namespace}");
+    let failing: Vec<String> = templates
+        .iter()
+        .filter_map(|(what, pod)| {
+            let found = violations(level, pod);
+            (!found.is_empty()).then(|| format!("{what}: {}", found.join(", ")))
+        })
+        .collect();
+    assert!(failing.is_empty(), "{}", failing.join("\n"));
+}

@@ -32,6 +32,7 @@ pub mod field_validation;
 pub mod kubelet;
 pub mod listener;
 pub mod memo;
+pub mod pod_security;
 pub mod portforward;
 pub mod printers;
 pub mod protobuf;

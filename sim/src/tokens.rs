@@ -97,7 +97,12 @@ pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
 /// The issuer claim of every token.
 pub const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 
-/// A signed token for `system:serviceaccount:<namespace>:<name>`.
+/// A pod a token is bound to: its name and uid (kube-apiserver's `kubernetes.io.pod` claim).
+pub type BoundPod<'a> = Option<(&'a str, &'a str)>;
+
+/// A signed token for `system:serviceaccount:<namespace>:<name>`, bound to `pod` when given
+/// (the token then dies with the pod).
+#[allow(clippy::too_many_arguments)]
 pub fn mint(
     key: &[u8],
     namespace: &str,
@@ -106,15 +111,19 @@ pub fn mint(
     audiences: &[String],
     now: i64,
     lifetime: i64,
+    pod: BoundPod<'_>,
 ) -> String {
     let header = base64url(br#"{"alg":"HS256","typ":"JWT"}"#);
-    let claims = json!({
+    let mut claims = json!({
         "iss": ISSUER,
         "sub": format!("system:serviceaccount:{namespace}:{name}"),
         "aud": audiences,
         "iat": now, "nbf": now, "exp": now + lifetime,
         "kubernetes.io": {"namespace": namespace, "serviceaccount": {"name": name, "uid": uid}},
     });
+    if let Some((pod, pod_uid)) = pod {
+        claims["kubernetes.io"]["pod"] = json!({"name": pod, "uid": pod_uid});
+    }
     let payload = base64url(claims.to_string().as_bytes());
     let signature = base64url(&hmac_sha256(key, format!("{header}.{payload}").as_bytes()));
     format!("{header}.{payload}.{signature}")

@@ -100,8 +100,13 @@ impl Cluster {
         name: &str,
         audiences: &[String],
         lifetime: i64,
+        pod: crate::tokens::BoundPod<'_>,
     ) -> Result<String, ApiError> {
-        let request = json!({"spec": {"audiences": audiences, "expirationSeconds": lifetime}});
+        let mut request = json!({"spec": {"audiences": audiences, "expirationSeconds": lifetime}});
+        if let Some((pod, uid)) = pod {
+            request["spec"]["boundObjectRef"] =
+                json!({"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": uid});
+        }
         let answer = self.token_request(namespace, name, request)?;
         Ok(answer["status"]["token"]
             .as_str()
@@ -299,19 +304,8 @@ impl Cluster {
             &[crate::tokens::ISSUER.to_string()],
             self.clock.now().as_second(),
         )?;
-        let account = &claims["kubernetes.io"];
-        let (namespace, name) = (
-            account["namespace"].as_str().unwrap_or_default(),
-            account["serviceaccount"]["name"]
-                .as_str()
-                .unwrap_or_default(),
-        );
-        match state.core_object("serviceaccounts", namespace, name) {
-            Ok(live) if live["metadata"]["uid"] == account["serviceaccount"]["uid"] => Ok(claims),
-            _ => Err(format!(
-                "the ServiceAccount {namespace}/{name} of the token is gone"
-            )),
-        }
+        bound_objects_live(state, &claims)?;
+        Ok(claims)
     }
 
     /// `serviceaccounts/<name>/token`: a signed token for the audiences and lifetime asked for
@@ -345,6 +339,31 @@ impl Cluster {
         }
         let now = self.clock.now().as_second();
         let uid = account["metadata"]["uid"].as_str().unwrap_or_default();
+        let bound = &request["spec"]["boundObjectRef"];
+        let pod = match bound["kind"].as_str() {
+            None => None,
+            Some("Pod") => {
+                let pod_name = bound["name"].as_str().unwrap_or_default();
+                let live = state.core_object("pods", namespace, pod_name)?;
+                let live_uid = live["metadata"]["uid"].as_str().unwrap_or_default();
+                if bound["uid"].as_str().is_some_and(|u| u != live_uid) {
+                    return Err(ApiError::new(
+                        409,
+                        "Conflict",
+                        format!(
+                            "the UID in the bound object reference ({}) does not match the UID in record. The object might have been deleted and then recreated",
+                            bound["uid"].as_str().unwrap_or_default()
+                        ),
+                    ));
+                }
+                Some((pod_name.to_string(), live_uid.to_string()))
+            }
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "cannot bind token for object of kind {other:?}: the sim binds tokens to Pods"
+                )));
+            }
+        };
         let token = crate::tokens::mint(
             &state.signing_key,
             namespace,
@@ -353,6 +372,7 @@ impl Cluster {
             &audiences,
             now,
             lifetime,
+            pod.as_ref().map(|(n, u)| (n.as_str(), u.as_str())),
         );
         let expires = jiff::Timestamp::from_second(now + lifetime)
             .map(|t| t.to_string())
@@ -382,19 +402,7 @@ impl Cluster {
             &audiences,
             self.clock.now().as_second(),
         )
-        .and_then(|claims| {
-            let account = &claims["kubernetes.io"];
-            let (ns, name) = (
-                account["namespace"].as_str().unwrap_or(""),
-                account["serviceaccount"]["name"].as_str().unwrap_or(""),
-            );
-            match state.core_object("serviceaccounts", ns, name) {
-                Ok(live) if live["metadata"]["uid"] == account["serviceaccount"]["uid"] => {
-                    Ok(claims)
-                }
-                _ => Err(format!("service account {ns}/{name} has been deleted")),
-            }
-        });
+        .and_then(|claims| bound_objects_live(&state, &claims).map(|()| claims));
         let status = match checked {
             Ok(claims) => {
                 let ns = claims["kubernetes.io"]["namespace"].as_str().unwrap_or("");
@@ -425,4 +433,34 @@ pub(super) fn forbidden(
         "name": request.name, "group": request.group, "kind": request.resource
     }));
     error
+}
+
+/// Whether what a token was minted for is still there, as kube-apiserver's service account
+/// authenticator checks it: its ServiceAccount with the same uid (deleted, or deleted and
+/// re-created under the name, refuses the token), and the pod it is bound to with the same uid
+/// (a pod's projected token dies with the pod).
+fn bound_objects_live(state: &super::State_, claims: &Value) -> Result<(), String> {
+    let bound = &claims["kubernetes.io"];
+    let namespace = bound["namespace"].as_str().unwrap_or_default();
+    let account = bound["serviceaccount"]["name"].as_str().unwrap_or_default();
+    match state.core_object("serviceaccounts", namespace, account) {
+        Ok(live) if live["metadata"]["uid"] == bound["serviceaccount"]["uid"] => {}
+        _ => {
+            return Err(format!(
+                "service account {namespace}/{account} has been deleted"
+            ));
+        }
+    }
+    if let Some(pod) = bound.get("pod").filter(|p| !p.is_null()) {
+        let name = pod["name"].as_str().unwrap_or_default();
+        match state.core_object("pods", namespace, name) {
+            // A pod in its grace period still holds a valid token (it releases its Lease).
+            Ok(live) if live["metadata"]["uid"] == pod["uid"] => Ok(()),
+            _ => Err(format!(
+                "the pod {namespace}/{name} the token was bound to has been deleted"
+            )),
+        }
+    } else {
+        Ok(())
+    }
 }

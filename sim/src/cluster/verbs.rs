@@ -540,6 +540,22 @@ pub(super) async fn commit(
         "CREATE"
     };
     let (configurations, namespace_labels, services) = cluster.webhook_context(target);
+    if current.is_none() && !status_write && t.group.is_empty() && t.kind == "Pod" {
+        // Pod Security Admission, a validating plugin of kube-apiserver's own.
+        let level = crate::pod_security::Level::of_namespace(&target.namespace, &namespace_labels);
+        let violations = crate::pod_security::violations(level, &object);
+        if !violations.is_empty() {
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            return Err(Refused {
+                error: ApiError::new(
+                    403,
+                    "Forbidden",
+                    crate::pod_security::refusal(name, level, &violations),
+                ),
+                warnings: vec![],
+            });
+        }
+    }
     if configurations.0.is_empty() && configurations.1.is_empty() {
         return Ok((write(object, dry_run)?, vec![]));
     }

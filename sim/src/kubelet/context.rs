@@ -138,12 +138,16 @@ pub(super) fn lookup(cluster: &crate::Cluster, namespace: &str, pod: &Value) -> 
                     .then(|| object.to_string())
                     .into_iter()
                     .collect();
+                // A projected token is bound to its pod, as the kubelet asks for it.
+                let pod_name = the_pod["metadata"]["name"].as_str().unwrap_or_default();
+                let pod_uid = the_pod["metadata"]["uid"].as_str().unwrap_or_default();
                 let token = cluster
                     .service_account_token(
                         &ns,
                         &account,
                         &audiences,
                         super::api_access::TOKEN_SECONDS as i64,
+                        Some((pod_name, pod_uid)),
                     )
                     .ok()?;
                 return Some(json!({"token": token}));

@@ -35,7 +35,7 @@ async fn a_pod_needs_its_token_and_gets_only_what_rbac_grants() {
         401
     );
     let token = cluster
-        .service_account_token("default", "default", &[], 3607)
+        .service_account_token("default", "default", &[], 3607, None)
         .unwrap();
     assert_eq!(status(cluster.pod_router(), path, Some(&token)).await, 403);
     let admin = cluster.client();

@@ -1,6 +1,6 @@
-//! What a write may name as its precondition, and the ownership a write may carry, as
-//! kube-apiserver honours them: the operator's create-or-claim (a POST, then applies that name
-//! the uid they mean) relies on each.
+//! What kube-apiserver checks of a write before it lands: the preconditions a write may name
+//! and the ownership it may carry (the operator's create-or-claim, a POST and then applies that
+//! name the uid they mean, relies on each), and Pod Security Admission.
 
 use barbican_sim::Cluster;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -191,4 +191,70 @@ async fn managed_fields_a_write_carries_replace_the_stored_ones() {
         .await
         .unwrap();
     assert!(stripped.metadata.managed_fields.is_none(), "{stripped:?}");
+}
+
+/// Pod Security Admission refuses a pod the namespace's level forbids, with kube-apiserver's
+/// 403 and message: `baseline` where the namespace names no level, `restricted` where it
+/// says so; a hardened pod is admitted in both.
+#[tokio::test]
+async fn pod_security_admission_refuses_a_pod_its_namespace_forbids() {
+    use k8s_openapi::api::core::v1::{Namespace, Pod};
+    let cluster = Cluster::new();
+    let namespaces: Api<Namespace> = Api::all(cluster.client());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "strict",
+                "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let pod = |name: &str, security: serde_json::Value| -> Pod {
+        serde_json::from_value(json!({"metadata": {"name": name}, "spec": {
+            "securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [{"name": "c", "image": "busybox", "securityContext": security}]}}))
+        .unwrap()
+    };
+    let unconfined = pod(
+        "escape",
+        json!({"capabilities": {"add": ["ALL"]}, "seccompProfile": {"type": "Unconfined"}}),
+    );
+    let default: Api<Pod> = Api::namespaced(cluster.client(), "default");
+    let (code, message) = default
+        .create(&PostParams::default(), &unconfined)
+        .await
+        .map_err(status_code)
+        .unwrap_err();
+    assert_eq!(code, 403, "{message}");
+    assert!(
+        message
+            .starts_with("pods \"escape\" is forbidden: violates PodSecurity \"baseline:latest\""),
+        "{message}"
+    );
+    let plain = pod("plain", json!({}));
+    default
+        .create(&PostParams::default(), &plain)
+        .await
+        .expect("baseline admits a plain pod");
+    let strict: Api<Pod> = Api::namespaced(cluster.client(), "strict");
+    let (code, message) = strict
+        .create(&PostParams::default(), &plain)
+        .await
+        .map_err(status_code)
+        .unwrap_err();
+    assert_eq!(code, 403);
+    assert!(message.contains("restricted:latest"), "{message}");
+    assert!(
+        message.contains("allowPrivilegeEscalation != false"),
+        "{message}"
+    );
+    let hardened = pod(
+        "hardened",
+        json!({"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}),
+    );
+    strict
+        .create(&PostParams::default(), &hardened)
+        .await
+        .expect("restricted admits a hardened pod");
 }

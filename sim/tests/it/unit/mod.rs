@@ -30,6 +30,7 @@ mod kubelet_sandbox;
 mod kubelet_volumes;
 mod listener;
 mod memo;
+mod pod_security;
 mod portforward;
 mod printers;
 mod protobuf;

@@ -48,6 +48,7 @@ fn tokens_verify_only_with_the_key_in_time_and_for_their_audience() {
         &["bao".into()],
         1000,
         600,
+        None,
     );
     let claims = verify(b"k", &token, &["bao".into()], 1100).unwrap();
     assert_eq!(

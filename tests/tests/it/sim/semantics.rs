@@ -1551,3 +1551,80 @@ async fn a_token_for_another_audience_or_a_deleted_account_is_refused_with_401()
     );
     assert!(maps(token(json!([])).await).await.is_ok(), "its own token");
 }
+
+/// A token bound to a pod (what the kubelet projects into it) dies with the pod, as
+/// kube-apiserver's authenticator checks the pod it names; a TokenRequest naming a pod that is
+/// not there, or another pod's uid, is refused.
+#[tokio::test]
+async fn a_token_bound_to_a_deleted_pod_is_refused_with_401() {
+    use k8s_openapi::api::{
+        authentication::v1::TokenRequest,
+        core::v1::{Pod, ServiceAccount},
+    };
+    let cluster = Cluster::new();
+    let admin = cluster.client();
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "default");
+    accounts
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "app"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::namespaced(admin.clone(), "default");
+    let pod = pods
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "web"},
+                "spec": {"serviceAccountName": "app", "containers": [{"name": "c", "image": "i"}]}}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let request = |bound: Value| -> TokenRequest {
+        serde_json::from_value(json!({"spec": {"audiences": [], "boundObjectRef": bound}})).unwrap()
+    };
+    let uid = pod.metadata.uid.clone().unwrap();
+    let bound = accounts
+        .create_token_request(
+            "app",
+            &PostParams::default(),
+            &request(json!({"apiVersion": "v1", "kind": "Pod", "name": "web", "uid": uid})),
+        )
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token
+        .expect("a token");
+    let client = cluster.client_with_token("app", &bound);
+    let maps = Api::<ConfigMap>::namespaced(client, "default");
+    assert!(
+        maps.list(&ListParams::default()).await.is_ok(),
+        "the pod is there"
+    );
+    let stale = accounts
+        .create_token_request(
+            "app",
+            &PostParams::default(),
+            &request(json!({"apiVersion": "v1", "kind": "Pod", "name": "web", "uid": "other"})),
+        )
+        .await;
+    assert_eq!(api_error(stale).0, 409, "another pod's uid");
+    pods.delete("web", &DeleteParams::default().grace_period(0))
+        .await
+        .unwrap();
+    assert_eq!(
+        api_error(maps.list(&ListParams::default()).await).0,
+        401,
+        "the pod is gone"
+    );
+    let missing = accounts
+        .create_token_request(
+            "app",
+            &PostParams::default(),
+            &request(json!({"apiVersion": "v1", "kind": "Pod", "name": "web"})),
+        )
+        .await;
+    assert_eq!(api_error(missing).0, 404, "no pod to bind to");
+}
