@@ -24,12 +24,14 @@
 //! binds, capabilities, `no_new_privs` and seccomp as [`security`] decides from the
 //! `securityContext`. Resources (CPU, memory) are not enforced.
 
+mod admission;
 pub mod api_access;
 mod api_server;
 mod config;
 mod container;
 mod context;
 pub mod env;
+pub mod id_ranges;
 mod layout;
 pub mod logs;
 pub mod oci;
@@ -112,7 +114,7 @@ impl Kubelet {
             .args(["netns", "del", &probe_name])
             .output()
             .await;
-        std::fs::create_dir_all(&config.state_dir).map_err(|e| KubeletError::State {
+        sandbox::state_root(&config.state_dir).map_err(|e| KubeletError::State {
             path: config.state_dir.clone(),
             detail: e.to_string(),
         })?;
@@ -184,6 +186,8 @@ struct Node {
 struct Running {
     handle: PodHandle,
     index: u32,
+    /// The pod's host IDs, held until its sandbox is gone.
+    ids: id_ranges::IdRange,
     namespace: String,
     name: String,
 }
@@ -534,9 +538,9 @@ impl Node {
             "status": {"phase": "Pending", "qosClass": "Burstable"},
         });
         self.cluster.kubelet_write(|store, registry| {
-            if let Some(refusal) = pod_security_refusal(store, registry, &namespace, &pod) {
+            if let Some(refusal) = admission::refusal(store, registry, &namespace, &pod) {
                 // As the ReplicaSet and Job controllers report a pod the API server refused.
-                refused_event(store, registry, owner, kind, api_version, &refusal);
+                admission::refused_event(store, registry, owner, kind, api_version, &refusal);
                 return;
             }
             if let Some(t) = registry.get("", "v1", "pods") {
@@ -588,6 +592,7 @@ impl Node {
                 tokio::spawn(async move {
                     running.handle.stop().await;
                     lock(&free).push(running.index);
+                    drop(running.ids);
                 });
             }
         }
@@ -623,6 +628,17 @@ impl Node {
             if std::fs::create_dir_all(&dir).is_err() {
                 continue;
             }
+            let ids = match id_ranges::IdRange::claim(self.id, index) {
+                Ok(ids) => ids,
+                Err(e) => {
+                    eprintln!(
+                        "barbican-sim kubelet: no host IDs for {}: {e}",
+                        text(pod, "/metadata/name")
+                    );
+                    lock(&self.free).push(index);
+                    continue;
+                }
+            };
             let hosts = dir.join("etc-hosts");
             let _ = std::fs::write(
                 &hosts,
@@ -654,13 +670,14 @@ impl Node {
                 })),
                 crun: sandbox::Crun::new(self.config.state_dir.join("crun")),
                 container_prefix: format!("bsim-{}-{index}", self.id),
-                id_base: oci::id_base(self.id, index),
+                id_base: ids.base(),
             });
             self.pods.insert(
                 uid.to_string(),
                 Running {
                     handle,
                     index,
+                    ids,
                     namespace: namespace.to_string(),
                     name: name.to_string(),
                 },
@@ -774,60 +791,4 @@ pub fn suffix(seed: &str, n: u64) -> String {
         .take(5)
         .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
         .collect()
-}
-
-/// Pod Security Admission on a pod a controller creates ([`crate::pod_security`]): the refusal
-/// kube-apiserver would answer its create with, if any.
-fn pod_security_refusal(
-    store: &crate::store::Store,
-    registry: &crate::resources::Registry,
-    namespace: &str,
-    pod: &Value,
-) -> Option<String> {
-    let labels = registry
-        .get("", "v1", "namespaces")
-        .and_then(|t| store.get(t, "", namespace).ok())
-        .map(|n| n["metadata"]["labels"].clone())
-        .unwrap_or(Value::Null);
-    let level = crate::pod_security::Level::of_namespace(namespace, &labels);
-    let violations = crate::pod_security::violations(level, pod);
-    (!violations.is_empty())
-        .then(|| crate::pod_security::refusal(text(pod, "/metadata/name"), level, &violations))
-}
-
-/// The `FailedCreate` Warning a controller records on its object when a pod it creates is
-/// refused; one per owner and message (kube-controller-manager's recorder folds repeats into
-/// a count).
-fn refused_event(
-    store: &mut crate::store::Store,
-    registry: &crate::resources::Registry,
-    owner: &Value,
-    kind: &str,
-    api_version: &str,
-    refusal: &str,
-) {
-    let Some(t) = registry.get("", "v1", "events") else {
-        return;
-    };
-    let namespace = text(owner, "/metadata/namespace");
-    let uid = text(owner, "/metadata/uid");
-    let digest = crate::tokens::hmac_sha256(uid.as_bytes(), refusal.as_bytes());
-    let name = format!(
-        "{}.{}",
-        text(owner, "/metadata/name"),
-        crate::tokens::base64url(&digest[..6])
-            .to_lowercase()
-            .replace(['-', '_'], "x")
-    );
-    let event = json!({
-        "apiVersion": "v1", "kind": "Event",
-        "metadata": {"name": name, "namespace": namespace},
-        "involvedObject": {"apiVersion": api_version, "kind": kind, "name": owner["metadata"]["name"],
-            "namespace": namespace, "uid": uid},
-        "reason": "FailedCreate", "type": "Warning",
-        "message": format!("Error creating: {refusal}"),
-        "source": {"component": "replicaset-controller"},
-        "count": 1,
-    });
-    let _ = store.create(t, namespace, event, false);
 }

@@ -409,3 +409,12 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .open(path)?
         .write_all(bytes)
 }
+
+/// Makes the kubelet's state root: mode 0711, so a host user can neither list the pods' names
+/// nor read their files, while a pod's mapped users still pass through to their own bundle
+/// and volumes (which 0700 would stop: they are not the root directory's owner).
+pub fn state_root(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
+}
