@@ -64,8 +64,9 @@ record_pass() { # <record> <key> <log>
   # The fake mariadb-operator's tests on a real server need the distribution's MariaDB.
   stage "MariaDB server and client (apt-get, when missing)"
   ci/install-mariadb.sh
-  # The kubelet runs pods' containers with crun (the installed operator's, barbican's).
-  stage "crun, the OCI runtime of the sim's kubelet (apt-get, when missing)"
+  # The kubelet runs pods' containers with crun (the installed operator's, barbican's) and
+  # keeps them off the host's listeners with nftables.
+  stage "crun and nftables, what the sim's kubelet runs pods with (apt-get, when missing)"
   ci/install-crun.sh
   # The chart's alerts are checked and unit-tested by promtool (tests/tests/it/chart/alerts.rs).
   stage "promtool, unpacked from the distribution's prometheus package (when missing)"

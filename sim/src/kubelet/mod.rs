@@ -31,6 +31,7 @@ mod config;
 mod container;
 mod context;
 pub mod env;
+pub mod firewall;
 pub mod id_ranges;
 mod layout;
 pub mod logs;
@@ -238,6 +239,7 @@ impl Node {
     }
 
     async fn run(mut self, mut stopping: watch::Receiver<bool>) {
+        self.proxies.filter_pods(self.id).await;
         loop {
             if let Err(e) = self.sync().await {
                 eprintln!("barbican-sim kubelet: {e}");

@@ -24,6 +24,8 @@ pub struct ServiceProxies {
     octet: u8,
     addresses: BTreeMap<String, Ipv4Addr>,
     listeners: BTreeMap<(Ipv4Addr, u16), JoinHandle<()>>,
+    /// What keeps pods to these listeners on the host, when nftables is there.
+    filter: Option<super::firewall::HostFilter>,
 }
 
 impl Drop for ServiceProxies {
@@ -54,7 +56,14 @@ impl ServiceProxies {
             octet,
             addresses: BTreeMap::new(),
             listeners: BTreeMap::new(),
+            filter: None,
         }
+    }
+
+    /// Keeps the pods of kubelet `kubelet` to these listeners on the host (see
+    /// [`super::firewall`]).
+    pub async fn filter_pods(&mut self, kubelet: u32) {
+        self.filter = super::firewall::HostFilter::install(kubelet).await;
     }
 
     /// Gives every name the registry holds now an address and a listener per port; true when
@@ -93,6 +102,9 @@ impl ServiceProxies {
             let listener = TcpListener::bind(SocketAddr::from((ip, port)))
                 .await
                 .map_err(|e| format!("listening on {ip}:{port} for {host}: {e}"))?;
+            if let Some(filter) = &self.filter {
+                filter.allow(ip, port).await?;
+            }
             let registry = self.registry.clone();
             let task = tokio::spawn(forward(listener, registry, host, port));
             self.listeners.insert((ip, port), task);
@@ -116,6 +128,9 @@ impl ServiceProxies {
                 .await;
         }
         self.addresses.clear();
+        if let Some(filter) = self.filter.take() {
+            filter.remove().await;
+        }
     }
 }
 

@@ -22,6 +22,7 @@ mod field_validation;
 mod kubelet;
 mod kubelet_api_access;
 mod kubelet_env;
+mod kubelet_firewall;
 mod kubelet_id_ranges;
 mod kubelet_logs;
 mod kubelet_probes;
