@@ -111,6 +111,14 @@ fn containers(spec: &Value) -> impl Iterator<Item = (&str, &Value)> {
         .map(|c| (c["name"].as_str().unwrap_or_default(), c))
 }
 
+/// The names of the containers of `spec` that `fails` says fail a check.
+fn failing(spec: &Value, fails: impl Fn(&Value) -> bool) -> Vec<&str> {
+    containers(spec)
+        .filter(|(_, c)| fails(c))
+        .map(|(n, _)| n)
+        .collect()
+}
+
 /// `"c1", "c2"` of the containers `failing` names.
 fn named(failing: &[&str]) -> String {
     let quoted: Vec<String> = failing.iter().map(|n| format!("{n:?}")).collect();
@@ -138,10 +146,7 @@ pub fn violations(level: Level, pod: &Value) -> Vec<String> {
     if !host.is_empty() {
         out.push(format!("host namespaces ({})", host.join(", ")));
     }
-    let privileged: Vec<&str> = containers(spec)
-        .filter(|(_, c)| c["securityContext"]["privileged"] == true)
-        .map(|(n, _)| n)
-        .collect();
+    let privileged = failing(spec, |c| c["securityContext"]["privileged"] == true);
     if !privileged.is_empty() {
         out.push(format!(
             "privileged ({} must not set securityContext.privileged=true)",
@@ -225,24 +230,20 @@ pub fn violations(level: Level, pod: &Value) -> Vec<String> {
     {
         out.push("seLinuxOptions (type, user and role are limited)".into());
     }
-    let proc_mount: Vec<&str> = containers(spec)
-        .filter(|(_, c)| {
-            c["securityContext"]["procMount"]
-                .as_str()
-                .is_some_and(|m| m != "Default")
-        })
-        .map(|(n, _)| n)
-        .collect();
+    let proc_mount = failing(spec, |c| {
+        c["securityContext"]["procMount"]
+            .as_str()
+            .is_some_and(|m| m != "Default")
+    });
     if !proc_mount.is_empty() {
         out.push(format!(
             "procMount ({} must not set securityContext.procMount to anything but Default)",
             named(&proc_mount)
         ));
     }
-    let unconfined_seccomp: Vec<&str> = containers(spec)
-        .filter(|(_, c)| unconfined(&c["securityContext"], "seccompProfile"))
-        .map(|(n, _)| n)
-        .collect();
+    let unconfined_seccomp = failing(spec, |c| {
+        unconfined(&c["securityContext"], "seccompProfile")
+    });
     if unconfined(&spec["securityContext"], "seccompProfile") {
         out.push(
             "seccompProfile (pod must not set securityContext.seccompProfile.type to \"Unconfined\")"
@@ -296,10 +297,9 @@ fn restricted(pod: &Value, added: &[&str], out: &mut Vec<String>) {
     if !volumes.is_empty() {
         out.push(format!("restricted volume types ({})", volumes.join(", ")));
     }
-    let escalating: Vec<&str> = containers(spec)
-        .filter(|(_, c)| c["securityContext"]["allowPrivilegeEscalation"] != false)
-        .map(|(n, _)| n)
-        .collect();
+    let escalating = failing(spec, |c| {
+        c["securityContext"]["allowPrivilegeEscalation"] != false
+    });
     if !escalating.is_empty() {
         out.push(format!(
             "allowPrivilegeEscalation != false ({} must set securityContext.allowPrivilegeEscalation=false)",
@@ -311,10 +311,7 @@ fn restricted(pod: &Value, added: &[&str], out: &mut Vec<String>) {
             .as_array()
             .is_some_and(|d| d.iter().any(|x| x == "ALL"))
     };
-    let keeping: Vec<&str> = containers(spec)
-        .filter(|(_, c)| !dropping_all(c))
-        .map(|(n, _)| n)
-        .collect();
+    let keeping = failing(spec, |c| !dropping_all(c));
     if !keeping.is_empty() || !added.is_empty() {
         let mut parts = Vec::new();
         if !keeping.is_empty() {
@@ -333,13 +330,10 @@ fn restricted(pod: &Value, added: &[&str], out: &mut Vec<String>) {
         out.push(format!("unrestricted capabilities ({})", parts.join("; ")));
     }
     let pod_non_root = spec["securityContext"]["runAsNonRoot"] == true;
-    let root_allowed: Vec<&str> = containers(spec)
-        .filter(|(_, c)| match &c["securityContext"]["runAsNonRoot"] {
-            Value::Bool(own) => !own,
-            _ => !pod_non_root,
-        })
-        .map(|(n, _)| n)
-        .collect();
+    let root_allowed = failing(spec, |c| match &c["securityContext"]["runAsNonRoot"] {
+        Value::Bool(own) => !own,
+        _ => !pod_non_root,
+    });
     if !root_allowed.is_empty() {
         out.push(format!(
             "runAsNonRoot != true (pod or {} must set securityContext.runAsNonRoot=true)",
@@ -358,17 +352,14 @@ fn restricted(pod: &Value, added: &[&str], out: &mut Vec<String>) {
         )
     };
     let pod_profiled = profiled(&spec["securityContext"]);
-    let unprofiled: Vec<&str> = containers(spec)
-        .filter(|(_, c)| {
-            let own = &c["securityContext"]["seccompProfile"]["type"];
-            if own.is_null() {
-                !pod_profiled
-            } else {
-                !profiled(&c["securityContext"])
-            }
-        })
-        .map(|(n, _)| n)
-        .collect();
+    let unprofiled = failing(spec, |c| {
+        let own = &c["securityContext"]["seccompProfile"]["type"];
+        if own.is_null() {
+            !pod_profiled
+        } else {
+            !profiled(&c["securityContext"])
+        }
+    });
     if !unprofiled.is_empty() {
         out.push(format!(
             "seccompProfile (pod or {} must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\")",

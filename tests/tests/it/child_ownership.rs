@@ -154,6 +154,17 @@ async fn on_a_target_cluster_only_the_owner_labels_make_a_child_ours() {
     assert!(children.delete::<Service>("kms").await.unwrap());
 }
 
+/// The operations of `service`'s managedFields entries, in order.
+fn operations(service: &Service) -> Vec<String> {
+    service
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .map(|e| e.operation.clone().unwrap_or_default())
+        .collect()
+}
+
 /// A cache filled with `objects`, as a watch's first list fills it.
 fn cache_of(objects: Vec<Service>) -> (Cache, Writer<Service>) {
     let cache = Cache::default();
@@ -231,24 +242,10 @@ async fn a_field_a_created_child_no_longer_wants_is_removed() {
         .unwrap()
         .insert("tier".into(), "api".into());
     let created = children.ensure(&with_extra).await.unwrap();
-    let operations: Vec<_> = created
-        .metadata
-        .managed_fields
-        .iter()
-        .flatten()
-        .map(|e| e.operation.clone().unwrap_or_default())
-        .collect();
-    assert_eq!(operations, ["Update"], "created by POST");
+    assert_eq!(operations(&created), ["Update"], "created by POST");
 
     let live = children.ensure(&desired(&children, "uid-1")).await.unwrap();
+    assert_eq!(operations(&live), ["Apply"]);
     let selector = live.spec.unwrap().selector.unwrap();
     assert_eq!(selector.get("tier"), None, "{selector:?}");
-    let operations: Vec<_> = live
-        .metadata
-        .managed_fields
-        .iter()
-        .flatten()
-        .map(|e| e.operation.clone().unwrap_or_default())
-        .collect();
-    assert_eq!(operations, ["Apply"]);
 }

@@ -5,8 +5,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntr
 use kube::Resource;
 use serde_json::Value;
 
-use super::cache::is_own_apply;
-
 /// Whether the operator's apply entry in `live`'s managedFields owns a field `desired` no
 /// longer sets: then an apply of `desired` is due, and server-side apply removes the field
 /// (a field taken away from the spec must leave the child, not linger because the rest of
@@ -126,6 +124,12 @@ pub fn outlives_spec(unwanted: &[Field], defaulted: &Value) -> bool {
     unwanted
         .iter()
         .any(|(path, live)| value_at(defaulted, path) != Some(live))
+}
+
+/// Whether a managedFields entry is this operator's server-side apply.
+pub fn is_own_apply(entry: &ManagedFieldsEntry) -> bool {
+    entry.manager.as_deref() == Some(crate::api::names::FIELD_MANAGER)
+        && entry.operation.as_deref() == Some("Apply")
 }
 
 /// Whether a managedFields entry is the operator's own `Update` (what its POST of a child

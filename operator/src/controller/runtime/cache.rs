@@ -531,14 +531,6 @@ where
     api.get_opt(name).await
 }
 
-/// Whether a managedFields entry is this operator's server-side apply.
-pub fn is_own_apply(
-    entry: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
-) -> bool {
-    entry.manager.as_deref() == Some(crate::api::names::FIELD_MANAGER)
-        && entry.operation.as_deref() == Some("Apply")
-}
-
 /// Drops what the operator never reads from a cached object: managedFields are most of a
 /// server-side-applied object's size, and the cache holds every object it reads. Even the
 /// operator's own apply entry goes (parsed, those entries are close to half of the operator's
