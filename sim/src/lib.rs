@@ -30,6 +30,7 @@ pub mod errors;
 pub mod faults;
 pub mod field_validation;
 pub mod kubelet;
+pub mod leftovers;
 pub mod listener;
 pub mod memo;
 pub mod pod_security;

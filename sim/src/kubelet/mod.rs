@@ -98,7 +98,7 @@ impl Kubelet {
         // @real-barbican run takes two scenarios at a time) must not meet on it.
         let probe_name = format!(
             "bsim-probe-{}-{}",
-            std::process::id(),
+            crate::leftovers::run_id(),
             POD_NUMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
         let probe = tokio::process::Command::new("ip")
@@ -181,6 +181,8 @@ struct Node {
     job_counts: BTreeMap<String, (usize, usize)>,
     /// Counts pod names made.
     names: u64,
+    /// The run's lock: what it made is a live run's, no other run reaps ([`crate::leftovers`]).
+    _run: Option<crate::leftovers::RunLock>,
 }
 
 /// A pod the kubelet runs.
@@ -222,9 +224,10 @@ fn controller_uid(object: &Value) -> Option<&str> {
 impl Node {
     fn new(cluster: Cluster, config: KubeletConfig, api: api_server::ApiForPods) -> Self {
         let proxies = ServiceProxies::new(cluster.services(), config.service_octet);
+        let id = crate::leftovers::run_id();
         Self {
             api,
-            id: std::process::id() % 100_000,
+            id,
             cluster,
             config,
             pods: BTreeMap::new(),
@@ -235,6 +238,7 @@ impl Node {
             registered: BTreeSet::new(),
             job_counts: BTreeMap::new(),
             names: 0,
+            _run: crate::leftovers::RunLock::hold(id).ok(),
         }
     }
 

@@ -22,6 +22,9 @@ static ADDRESSES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::n
 pub struct ServiceProxies {
     registry: ServiceRegistry,
     octet: u8,
+    /// The label the addresses carry on the loopback, `lo:bs<run>`: what a later run reaps
+    /// when this one dies without removing them ([`crate::leftovers`]).
+    label: String,
     addresses: BTreeMap<String, Ipv4Addr>,
     listeners: BTreeMap<(Ipv4Addr, u16), JoinHandle<()>>,
     /// What keeps pods to these listeners on the host, when nftables is there.
@@ -54,6 +57,7 @@ impl ServiceProxies {
         Self {
             registry,
             octet,
+            label: format!("lo:bs{}", crate::leftovers::run_id()),
             addresses: BTreeMap::new(),
             listeners: BTreeMap::new(),
             filter: None,
@@ -74,23 +78,7 @@ impl ServiceProxies {
             let ip = match self.addresses.get(&host) {
                 Some(ip) => *ip,
                 None => {
-                    let n = ADDRESSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if n >= 65_000 {
-                        return Err("the sim's kubelet ran out of Service addresses".into());
-                    }
-                    let [_, _, hi, lo] = n.to_be_bytes();
-                    let ip = Ipv4Addr::new(10, self.octet, hi, lo);
-                    let output = tokio::process::Command::new("ip")
-                        .args(["addr", "replace", &format!("{ip}/32"), "dev", "lo"])
-                        .output()
-                        .await
-                        .map_err(|e| format!("ip addr replace {ip}/32 dev lo: {e}"))?;
-                    if !output.status.success() {
-                        return Err(format!(
-                            "ip addr replace {ip}/32 dev lo: {}",
-                            String::from_utf8_lossy(&output.stderr).trim()
-                        ));
-                    }
+                    let ip = self.claim_address().await?;
                     self.addresses.insert(host.clone(), ip);
                     added = true;
                     ip
@@ -110,6 +98,37 @@ impl ServiceProxies {
             self.listeners.insert((ip, port), task);
         }
         Ok(added)
+    }
+
+    /// A Service address of this run's own on the loopback. An address another run on
+    /// this host holds (a sim beside this one counts from the same number) is skipped, not
+    /// taken over; one it adds between the look and the add is found by the add failing.
+    async fn claim_address(&self) -> Result<Ipv4Addr, String> {
+        let taken = super::sandbox::host_addresses();
+        loop {
+            let n = ADDRESSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if n >= 65_000 {
+                return Err("the sim's kubelet ran out of Service addresses".into());
+            }
+            let [_, _, hi, lo] = n.to_be_bytes();
+            let ip = Ipv4Addr::new(10, self.octet, hi, lo);
+            if taken.contains(&ip) {
+                continue;
+            }
+            let output = tokio::process::Command::new("ip")
+                .args(["addr", "add", &format!("{ip}/32"), "dev", "lo"])
+                .args(["label", &self.label])
+                .output()
+                .await
+                .map_err(|e| format!("ip addr add {ip}/32 dev lo: {e}"))?;
+            let error = String::from_utf8_lossy(&output.stderr);
+            if output.status.success() {
+                return Ok(ip);
+            }
+            if !error.contains("already assigned") {
+                return Err(format!("ip addr add {ip}/32 dev lo: {}", error.trim()));
+            }
+        }
     }
 
     /// `/etc/hosts` lines for every name, as a pod in `namespace` resolves them: a Service's

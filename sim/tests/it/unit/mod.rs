@@ -30,6 +30,7 @@ mod kubelet_proxy;
 mod kubelet_rollout;
 mod kubelet_sandbox;
 mod kubelet_volumes;
+mod leftovers;
 mod listener;
 mod memo;
 mod pod_security;
