@@ -306,6 +306,10 @@ if [ -n "$real_run" ]; then
   stage "the @real-barbican scenarios: their output"
   cat "$real_log"
   [ "$status" -eq 0 ] || real_status=$status
+  # Every run that started processes has ended: none may have left a process's namespace,
+  # address, table, directory or lock on this machine (docs/simulated-cluster.md).
+  stage "nothing a run started is left on this machine"
+  "${CARGO_TARGET_DIR:-target}/debug/barbican-sim" leftovers --check || real_status=1
 fi
 if [ "$e2e_status" -ne 0 ]; then
   echo "the features through a kubeconfig failed (exit $e2e_status)" >&2

@@ -25,20 +25,25 @@ use barbican_features::{
     sim_env::SimEnv,
 };
 
+use crate::contained::Stopping;
+
 /// Where the chart installs the operator.
 const OPERATOR_NAMESPACE: &str = "barbican-system";
 
 /// The demo's Keystone user, who stores a secret (roles for both of barbican's policy sets).
 const DEMO_USER: (&str, &str, &str) = ("demo", "demo-pw", "demo");
 
-/// Runs the demo, printing as it goes; with `kubeconfig_out`, keeps serving afterwards.
+/// Runs the demo, printing as it goes; with `kubeconfig_out`, keeps serving afterwards, until
+/// `stopping` says so. Whenever it ends, the pods and MariaDB are stopped (their grace periods
+/// honoured) and the demo's directory is removed.
 pub async fn run(
     kubeconfig_out: Option<&std::path::Path>,
     real: bool,
     installed: bool,
+    mut stopping: Stopping,
 ) -> Result<(), String> {
     let real = real || installed;
-    let state_dir = std::env::temp_dir().join(format!("barbican-demo-{}", std::process::id()));
+    let state_dir = barbican_sim::leftovers::scratch_dir("barbican-demo-");
     let watched: Vec<(&str, &str, &str)> = if real {
         let runtimes = backend::real_barbican_runtimes()?;
         println!(
@@ -61,13 +66,52 @@ pub async fn run(
         println!("starting a simulated cluster (virtual clock) with its fakes and the operator");
         watched()
     };
-    let env = if installed {
-        let env = SimEnv::start_for_install().await?;
-        install(&env).await?;
-        env
-    } else {
-        SimEnv::start(true).await?
+    let started = tokio::select! {
+        env = async {
+            if installed {
+                SimEnv::start_for_install().await
+            } else {
+                SimEnv::start(true).await
+            }
+        } => Some(env),
+        () = stopping.requested() => None,
     };
+    let (shown, stopped) = match started {
+        Some(Ok(env)) => {
+            let (shown, stopped) = tokio::select! {
+                shown = show(&env, real, installed, &watched, kubeconfig_out) => (shown, false),
+                () = stopping.requested() => (Ok(()), true),
+                () = crate::contained::panic_on_request() => (Ok(()), true),
+            };
+            if let Some(real) = env.here().real.as_ref() {
+                real.stop().await;
+            }
+            (shown, stopped)
+        }
+        Some(Err(e)) => (Err(e), false),
+        None => (Ok(()), true),
+    };
+    if real {
+        let _ = std::fs::remove_dir_all(&state_dir);
+    }
+    if stopped {
+        println!("stopped");
+    }
+    shown
+}
+
+/// The demo proper: examples applied and converged, what the operator made, a quiet pass or
+/// the operator's pods, a secret through barbican; then serving when asked to.
+async fn show(
+    env: &SimEnv,
+    real: bool,
+    installed: bool,
+    watched: &[(&str, &str, &str)],
+    kubeconfig_out: Option<&std::path::Path>,
+) -> Result<(), String> {
+    if installed {
+        install(env).await?;
+    }
     if real {
         // barbican's service user is known through apply_minimal_example; the demo's own
         // user stores and reads a secret.
@@ -79,16 +123,16 @@ pub async fn run(
                 project: DEMO_USER.2.into(),
                 roles: vec!["member".into(), "creator".into()],
             });
-        apply_minimal_example(&env).await?;
+        apply_minimal_example(env).await?;
     } else {
-        apply_examples(&env).await?;
+        apply_examples(env).await?;
     }
 
     let start = env.clock().now();
     let seen: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
     let converged = env
         .eventually(Duration::from_secs(300), || {
-            let (env, seen, watched) = (&env, seen.clone(), &watched);
+            let (seen, watched) = (seen.clone(), &watched);
             async move {
                 let mut all_ready = true;
                 for (kind, namespace, name) in watched.iter().copied() {
@@ -146,22 +190,17 @@ pub async fn run(
     }
 
     if installed {
-        show_the_operator_pods(&env).await?;
+        show_the_operator_pods(env).await?;
     } else {
-        show_a_quiet_pass(&env).await?;
+        show_a_quiet_pass(env).await?;
     }
     if real {
-        show_a_secret(&env).await?;
+        show_a_secret(env).await?;
     }
-    let served = match kubeconfig_out {
-        Some(path) => serve(&env, path).await,
+    match kubeconfig_out {
+        Some(path) => serve(env, path).await,
         None => Ok(()),
-    };
-    if let Some(real) = env.here().real.as_ref() {
-        real.stop().await;
-        let _ = std::fs::remove_dir_all(&state_dir);
     }
-    served
 }
 
 /// Installs the chart with the README's command and waits for both replicas.
@@ -289,7 +328,7 @@ stored {payload:?} as {user} through barbican's API: {reference}"
 }
 
 /// Serves the demo's cluster on loopback with a kubeconfig at `path`, the operator still
-/// running and virtual time moving a second per wall-clock second, until Ctrl-C.
+/// running and virtual time moving a second per wall-clock second, until the demo is stopped.
 async fn serve(env: &SimEnv, path: &std::path::Path) -> Result<(), String> {
     // An installed demo is served already (helm reached it there).
     let installed = match env.here().real.as_ref() {
@@ -322,16 +361,9 @@ async fn serve(env: &SimEnv, path: &std::path::Path) -> Result<(), String> {
             path.display()
         );
     }
-    println!("Ctrl-C stops the demo.");
-    let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
+    println!("Ctrl-C (or SIGTERM) stops the demo.");
     loop {
-        tokio::select! {
-            _ = &mut ctrl_c => break,
-            () = tokio::time::sleep(Duration::from_secs(1)) => {
-                env.clock().advance(Duration::from_secs(1)).await;
-            }
-        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        env.clock().advance(Duration::from_secs(1)).await;
     }
-    println!("stopped");
-    Ok(())
 }

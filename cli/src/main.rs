@@ -1,5 +1,6 @@
 //! `barbican-sim`: run a simulated cluster.
 
+mod contained;
 mod demo;
 mod operator_bench;
 mod soak;
@@ -122,12 +123,23 @@ enum Command {
         #[arg(long, value_name = "DIR", requires = "with_fakes")]
         real_mariadb: Option<PathBuf>,
     },
+    /// What runs that are gone left on this machine (network namespaces, interfaces, Service
+    /// addresses, nftables tables, scratch directories, run locks), one per line. Every run
+    /// that starts processes removes these as it starts; this lists them, or removes them.
+    Leftovers {
+        /// Remove them.
+        #[arg(long)]
+        reap: bool,
+        /// Exit 1 when there are any (CI's check that no run left one).
+        #[arg(long, conflicts_with = "reap")]
+        check: bool,
+    },
     /// The operator's main job on the embedded sim: apply the minimal example and its
     /// prerequisites, and print how the Barbican converges, on a virtual clock.
     Demo {
         /// Once converged, serve the cluster on loopback, write a kubeconfig for it here, and
         /// keep the operator running (virtual time then moves with the wall clock) until
-        /// Ctrl-C.
+        /// Ctrl-C or SIGTERM.
         #[arg(long, value_name = "PATH")]
         kubeconfig_out: Option<PathBuf>,
         /// Run barbican for real: the sim's kubelet runs the minimal example's pods as uwsgi
@@ -336,17 +348,6 @@ impl Fakes {
     }
 }
 
-/// Resolves when the process gets SIGTERM (how CI and process supervisors stop it), so the
-/// kubelet's pods and the real MariaDB are stopped as on Ctrl-C.
-async fn terminated() {
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut signal) => {
-            signal.recv().await;
-        }
-        Err(_) => std::future::pending().await,
-    }
-}
-
 /// A kubeconfig for a sim served at `addr`.
 pub fn kubeconfig(addr: SocketAddr) -> String {
     kubeconfig_with_token(addr, "barbican-sim")
@@ -425,8 +426,38 @@ fn install_crds(cluster: &Cluster, dir: &PathBuf) -> Result<usize, String> {
     Ok(installed)
 }
 
+impl Command {
+    /// Whether the run starts processes on this machine (pods, MariaDB): those run contained
+    /// ([`contained`]).
+    fn starts_processes(&self) -> bool {
+        match self {
+            Command::Demo {
+                real_barbican,
+                installed,
+                ..
+            } => *real_barbican || *installed,
+            Command::Serve {
+                kubelet_runtime,
+                operator_pods,
+                real_mariadb,
+                ..
+            } => !kubelet_runtime.is_empty() || *operator_pods || real_mariadb.is_some(),
+            _ => false,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.command.starts_processes() && !contained::inside() {
+        return contained::launch(std::env::args_os().skip(1).collect());
+    }
+    if contained::inside()
+        && let Err(e) = contained::private_netns_dir()
+    {
+        eprintln!("barbican-sim: {e}");
+        return ExitCode::FAILURE;
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -457,6 +488,7 @@ fn main() -> ExitCode {
                 operator_pods,
                 real_mariadb,
             } => {
+                let mut stopping = contained::Stopping::listen();
                 let barbican_runs = !kubelet_runtime.is_empty();
                 if operator_pods {
                     kubelet_runtime.push(barbican_features::backend::operator_runtime().ok_or(
@@ -525,8 +557,8 @@ fn main() -> ExitCode {
                 } else {
                     None
                 };
-                let kubelet_state = std::env::temp_dir()
-                    .join(format!("barbican-sim-kubelet-{}", std::process::id()));
+                let kubelet_state =
+                    barbican_sim::leftovers::scratch_dir("barbican-sim-kubelet-");
                 let kubelet = if kubelet_runtime.is_empty() {
                     None
                 } else {
@@ -588,8 +620,8 @@ fn main() -> ExitCode {
                 );
                 let served = tokio::select! {
                     served = cluster.serve(listener) => served.map_err(|e| e.to_string()),
-                    _ = tokio::signal::ctrl_c() => Ok(()),
-                    _ = terminated() => Ok(()),
+                    () = stopping.requested() => Ok(()),
+                    () = contained::panic_on_request() => Ok(()),
                 };
                 if let Some(kubelet) = kubelet {
                     kubelet.stop().await;
@@ -600,11 +632,15 @@ fn main() -> ExitCode {
                 }
                 served
             }
+            Command::Leftovers { reap, check } => contained::leftovers(reap, check),
             Command::Demo {
                 kubeconfig_out,
                 real_barbican,
                 installed,
-            } => demo::run(kubeconfig_out.as_deref(), real_barbican, installed).await,
+            } => {
+                let stopping = contained::Stopping::listen();
+                demo::run(kubeconfig_out.as_deref(), real_barbican, installed, stopping).await
+            }
             Command::Soak {
                 seeds,
                 first_seed,
@@ -677,6 +713,11 @@ fn main() -> ExitCode {
             }
         }
     });
+    drop(runtime);
+    if contained::inside() {
+        // Its kubelet's hold on the run's lock ended with the runtime.
+        barbican_sim::leftovers::release(barbican_sim::leftovers::run_id());
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

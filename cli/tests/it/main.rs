@@ -6,3 +6,4 @@ mod demo;
 mod kubectl;
 mod operator_run;
 mod soak;
+mod stopping;
