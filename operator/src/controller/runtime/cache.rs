@@ -446,6 +446,8 @@ pub struct OwnWrites {
 struct Versions {
     /// This operator's last write, until the watch delivers it.
     pending: Option<String>,
+    /// The answer to that write (the object after it), while it is pending.
+    copy: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
     /// The versions the watch delivered last, newest last.
     delivered: std::collections::VecDeque<String>,
 }
@@ -456,13 +458,26 @@ const DELIVERED: usize = 8;
 
 impl OwnWrites {
     /// Records a write whose response is `written`.
-    pub fn wrote<K: Resource>(&self, written: &K) {
+    pub fn wrote<K: Resource + Clone + Send + Sync + 'static>(&self, written: &K) {
         let meta = written.meta();
         if let (Some(uid), Some(version)) = (&meta.uid, &meta.resource_version) {
             let mut by_uid = self.lock();
             let versions = by_uid.entry(uid.clone()).or_default();
             versions.pending = (!versions.delivered.contains(version)).then(|| version.clone());
+            versions.copy = versions
+                .pending
+                .is_some()
+                .then(|| std::sync::Arc::new(written.clone()) as _);
         }
+    }
+
+    /// The answer to this operator's last write to the CR `uid` while the watch has not
+    /// delivered it.
+    pub fn unsettled<K: Clone + 'static>(&self, uid: &str) -> Option<K> {
+        let by_uid = self.lock();
+        let versions = by_uid.get(uid)?;
+        versions.pending.as_ref()?;
+        versions.copy.as_ref()?.downcast_ref::<K>().cloned()
     }
 
     /// Notes that the watch delivered `seen`: the write it carries is in the cache now.
@@ -475,6 +490,7 @@ impl OwnWrites {
         let versions = by_uid.entry(uid.clone()).or_default();
         if versions.pending.as_ref() == Some(version) {
             versions.pending = None;
+            versions.copy = None;
         }
         if versions.delivered.len() == DELIVERED {
             versions.delivered.pop_front();
@@ -488,6 +504,7 @@ impl OwnWrites {
     pub fn relisted(&self) {
         for versions in self.lock().values_mut() {
             versions.pending = None;
+            versions.copy = None;
         }
     }
 
@@ -507,8 +524,12 @@ impl OwnWrites {
 }
 
 /// The copy of the CR `name` in `namespace` a pass starts from: the watch cache's when it holds
-/// the CR and has delivered every write of this operator to it, the API server's otherwise
-/// (`None`: it is gone).
+/// the CR and has delivered every write of this operator to it; the answer to the operator's
+/// own last write when the watch has not delivered that yet (the newest copy there is: the
+/// watch delivers in order, and whatever comes after it wakes another pass); the API server's
+/// only when the cache does not hold the CR (`None`: it is gone). Reading the API server for
+/// a write in flight cost a GET per pass that followed a status write, in the steady state
+/// too when one fell at the end of a convergence (docs/performance.md).
 pub async fn current<K>(
     api: &kube::Api<K>,
     store: &Store<K>,
@@ -517,16 +538,23 @@ pub async fn current<K>(
     name: &str,
 ) -> Result<Option<K>, kube::Error>
 where
-    K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug + 'static,
+    K: Resource<DynamicType = ()>
+        + Clone
+        + Send
+        + Sync
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + 'static,
 {
     if let Cached::Present(cached) = lookup(store, &ObjectRef::new(name).within(namespace))
-        && cached
-            .meta()
-            .uid
-            .as_deref()
-            .is_some_and(|uid| writes.settled(uid))
+        && let Some(uid) = cached.meta().uid.as_deref()
     {
-        return Ok(Some(cached));
+        if writes.settled(uid) {
+            return Ok(Some(cached));
+        }
+        if let Some(written) = writes.unsettled::<K>(uid) {
+            return Ok(Some(written));
+        }
     }
     api.get_opt(name).await
 }

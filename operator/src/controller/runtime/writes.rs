@@ -34,7 +34,7 @@ pub async fn write_status<K, S>(
     status: &S,
 ) -> Result<(), kube::Error>
 where
-    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Resource + Clone + Send + Sync + serde::de::DeserializeOwned + std::fmt::Debug + 'static,
     S: serde::Serialize,
 {
     let written = api
@@ -58,7 +58,7 @@ pub async fn patch_metadata<K>(
     patch: &serde_json::Value,
 ) -> Result<K, kube::Error>
 where
-    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Resource + Clone + Send + Sync + serde::de::DeserializeOwned + std::fmt::Debug + 'static,
 {
     let written = api
         .patch(name, &PatchParams::default(), &Patch::Merge(patch))
@@ -77,7 +77,7 @@ pub async fn write_finalizers<K>(
     finalizers: Vec<String>,
 ) -> Result<bool, kube::Error>
 where
-    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Resource + Clone + Send + Sync + serde::de::DeserializeOwned + std::fmt::Debug + 'static,
 {
     let patch =
         json!({"metadata": {"finalizers": finalizers, "resourceVersion": resource_version}});
