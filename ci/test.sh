@@ -311,6 +311,17 @@ if [ -n "$real_run" ]; then
   stage "nothing a run started is left on this machine"
   "${CARGO_TARGET_DIR:-target}/debug/barbican-sim" leftovers --check || real_status=1
 fi
+# The bench guard (cli/src/operator_bench/guard.rs, docs/performance.md): the operator over
+# 200 Barbicans among foreign objects, held to ci/bench-baseline.json. It runs after the stages
+# above, alone on the machine: a steady-state read or write, writes or GETs per Barbican above
+# their baseline plus one, or peak RSS a quarter above the baseline's fail it; Ready time and
+# CPU are printed against the baseline, not checked. About 45 s.
+bench_status=0
+if [ "$tests_status" -eq 0 ]; then
+  stage "the bench guard: 200 Barbicans among foreign objects, against ci/bench-baseline.json"
+  "${CARGO_TARGET_DIR:-target}/debug/barbican-sim" bench --guard ci/bench-baseline.json ||
+    bench_status=$?
+fi
 if [ "$e2e_status" -ne 0 ]; then
   echo "the features through a kubeconfig failed (exit $e2e_status)" >&2
   exit "$e2e_status"
@@ -318,6 +329,10 @@ fi
 if [ "$tests_status" -ne 0 ]; then
   echo "the tests failed (exit $tests_status)" >&2
   exit "$tests_status"
+fi
+if [ "$bench_status" -ne 0 ]; then
+  echo "the bench guard failed (exit $bench_status; its reasons are above)" >&2
+  exit "$bench_status"
 fi
 if [ "$real_status" -ne 0 ]; then
   stage "the @real-barbican scenarios that failed (their output is above)"

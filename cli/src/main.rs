@@ -198,6 +198,11 @@ enum Command {
         /// With --barbicans: Deployments of other applications, spread as the Secrets are.
         #[arg(long, value_name = "N", default_value_t = 0)]
         foreign_deployments: usize,
+        /// Run the shape a baseline (`ci/bench-baseline.json`) names and fail on a
+        /// steady-state write or non-watch read, writes per Barbican above its floor plus one,
+        /// or peak RSS a quarter above its own; Ready time and CPU are printed against it.
+        #[arg(long, value_name = "BASELINE", conflicts_with_all = ["barbicans", "steady", "foreign_secrets", "foreign_secret_bytes", "foreign_deployments"])]
+        guard: Option<PathBuf>,
     },
     /// Run every example under seeded random faults on the embedded sim, checking the
     /// operator's invariants throughout (see `barbican_features::soak`); exits 1 on any
@@ -669,6 +674,17 @@ fn main() -> ExitCode {
                     json.as_deref(),
                 )
                 .await
+            }
+            Command::Bench {
+                guard: Some(baseline),
+                timeout,
+                operator,
+                json,
+                steady_log,
+                ..
+            } => {
+                let operator = operator.unwrap_or_else(operator_bench::operator_beside_this_binary);
+                operator_bench::guard::run(&baseline, operator, timeout, json, steady_log).await
             }
             Command::Bench {
                 barbicans: Some(barbicans),

@@ -32,6 +32,7 @@ use kube::{
 };
 use serde_json::{Value, json};
 
+pub mod guard;
 mod report;
 pub use report::*;
 
@@ -540,6 +541,7 @@ pub async fn run(options: &Options) -> Result<Report, String> {
     )
     .await?;
     let converge_seconds = started.elapsed().as_secs_f64();
+    let scraped_converged = scrape_metrics(metrics_port).await?;
     let converged = cluster.request_tally();
     let endings_converged = cluster.watch_endings();
     let steady_mark = cluster.audit_mark();
@@ -578,6 +580,11 @@ pub async fn run(options: &Options) -> Result<Report, String> {
         writes_per_barbican: writes(&convergence_requests) as f64 / n,
         minimum_writes_per_barbican: minimum.values().sum(),
         writes_above_minimum_per_barbican: writes_above_minimum(&convergence_requests, &minimum, n),
+        reads_per_barbican: counted_reads_per_barbican(&scraped_converged, n),
+        read_floors: READ_FLOORS
+            .iter()
+            .map(|(verb, floor, why)| (verb.to_string(), (*floor, why.to_string())))
+            .collect(),
         steady_writes: writes(&steady_requests),
         steady_non_watch_reads: non_watch_reads(&steady_requests),
         convergence_requests,

@@ -28,6 +28,11 @@ pub struct Report {
     pub minimum_writes_per_barbican: f64,
     /// Where the writes above that minimum went, per Barbican, by `group/resource`.
     pub writes_above_minimum_per_barbican: BTreeMap<String, f64>,
+    /// The operator's reads until Ready, per Barbican, as `verb resource`, as its own
+    /// `barbican_operator_kube_requests_total` counts them.
+    pub reads_per_barbican: BTreeMap<String, f64>,
+    /// The least reads per Barbican of each verb, and why ([`READ_FLOORS`]).
+    pub read_floors: BTreeMap<String, (f64, String)>,
     /// Writes during the steady state.
     pub steady_writes: u64,
     /// Reads other than watches during the steady state (get and list).
@@ -51,13 +56,14 @@ impl Report {
     /// One line for logs and the README.
     pub fn summary(&self) -> String {
         format!(
-            "bench: {} Barbicans{} Ready in {:.1}s; {:.1} writes per Barbican (minimum {:.1}; above it: {}); steady state over {:.0}s: {} writes, {} non-watch reads, {} watches expired; the operator counted {} writes, as the API server did; operator peak RSS {:.1} MiB, {:.1} CPU s",
+            "bench: {} Barbicans{} Ready in {:.1}s; {:.1} writes per Barbican (minimum {:.1}; above it: {}); reads per Barbican (floor 0 each, see read_floors): {}; steady state over {:.0}s: {} writes, {} non-watch reads, {} watches expired; the operator counted {} writes, as the API server did; operator peak RSS {:.1} MiB, {:.1} CPU s",
             self.barbicans,
             self.foreign_summary(),
             self.converge_seconds,
             self.writes_per_barbican,
             self.minimum_writes_per_barbican,
             self.above_summary(),
+            self.reads_summary(),
             self.steady_seconds,
             self.steady_writes,
             self.steady_non_watch_reads,
@@ -76,6 +82,22 @@ impl Report {
             self.writes_above_minimum_per_barbican.iter().collect();
         above.sort_by(|a, b| b.1.total_cmp(a.1));
         let text: Vec<String> = above.iter().map(|(r, n)| format!("{n:.1} {r}")).collect();
+        if text.is_empty() {
+            "none".to_string()
+        } else {
+            text.join(", ")
+        }
+    }
+
+    /// The reads per Barbican of 0.05 or more, largest first, as `11.5 get deployments.apps, …`.
+    fn reads_summary(&self) -> String {
+        let mut reads: Vec<(&String, &f64)> = self
+            .reads_per_barbican
+            .iter()
+            .filter(|(_, n)| **n >= 0.05)
+            .collect();
+        reads.sort_by(|a, b| b.1.total_cmp(a.1));
+        let text: Vec<String> = reads.iter().map(|(r, n)| format!("{n:.1} {r}")).collect();
         if text.is_empty() {
             "none".to_string()
         } else {
@@ -176,28 +198,68 @@ pub(super) fn operator_requests(before: &Tally, after: &Tally) -> Requests {
     out
 }
 
-/// The answered writes an operator's `/metrics` page counts in
-/// `barbican_operator_kube_requests_total` (code a status, not `timeout` or `error`).
-pub(super) fn counted_writes(metrics: &str) -> u64 {
+/// The requests an operator's `/metrics` page counts in `barbican_operator_kube_requests_total`,
+/// as (verb, resource, code, count).
+pub(super) fn counted_requests(metrics: &str) -> Vec<(String, String, String, u64)> {
     metrics
         .lines()
         .filter_map(|line| line.strip_prefix("barbican_operator_kube_requests_total{"))
         .filter_map(|rest| rest.split_once("} "))
-        .filter(|(labels, _)| {
+        .filter_map(|(labels, value)| {
             let label = |name: &str| {
                 labels
                     .split(',')
                     .find_map(|l| l.strip_prefix(&format!("{name}=\"")))
-                    .map(|v| v.trim_end_matches('"'))
+                    .map(|v| v.trim_end_matches('"').to_string())
             };
-            let write = label("verb").is_some_and(|v| is_write(&format!("{v} ")));
-            let answered = label("code").is_some_and(|c| c.chars().all(|c| c.is_ascii_digit()));
-            write && answered
+            let count = value.trim().parse::<f64>().ok()? as u64;
+            Some((label("verb")?, label("resource")?, label("code")?, count))
         })
-        .filter_map(|(_, value)| value.trim().parse::<f64>().ok())
-        .map(|v| v as u64)
+        .collect()
+}
+
+/// The answered writes an operator's `/metrics` page counts in
+/// `barbican_operator_kube_requests_total` (code a status, not `timeout` or `error`).
+pub(super) fn counted_writes(metrics: &str) -> u64 {
+    counted_requests(metrics)
+        .into_iter()
+        .filter(|(verb, _, code, _)| {
+            is_write(&format!("{verb} ")) && code.chars().all(|c| c.is_ascii_digit())
+        })
+        .map(|(_, _, _, n)| n)
         .sum()
 }
+
+/// The reads an operator's `/metrics` page counts, per Barbican, as `verb resource` (every
+/// answer counted: a 404 is a read too).
+pub(super) fn counted_reads_per_barbican(metrics: &str, n: f64) -> BTreeMap<String, f64> {
+    let mut reads = BTreeMap::<String, f64>::new();
+    for (verb, resource, _, count) in counted_requests(metrics) {
+        if READ_FLOORS.iter().any(|(v, _, _)| *v == verb) {
+            *reads.entry(format!("{verb} {resource}")).or_default() += count as f64 / n;
+        }
+    }
+    reads
+}
+
+/// The least reads per Barbican a convergence needs, by verb, and why.
+pub const READ_FLOORS: [(&str, f64, &str); 3] = [
+    (
+        "get",
+        0.0,
+        "every object a pass reads is in a watch cache, or is the answer to the operator's own write; a GET reads only what no cache holds",
+    ),
+    (
+        "list",
+        0.0,
+        "one per watched kind when a watch starts or expires: per operator, not per Barbican",
+    ),
+    (
+        "watch",
+        0.0,
+        "one per watched kind, renewed on its timeout: per operator, not per Barbican",
+    ),
+];
 
 pub(super) fn writes(requests: &Requests) -> u64 {
     total(requests, is_write)
