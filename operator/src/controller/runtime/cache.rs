@@ -9,10 +9,12 @@
 //! - A store is used only once its first list is complete (before that: the API server).
 //! - The watch that fills a store is the one that wakes the controller, and the store is
 //!   written before the wake-up is delivered, so a pass is never older than what woke it.
-//! - A cached object that is missing is only trusted where acting on a stale "absent" is
-//!   harmless: an apply (it creates or repeats) and a delete (nothing to delete; the watch
-//!   event of a late arrival wakes another pass). A plain read falls back to a GET, so a child
-//!   created a moment ago by this pass is found.
+//! - A cached object that is missing is trusted where acting on a stale "absent" is harmless
+//!   (an apply creates or repeats; a delete has nothing to delete, and the watch event of a
+//!   late arrival wakes another pass), and for a read of this operator's own child of a kind
+//!   the cache follows by label: a child created a moment ago is found through the answer to
+//!   its create until the watch delivers it ([`Cache::created`]). A read of anything else (an
+//!   input a user names carries no label of the operator's) falls back to a GET.
 //! - The CRs themselves carry the status this operator writes; a pass that started from a
 //!   copy older than its own last write would undo it. [`OwnWrites`] remembers the
 //!   resourceVersion of every write to a CR until the watch has delivered it, and a CR with a
@@ -76,12 +78,22 @@ pub struct Cache {
 type WrittenKey = (TypeId, Option<String>, String);
 
 /// A write the watch may not have delivered yet: the object as the write answered, and the
-/// resourceVersion of the cached copy it replaced. The watch store showing that version
-/// still is what says it is behind: a version never comes back once replaced.
+/// resourceVersion of the cached copy it replaced (`None`: the write created it, and the
+/// store did not hold it). The watch store showing that version still (or, for a create,
+/// not holding the object) is what says it is behind: a version never comes back once
+/// replaced.
 struct Written {
-    stale: String,
+    stale: Option<String>,
     after: Box<dyn Any + Send + Sync>,
+    /// When it was recorded: a create the store still lacks after [`CREATE_DELIVERY`] is not
+    /// believed any more (the watch may have delivered it and its deletion in between).
+    at: std::time::Instant,
 }
+
+/// How long the answer to a create stands in for the object while the store lacks it. A
+/// watch delivers in milliseconds; past this the cache says it does not know, and the API
+/// server answers.
+const CREATE_DELIVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long a pass waits for the stores' first lists before it goes ahead without them (and
 /// reads the API server). On a healthy cluster the lists take milliseconds; a watch that
@@ -299,9 +311,6 @@ impl Cache {
     where
         K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
     {
-        let Cached::Present(object) = &cached else {
-            return cached;
-        };
         let key = (
             TypeId::of::<K>(),
             namespace.map(String::from),
@@ -311,14 +320,72 @@ impl Cache {
         let Some(entry) = written.get(&key) else {
             return cached;
         };
-        if object.meta().resource_version.as_ref() == Some(&entry.stale)
-            && let Some(after) = entry.after.downcast_ref::<K>()
-        {
-            return Cached::Present(after.clone());
+        match &cached {
+            Cached::Unknown => cached,
+            // This operator created it a moment ago: the answer stands in until the watch
+            // delivers it, for a while.
+            Cached::Absent if entry.stale.is_none() && entry.at.elapsed() < CREATE_DELIVERY => {
+                match entry.after.downcast_ref::<K>() {
+                    Some(after) => Cached::Present(after.clone()),
+                    None => cached,
+                }
+            }
+            Cached::Absent => {
+                // A create the store still lacks after a while (the API server answers), or a
+                // write over a copy the store no longer holds (it was deleted).
+                let was_create = entry.stale.is_none();
+                written.remove(&key);
+                if was_create { Cached::Unknown } else { cached }
+            }
+            Cached::Present(object) => {
+                if entry.stale.is_some()
+                    && object.meta().resource_version == entry.stale
+                    && let Some(after) = entry.after.downcast_ref::<K>()
+                {
+                    return Cached::Present(after.clone());
+                }
+                // The watch has delivered the write, or something newer: the store is current.
+                written.remove(&key);
+                cached
+            }
         }
-        // The watch has delivered the write, or something newer: the store is current.
-        written.remove(&key);
-        cached
+    }
+
+    /// Records that this operator created `after` where the store held nothing (see
+    /// [`Cache::get`]), so a pass finds it before the watch delivers it. Only for kinds whose
+    /// watch fills a store here; the held kinds keep their own copies.
+    pub fn created<K>(&self, namespace: Option<&str>, after: &K)
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        if !self.holds_all::<K>() {
+            return;
+        }
+        let Some(name) = after.meta().name.clone() else {
+            return;
+        };
+        let key = (TypeId::of::<K>(), namespace.map(String::from), name);
+        self.written
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                key,
+                Written {
+                    stale: None,
+                    after: Box::new(after.clone()),
+                    at: std::time::Instant::now(),
+                },
+            );
+    }
+
+    /// Whether the store of the typed kind `K` holds every child of this operator of its kind
+    /// in the namespaces watched (a held kind holds only what was read: its "absent" is not an
+    /// answer).
+    pub fn holds_all<K>(&self) -> bool
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        self.held::<K>().is_none() && self.store::<K>().is_some()
     }
 
     /// Records that this operator wrote `after` over the copy it had read, of resourceVersion
@@ -351,13 +418,14 @@ impl Cache {
             {
                 entry.stale.clone()
             }
-            _ => before.to_string(),
+            _ => Some(before.to_string()),
         };
         written.insert(
             key,
             Written {
                 stale,
                 after: Box::new(after.clone()),
+                at: std::time::Instant::now(),
             },
         );
     }

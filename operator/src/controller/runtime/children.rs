@@ -251,6 +251,21 @@ impl Children {
         }
     }
 
+    /// Reads this operator's own child `name` (one it creates, carrying its labels), `None`
+    /// when it does not exist: unlike [`Children::get`], the watch cache's "absent" is an
+    /// answer here, since the cache follows every child of the operator by its labels and
+    /// holds a child created a moment ago (see [`Cache::created`]). Never for an input a user
+    /// names: those carry no label of the operator's.
+    pub async fn get_own_child<K: Child>(&self, name: &str) -> Result<Option<K>, kube::Error> {
+        match (&self.cache, self.cached::<K>(name)) {
+            (Some(cache), Cached::Absent) if cache.holds_all::<K>() => {
+                self.keep::<K>(name);
+                Ok(None)
+            }
+            _ => self.get::<K>(name).await,
+        }
+    }
+
     /// Keeps what a pass read or wrote when its kind is held (see [`super::held`]).
     fn hold<K: Child>(&self, object: Option<&K>) {
         if let (Some(cache), Some(object)) = (&self.cache, object) {
@@ -341,8 +356,12 @@ impl Children {
     /// Reads the child `name`: `None` when it does not exist, [`ChildError::NameTaken`] when
     /// an object of that name is someone else's (a step never takes a foreign object's state
     /// for its child's).
+    ///
+    /// A child is this operator's, so the watch cache's "absent" is believed where it follows
+    /// the kind ([`Children::get_own_child`]): an object someone else made under the name is
+    /// then found by the create that follows (a 409, then [`ChildError::NameTaken`]).
     pub async fn own<K: Child>(&self, name: &str) -> Result<Option<K>, ChildError> {
-        let live = self.get::<K>(name).await?;
+        let live = self.get_own_child::<K>(name).await?;
         if let Some(live) = &live {
             self.claim(&K::kind(&()), live.meta())?;
         }
@@ -365,14 +384,17 @@ impl Children {
             Cached::Present(object) => object.meta().resource_version.clone(),
             _ => None,
         };
+        let was_absent = matches!(cached, Cached::Absent);
         let kind = K::kind(&());
         let live = converge(&self.api::<K>(), desired, cached, |live| {
             self.claim(&kind, live)
         })
         .await?;
         self.hold(Some(&live));
-        if let (Some(cache), Some(before)) = (&self.cache, before) {
-            cache.wrote(Some(&self.owner.namespace), &before, &live);
+        match (&self.cache, before) {
+            (Some(cache), Some(before)) => cache.wrote(Some(&self.owner.namespace), &before, &live),
+            (Some(cache), None) if was_absent => cache.created(Some(&self.owner.namespace), &live),
+            _ => {}
         }
         Ok(live)
     }

@@ -31,7 +31,10 @@ async fn config_projected(
     let waiting = |message: String| {
         Report::not_ready(T::ConfigProjected, Reason::WaitingForProjection, message)
     };
-    let Some(deployment) = children.get::<Deployment>(parent).await? else {
+    // The parent's Deployment is this operator's own child: the cache's "absent" is believed
+    // (every store pass until the Deployment exists read it from the API server: 11.5 GETs
+    // per Barbican while converging, docs/performance.md).
+    let Some(deployment) = children.get_own_child::<Deployment>(parent).await? else {
         return Ok(waiting(format!("Deployment {parent:?} does not exist yet")));
     };
     let Some(config) = mounted_config(&deployment) else {

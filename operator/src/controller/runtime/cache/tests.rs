@@ -103,6 +103,70 @@ fn an_own_write_the_watch_has_not_delivered_is_read_in_place_of_the_copy_it_repl
     assert_eq!(version(get()), "6", "a write elsewhere is another object");
 }
 
+/// A child this operator created is found before the watch delivers it (a pass that reads it
+/// then sends no GET and no second create), and once the store holds it the store answers; a
+/// create the store never shows is not believed for ever.
+#[test]
+fn a_created_child_is_found_until_the_watch_delivers_it() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let deployment = |version: &str| {
+        let mut d = Deployment::default();
+        d.metadata.name = Some("barbican".into());
+        d.metadata.namespace = Some("openstack".into());
+        d.metadata.resource_version = Some(version.into());
+        d
+    };
+    let cache = Cache::default();
+    let mut writer = cache.writer::<Deployment>();
+    writer.apply_watcher_event(&Event::Init);
+    writer.apply_watcher_event(&Event::InitDone);
+    let get = || cache.get::<Deployment>(Some("openstack"), "barbican");
+    assert!(cache.holds_all::<Deployment>());
+    assert_eq!(get(), Cached::Absent);
+
+    cache.created(Some("openstack"), &deployment("5"));
+    assert_eq!(
+        get(),
+        Cached::Present(deployment("5")),
+        "the create's answer"
+    );
+    cache.wrote(Some("openstack"), "5", &deployment("6"));
+    assert_eq!(
+        get(),
+        Cached::Present(deployment("6")),
+        "a write over the created copy, both in flight"
+    );
+    writer.apply_watcher_event(&Event::Apply(deployment("6")));
+    assert_eq!(get(), Cached::Present(deployment("6")), "delivered");
+    writer.apply_watcher_event(&Event::Delete(deployment("6")));
+    assert_eq!(
+        get(),
+        Cached::Absent,
+        "deleted: the record went on delivery"
+    );
+
+    cache.created(Some("openstack"), &deployment("9"));
+    for entry in cache.written.lock().unwrap().values_mut() {
+        entry.at -= CREATE_DELIVERY;
+    }
+    assert_eq!(
+        get(),
+        Cached::Unknown,
+        "a create the store still lacks after a while: the API server answers"
+    );
+    assert_eq!(get(), Cached::Absent, "and the record is gone");
+}
+
+/// The held kinds hold only what a pass read: their "absent" is not an answer, and neither is
+/// a kind not watched here.
+#[test]
+fn a_held_or_unwatched_kinds_absent_is_not_an_answer() {
+    let cache = Cache::default();
+    let _writer = cache.metadata_writer::<Secret>();
+    assert!(!cache.holds_all::<Secret>());
+    assert!(!cache.holds_all::<k8s_openapi::api::apps::v1::Deployment>());
+}
+
 #[tokio::test]
 async fn the_first_pass_waits_for_every_store_to_list() {
     let cache = Cache::default();
