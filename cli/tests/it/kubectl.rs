@@ -1194,7 +1194,8 @@ fn kubectl_patch_uses_strategic_merge_on_built_in_kinds() {
 fn apply_server_side_twice_drops_the_field_left_out() {
     let sim = with_examples("server-side");
     let with_region = "apiVersion: barbican.openstack.c5c3.io/v1alpha1\nkind: BarbicanSecretStore\nmetadata:\n  name: vault-legacy\n  namespace: openstack\nspec:\n  barbicanRef:\n    name: barbican\n  type: OpenBao\n  extraOptions:\n    kv_version: \"2\"\n  openBao:\n    server:\n      url: https://vault.example.com:8200\n      credentialsSecretRef:\n        name: vault-approle\n";
-    let path = std::env::temp_dir().join(format!("barbican-ssa-{}.yaml", std::process::id()));
+    // In the sim's own directory, which it removes when it is dropped.
+    let path = sim.kubeconfig.with_file_name("server-side.yaml");
     std::fs::write(&path, with_region).unwrap();
     let first = ok(
         &sim,
@@ -1263,7 +1264,8 @@ fn kubectl_shows_the_api_servers_invalid_message() {
         &sim,
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openstack\n",
     );
-    let path = std::env::temp_dir().join(format!("barbican-invalid-{}.yaml", std::process::id()));
+    // In the sim's own directory, which it removes when it is dropped.
+    let path = sim.kubeconfig.with_file_name("invalid.yaml");
     let example =
         std::fs::read_to_string(workspace().join("deploy/examples/barbican.yaml")).unwrap();
     std::fs::write(
