@@ -78,31 +78,12 @@ impl Report {
 impl Report {
     /// The writes above the minimum, largest first, as `1.0 apps/deployments, …`.
     fn above_summary(&self) -> String {
-        let mut above: Vec<(&String, &f64)> =
-            self.writes_above_minimum_per_barbican.iter().collect();
-        above.sort_by(|a, b| b.1.total_cmp(a.1));
-        let text: Vec<String> = above.iter().map(|(r, n)| format!("{n:.1} {r}")).collect();
-        if text.is_empty() {
-            "none".to_string()
-        } else {
-            text.join(", ")
-        }
+        largest_first(&self.writes_above_minimum_per_barbican)
     }
 
-    /// The reads per Barbican of 0.05 or more, largest first, as `11.5 get deployments.apps, …`.
+    /// The reads per Barbican, largest first, as `11.5 get deployments.apps, …`.
     fn reads_summary(&self) -> String {
-        let mut reads: Vec<(&String, &f64)> = self
-            .reads_per_barbican
-            .iter()
-            .filter(|(_, n)| **n >= 0.05)
-            .collect();
-        reads.sort_by(|a, b| b.1.total_cmp(a.1));
-        let text: Vec<String> = reads.iter().map(|(r, n)| format!("{n:.1} {r}")).collect();
-        if text.is_empty() {
-            "none".to_string()
-        } else {
-            text.join(", ")
-        }
+        largest_first(&self.reads_per_barbican)
     }
 
     /// ` beside …` naming the foreign objects, or nothing when there are none.
@@ -117,6 +98,19 @@ impl Report {
             f.secret_bytes / 1024,
             f.deployments
         )
+    }
+}
+
+/// The figures of 0.05 or more, largest first, as `3.5 barbicans/status, 1.0 /services`;
+/// `none` when there are none.
+fn largest_first(figures: &BTreeMap<String, f64>) -> String {
+    let mut shown: Vec<(&String, &f64)> = figures.iter().filter(|(_, n)| **n >= 0.05).collect();
+    shown.sort_by(|a, b| b.1.total_cmp(a.1));
+    let text: Vec<String> = shown.iter().map(|(r, n)| format!("{n:.1} {r}")).collect();
+    if text.is_empty() {
+        "none".to_string()
+    } else {
+        text.join(", ")
     }
 }
 

@@ -513,11 +513,17 @@ pub struct OwnWrites {
 #[derive(Debug, Default)]
 struct Versions {
     /// This operator's last write, until the watch delivers it.
-    pending: Option<String>,
-    /// The answer to that write (the object after it), while it is pending.
-    copy: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+    pending: Option<Pending>,
     /// The versions the watch delivered last, newest last.
     delivered: std::collections::VecDeque<String>,
+}
+
+/// A write of this operator's the watch has not delivered: its resourceVersion and its answer
+/// (the object after it).
+#[derive(Debug)]
+struct Pending {
+    version: String,
+    written: Arc<dyn Any + Send + Sync>,
 }
 
 /// How many delivered versions are remembered per CR: more than can arrive between a write's
@@ -531,11 +537,10 @@ impl OwnWrites {
         if let (Some(uid), Some(version)) = (&meta.uid, &meta.resource_version) {
             let mut by_uid = self.lock();
             let versions = by_uid.entry(uid.clone()).or_default();
-            versions.pending = (!versions.delivered.contains(version)).then(|| version.clone());
-            versions.copy = versions
-                .pending
-                .is_some()
-                .then(|| std::sync::Arc::new(written.clone()) as _);
+            versions.pending = (!versions.delivered.contains(version)).then(|| Pending {
+                version: version.clone(),
+                written: Arc::new(written.clone()),
+            });
         }
     }
 
@@ -544,8 +549,12 @@ impl OwnWrites {
     pub fn unsettled<K: Clone + 'static>(&self, uid: &str) -> Option<K> {
         let by_uid = self.lock();
         let versions = by_uid.get(uid)?;
-        versions.pending.as_ref()?;
-        versions.copy.as_ref()?.downcast_ref::<K>().cloned()
+        versions
+            .pending
+            .as_ref()?
+            .written
+            .downcast_ref::<K>()
+            .cloned()
     }
 
     /// Notes that the watch delivered `seen`: the write it carries is in the cache now.
@@ -556,9 +565,12 @@ impl OwnWrites {
         };
         let mut by_uid = self.lock();
         let versions = by_uid.entry(uid.clone()).or_default();
-        if versions.pending.as_ref() == Some(version) {
+        if versions
+            .pending
+            .as_ref()
+            .is_some_and(|p| &p.version == version)
+        {
             versions.pending = None;
-            versions.copy = None;
         }
         if versions.delivered.len() == DELIVERED {
             versions.delivered.pop_front();
@@ -572,7 +584,6 @@ impl OwnWrites {
     pub fn relisted(&self) {
         for versions in self.lock().values_mut() {
             versions.pending = None;
-            versions.copy = None;
         }
     }
 

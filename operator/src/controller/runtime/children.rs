@@ -240,15 +240,7 @@ impl Children {
     /// Reads `name`, `None` when it does not exist: from the watch cache when it holds it,
     /// from the API server otherwise (so a child created a moment ago is found).
     pub async fn get<K: Child>(&self, name: &str) -> Result<Option<K>, kube::Error> {
-        self.keep::<K>(name);
-        match self.cached::<K>(name) {
-            Cached::Present(object) => Ok(Some(object)),
-            Cached::Absent | Cached::Unknown => {
-                let read = self.api::<K>().get_opt(name).await?;
-                self.hold(read.as_ref());
-                Ok(read)
-            }
-        }
+        self.read::<K>(name, false).await
     }
 
     /// Reads this operator's own child `name` (one it creates, carrying its labels), `None`
@@ -257,12 +249,25 @@ impl Children {
     /// holds a child created a moment ago (see [`Cache::created`]). Never for an input a user
     /// names: those carry no label of the operator's.
     pub async fn get_own_child<K: Child>(&self, name: &str) -> Result<Option<K>, kube::Error> {
-        match (&self.cache, self.cached::<K>(name)) {
-            (Some(cache), Cached::Absent) if cache.holds_all::<K>() => {
-                self.keep::<K>(name);
+        self.read::<K>(name, true).await
+    }
+
+    /// [`Children::get`], or with `own_child` [`Children::get_own_child`]: one cache lookup,
+    /// the API server only for what the cache cannot answer.
+    async fn read<K: Child>(&self, name: &str, own_child: bool) -> Result<Option<K>, kube::Error> {
+        self.keep::<K>(name);
+        match self.cached::<K>(name) {
+            Cached::Present(object) => Ok(Some(object)),
+            Cached::Absent
+                if own_child && self.cache.as_ref().is_some_and(Cache::holds_all::<K>) =>
+            {
                 Ok(None)
             }
-            _ => self.get::<K>(name).await,
+            Cached::Absent | Cached::Unknown => {
+                let read = self.api::<K>().get_opt(name).await?;
+                self.hold(read.as_ref());
+                Ok(read)
+            }
         }
     }
 
