@@ -339,13 +339,39 @@ pub(super) async fn rbac_run(watch: &[&str]) {
         .await
         .unwrap();
 
-    // The leader election of `run`, once.
-    let election = barbican_operator::leader::Election::new(RELEASE_NAMESPACE, "rbac-test");
-    barbican_operator::leader::acquire(operator.clone(), &election)
+    // The leader election of `run`: as the first replica (it creates the Lease), and as one
+    // that waits for another to let go (it watches the Lease while it waits).
+    use barbican_operator::leader::{Election, acquire};
+    acquire(operator.clone(), &Election::new(RELEASE_NAMESPACE, "rbac-test"))
         .await
         .expect("leadership")
         .release()
         .await;
+    let other = acquire(
+        env.client.clone(),
+        &Election::new(RELEASE_NAMESPACE, "other"),
+    )
+    .await
+    .expect("the other replica's leadership");
+    let waiting = tokio::spawn({
+        let operator = operator.clone();
+        async move { acquire(operator, &Election::new(RELEASE_NAMESPACE, "rbac-test")).await }
+    });
+    env.eventually(Duration::from_secs(10), || async {
+        let user = format!("system:serviceaccount:{RELEASE_NAMESPACE}:{FULLNAME}");
+        let watches = env
+            .cluster
+            .rbac_checks()
+            .into_iter()
+            .any(|c| c.user == user && c.resource == "leases" && c.verb == "watch");
+        watches
+            .then_some(())
+            .ok_or_else(|| "the waiting replica does not watch the Lease yet".to_string())
+    })
+    .await
+    .unwrap();
+    other.release().await;
+    waiting.await.unwrap().expect("leadership").release().await;
 
     // Every example converges, through the operator alone.
     apply_examples(&env).await.unwrap();
