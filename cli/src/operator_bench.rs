@@ -213,13 +213,16 @@ async fn until_ready(
         ready.len() == 2 && ready.values().all(|(names, _)| names.len() >= want)
     };
     let mut check = tokio::time::interval(Duration::from_millis(500));
+    // A line on stderr this often while it waits: a run at N = 1000 takes minutes.
+    const PROGRESS: Duration = Duration::from_secs(10);
+    let mut last_progress = Instant::now();
     while !all_ready(&ready) {
         tokio::select! {
             event = events.next() => {
                 let Some((kind, event)) = event else {
                     return Err("the watches of the Barbicans and stores ended".into());
                 };
-                let (names, relisted) = ready.entry(kind).or_default();
+                let (names, relisted) = ready.entry(kind.clone()).or_default();
                 match event {
                     Ok(watcher::Event::Init) => relisted.clear(),
                     Ok(watcher::Event::InitApply(o)) => {
@@ -240,10 +243,20 @@ async fn until_ready(
                         names.remove(&o.metadata.name.unwrap_or_default());
                     }
                     // The watcher lists again after an error, on its backoff.
-                    Err(_) => {}
+                    Err(error) => eprintln!("bench: the watch of the {kind}s: {error}"),
                 }
             }
             _ = check.tick() => {
+                if last_progress.elapsed() >= PROGRESS {
+                    last_progress = Instant::now();
+                    let count = |kind: &str| ready.get(kind).map_or(0, |(names, _)| names.len());
+                    eprintln!(
+                        "bench: {} of {want} Barbicans and {} of {want} stores Ready after {:.0?}",
+                        count("Barbican"),
+                        count("BarbicanSecretStore"),
+                        started.elapsed()
+                    );
+                }
                 if let Ok(Some(status)) = operator.try_wait() {
                     return Err(format!("the operator exited: {status}"));
                 }
