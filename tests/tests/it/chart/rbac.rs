@@ -342,11 +342,14 @@ pub(super) async fn rbac_run(watch: &[&str]) {
     // The leader election of `run`: as the first replica (it creates the Lease), and as one
     // that waits for another to let go (it watches the Lease while it waits).
     use barbican_operator::leader::{Election, acquire};
-    acquire(operator.clone(), &Election::new(RELEASE_NAMESPACE, "rbac-test"))
-        .await
-        .expect("leadership")
-        .release()
-        .await;
+    acquire(
+        operator.clone(),
+        &Election::new(RELEASE_NAMESPACE, "rbac-test"),
+    )
+    .await
+    .expect("leadership")
+    .release()
+    .await;
     let other = acquire(
         env.client.clone(),
         &Election::new(RELEASE_NAMESPACE, "other"),
