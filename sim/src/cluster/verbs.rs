@@ -418,9 +418,35 @@ pub(super) fn list(
         _ => {}
     }
     let namespace = (!target.namespace.is_empty()).then_some(target.namespace.as_str());
-    let mut items: Vec<Value> = state
-        .store
-        .presented_in(&target.t, namespace)
+    // Every page of a list is served from the first page's snapshot, whose resourceVersion
+    // the continue token carries (`<resourceVersion>:<namespace>/<name>` of the last item
+    // served): a page read from the current state would show the first page's objects as they
+    // were and the last page's resourceVersion, and a watch from there would never see the
+    // changes between (at 1000 CRs a relisting watcher lost Ready transitions that way).
+    let continued = match q.get("continue").filter(|c| !c.is_empty()) {
+        None => None,
+        Some(token) => Some(
+            token
+                .split_once(':')
+                .and_then(|(rv, after)| Some((rv.parse::<u64>().ok()?, after)))
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!("invalid continue token {token:?}"))
+                })?,
+        ),
+    };
+    let (snapshot, objects) = match continued {
+        None => (current, state.store.presented_in(&target.t, namespace).collect::<Vec<_>>()),
+        Some((rv, _)) => (
+            rv,
+            state.store.presented_at(&target.t, namespace, rv).ok_or_else(|| {
+                ApiError::gone(
+                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+                )
+            })?,
+        ),
+    };
+    let mut items: Vec<Value> = objects
+        .into_iter()
         .filter(|o| labels.matches(o) && fields.matches(o))
         .map(std::borrow::Cow::into_owned)
         .collect();
@@ -431,10 +457,14 @@ pub(super) fn list(
             o["metadata"]["name"].as_str().unwrap_or("")
         )
     };
-    if let Some(token) = q.get("continue").filter(|c| !c.is_empty()) {
-        items.retain(|o| key(o).as_str() > token.as_str());
+    // Pages follow the order of the keys the continue token compares.
+    if q.contains_key("limit") || continued.is_some() {
+        items.sort_by_cached_key(key);
     }
-    let mut metadata = json!({"resourceVersion": state.store.revision().to_string()});
+    if let Some((_, after)) = continued {
+        items.retain(|o| key(o).as_str() > after);
+    }
+    let mut metadata = json!({"resourceVersion": snapshot.to_string()});
     if let Some(limit) = q
         .get("limit")
         .and_then(|l| l.parse::<usize>().ok())
@@ -444,7 +474,7 @@ pub(super) fn list(
         let remaining = items.len() - limit;
         items.truncate(limit);
         if let Some(last) = items.last() {
-            metadata["continue"] = json!(key(last));
+            metadata["continue"] = json!(format!("{snapshot}:{}", key(last)));
         }
         metadata["remainingItemCount"] = json!(remaining);
     }

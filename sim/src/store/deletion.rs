@@ -42,11 +42,11 @@ impl Store {
             let stored = self.put_modified(&t.storage_key(), &key.0, &key.1, current);
             return Ok(Value::clone(&stored));
         }
-        self.take(&t.storage_key(), &key.0, &key.1);
+        let taken = self.take(&t.storage_key(), &key.0, &key.1);
         let rv = self.bump();
         current["metadata"]["resourceVersion"] = json!(rv);
         let current = Arc::new(current);
-        self.record(&t.storage_key(), EventType::Deleted, Arc::clone(&current));
+        self.record_deletion(&t.storage_key(), Arc::clone(&current), taken);
         if orphan {
             self.orphan_dependents(&current);
         } else {
@@ -220,9 +220,9 @@ impl Store {
                     if let Some(metadata) = owner["metadata"].as_object_mut() {
                         metadata.remove("finalizers");
                     }
-                    self.take(&storage_key, &namespace, &name);
+                    let taken = self.take(&storage_key, &namespace, &name);
                     let owner = Arc::new(owner);
-                    self.record(&storage_key, EventType::Deleted, Arc::clone(&owner));
+                    self.record_deletion(&storage_key, Arc::clone(&owner), taken);
                     self.collect_dependents(&owner);
                 } else {
                     owner["metadata"]["finalizers"] = json!(remaining);
@@ -266,10 +266,10 @@ impl Store {
                 .filter(|(k, _)| k.as_str() != "/namespaces")
                 .all(|(_, m)| !m.keys().any(|(ns, _)| *ns == name));
             if empty && let Some(ns) = self.take("/namespaces", "", &name) {
-                let mut ns = Arc::unwrap_or_clone(ns);
+                let mut deleted = Value::clone(&ns);
                 let rv = self.bump();
-                ns["metadata"]["resourceVersion"] = json!(rv);
-                self.record("/namespaces", EventType::Deleted, ns);
+                deleted["metadata"]["resourceVersion"] = json!(rv);
+                self.record_deletion("/namespaces", Arc::new(deleted), Some(ns));
             }
         }
     }

@@ -55,9 +55,10 @@ pub struct Event {
     /// The object after the change (before it, for a deletion: with its last resourceVersion).
     /// Shared: the history, every watch and the controllers see the same copy.
     pub object: Arc<Value>,
-    /// For an update, the object before it: a watch with selectors sees an object that
-    /// starts or stops matching as ADDED or DELETED, as kube-apiserver's watch cache shows it.
-    /// `None` where the change cannot alter what a selector sees (a deletion's stages).
+    /// For an update or a deletion, the object before it: a watch with selectors sees an
+    /// object that starts or stops matching as ADDED or DELETED, as kube-apiserver's watch
+    /// cache shows it, and a continued list reads the objects as they were when it started
+    /// ([`Store::presented_at`]). `None` for a creation.
     pub previous: Option<Arc<Value>>,
 }
 
@@ -321,6 +322,63 @@ impl Store {
             .unwrap_or(self.revision)
     }
 
+    /// The objects of `t` (in `namespace`, or all) as they were at `revision`, rebuilt from the
+    /// current ones by undoing the history's later changes, newest first: what a continued
+    /// list serves, since kube-apiserver serves every page of a list from the first page's
+    /// snapshot. `None` once the history no longer reaches back to `revision` (then the
+    /// continue token has expired: 410).
+    pub fn presented_at<'a>(
+        &'a self,
+        t: &'a ResourceType,
+        namespace: Option<&'a str>,
+        revision: u64,
+    ) -> Option<Vec<std::borrow::Cow<'a, Value>>> {
+        if revision < self.oldest_resumable() {
+            return None;
+        }
+        let key = t.storage_key();
+        let mut at: BTreeMap<(String, String), Option<Arc<Value>>> = self
+            .objects
+            .get(&key)
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .filter(|((ns, _), _)| namespace.is_none_or(|n| n == ns))
+            .map(|(id, o)| (id.clone(), Some(Arc::clone(o))))
+            .collect();
+        for event in self.history.iter().rev() {
+            if event.revision <= revision {
+                break;
+            }
+            if event.storage_key != key {
+                continue;
+            }
+            let id = (
+                text(&event.object, "/metadata/namespace")
+                    .unwrap_or("")
+                    .to_string(),
+                text(&event.object, "/metadata/name")
+                    .unwrap_or("")
+                    .to_string(),
+            );
+            if namespace.is_some_and(|n| n != id.0) {
+                continue;
+            }
+            let before = match event.kind {
+                EventType::Added => None,
+                EventType::Modified | EventType::Deleted => {
+                    Some(Arc::clone(event.previous.as_ref()?))
+                }
+            };
+            at.insert(id, before);
+        }
+        Some(
+            at.into_values()
+                .flatten()
+                .map(|o| std::borrow::Cow::Owned(presented(&o, t).into_owned()))
+                .collect(),
+        )
+    }
+
     /// Forgets the event history, as etcd compaction does: a watch resuming from any earlier
     /// resourceVersion is answered 410 Gone.
     pub fn compact(&mut self) {
@@ -341,11 +399,25 @@ impl Store {
             .collect()
     }
 
-    fn record(&mut self, storage_key: &str, kind: EventType, object: impl Into<Arc<Value>>) {
-        self.record_change(storage_key, kind, object.into(), None);
+    /// The stored object under `storage_key`, shared.
+    fn stored_at(&self, storage_key: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.objects
+            .get(storage_key)
+            .and_then(|m| m.get(&(namespace.to_string(), name.to_string())))
+            .cloned()
     }
 
-    /// [`Store::record`] of an update, with the object before it.
+    /// Records the deletion of `object`, the stored copy before it being `taken`.
+    fn record_deletion(
+        &mut self,
+        storage_key: &str,
+        object: Arc<Value>,
+        taken: Option<Arc<Value>>,
+    ) {
+        self.record_change(storage_key, EventType::Deleted, object, taken);
+    }
+
+    /// Records a change to `object`, with the object before it (`previous`).
     fn record_change(
         &mut self,
         storage_key: &str,
@@ -383,6 +455,11 @@ impl Store {
         previous: Option<Arc<Value>>,
     ) -> Arc<Value> {
         let shared = Arc::new(object);
+        // An update always carries what it replaced: a continued list reads the past from it.
+        let previous = previous.or_else(|| match kind {
+            EventType::Modified => self.stored_at(storage_key, namespace, name),
+            _ => None,
+        });
         self.put(storage_key, namespace, name, Arc::clone(&shared));
         self.record_change(storage_key, kind, Arc::clone(&shared), previous);
         shared

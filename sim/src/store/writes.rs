@@ -328,9 +328,9 @@ impl Store {
         let rv = self.bump();
         next["metadata"]["resourceVersion"] = json!(rv);
         let next = if finalizing {
-            self.take(&t.storage_key(), namespace, name);
+            let taken = self.take(&t.storage_key(), namespace, name);
             let next = Arc::new(next);
-            self.record(&t.storage_key(), EventType::Deleted, Arc::clone(&next));
+            self.record_deletion(&t.storage_key(), Arc::clone(&next), taken);
             self.collect_dependents(&next);
             next
         } else {

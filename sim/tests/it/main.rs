@@ -11,4 +11,5 @@ mod proxy;
 mod scale;
 mod self_reviews;
 mod unit;
+mod watch_delivery;
 mod webhooks;
