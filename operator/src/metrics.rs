@@ -12,12 +12,14 @@
 
 use std::time::Duration;
 
+mod condition_status;
+
+use condition_status::ConditionStatus;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
 };
-
-use crate::api::conditions::{BarbicanConditionType, StoreConditionType};
 
 /// The metric name prefix.
 pub const PREFIX: &str = "barbican_operator";
@@ -46,7 +48,7 @@ pub struct Metrics {
     remints: IntCounterVec,
     panics: IntCounterVec,
     kube_requests: IntCounterVec,
-    conditions: IntGaugeVec,
+    conditions: ConditionStatus,
 }
 
 /// The Job counters, indexed by [`JobKind`] (without the prefix).
@@ -84,15 +86,6 @@ impl Default for Metrics {
 fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
     let vec = IntCounterVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels)
         .expect("a valid counter");
-    registry
-        .register(Box::new(vec.clone()))
-        .expect("registered once");
-    vec
-}
-
-fn gauge(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
-    let vec = IntGaugeVec::new(Opts::new(format!("{PREFIX}_{name}"), help), labels)
-        .expect("a valid gauge");
     registry
         .register(Box::new(vec.clone()))
         .expect("registered once");
@@ -194,12 +187,7 @@ impl Metrics {
                 "Requests sent to an API server, by verb, resource and answer (code, or timeout/error)",
                 &["verb", "resource", "code"],
             ),
-            conditions: gauge(
-                &registry,
-                CONDITION_STATUS,
-                "1 while the condition of the CR is True, 0 while it is False or Unknown",
-                &["kind", "name", "namespace", "condition"],
-            ),
+            conditions: ConditionStatus::default(),
             registry,
         }
     }
@@ -257,8 +245,8 @@ impl Metrics {
     /// Drops the re-mint and condition series of the store `namespace/store` (its deletion was
     /// observed).
     pub fn forget_store(&self, store: &str, namespace: &str) {
-        let types: Vec<&str> = StoreConditionType::ALL.iter().map(|t| t.as_str()).collect();
-        self.forget_conditions("BarbicanSecretStore", store, namespace, &types);
+        self.conditions
+            .forget("BarbicanSecretStore", store, namespace);
         for trigger in [Trigger::Proactive, Trigger::Reactive] {
             let _ = self
                 .remints
@@ -327,11 +315,7 @@ impl Metrics {
     /// Sets the condition series of the `kind` (`Barbican`, `BarbicanSecretStore`) CR
     /// `namespace/name` to its `conditions` as they stand after a pass.
     pub fn conditions(&self, kind: &str, name: &str, namespace: &str, conditions: &[Condition]) {
-        for condition in conditions {
-            self.conditions
-                .with_label_values(&[kind, name, namespace, &condition.type_])
-                .set(i64::from(condition.status == "True"));
-        }
+        self.conditions.set(kind, name, namespace, conditions);
     }
 
     /// The condition series of the CR, if the last pass set it: 1 True, 0 otherwise.
@@ -342,32 +326,12 @@ impl Metrics {
         namespace: &str,
         condition: &str,
     ) -> Option<i64> {
-        let labels = [
-            ("kind", kind),
-            ("name", name),
-            ("namespace", namespace),
-            ("condition", condition),
-        ];
-        self.samples(CONDITION_STATUS, &labels)
-            .first()
-            .map(|metric| metric.get_gauge().get_value() as i64)
-    }
-
-    fn forget_conditions(&self, kind: &str, name: &str, namespace: &str, types: &[&str]) {
-        for condition in types {
-            let _ = self
-                .conditions
-                .remove_label_values(&[kind, name, namespace, condition]);
-        }
+        self.conditions.get(kind, name, namespace, condition)
     }
 
     /// Drops every series of the Barbican `namespace/barbican` (its finalizer completed).
     pub fn forget_barbican(&self, barbican: &str, namespace: &str) {
-        let types: Vec<&str> = BarbicanConditionType::ALL
-            .iter()
-            .map(|t| t.as_str())
-            .collect();
-        self.forget_conditions("Barbican", barbican, namespace, &types);
+        self.conditions.forget("Barbican", barbican, namespace);
         for index in 0..2 {
             for result in ["succeeded", "failed"] {
                 let _ = self.jobs_total[index].remove_label_values(&[barbican, namespace, result]);
@@ -397,12 +361,15 @@ impl Metrics {
             &self.remints,
             &self.panics,
             &self.kube_requests,
-            &self.conditions,
         ];
         collectors
             .into_iter()
             .flat_map(|c| c.desc())
             .map(|d| (d.fq_name.clone(), d.variable_labels.clone()))
+            .chain(std::iter::once((
+                format!("{PREFIX}_{CONDITION_STATUS}"),
+                condition_status::LABELS.map(String::from).to_vec(),
+            )))
             .collect()
     }
 
@@ -411,7 +378,10 @@ impl Metrics {
         let mut buffer = Vec::new();
         // Encoding into a Vec cannot fail for well-formed metrics.
         let _ = TextEncoder::new().encode(&self.registry.gather(), &mut buffer);
-        String::from_utf8(buffer).unwrap_or_default()
+        let mut text = String::from_utf8(buffer).unwrap_or_default();
+        self.conditions
+            .render(&format!("{PREFIX}_{CONDITION_STATUS}"), &mut text);
+        text
     }
 }
 
