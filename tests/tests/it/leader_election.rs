@@ -16,8 +16,9 @@ fn election(identity: &str) -> Election {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_replicas_never_lead_at_once_and_the_second_takes_over() {
+/// A sim with the namespace the Lease lives in, and a client of it (the cluster is kept
+/// alongside: the client serves only while it lives).
+async fn with_namespace() -> (Cluster, kube::Client) {
     let cluster = Cluster::new();
     let client = cluster.client();
     let ns = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "barbican-system"}});
@@ -25,6 +26,12 @@ async fn two_replicas_never_lead_at_once_and_the_second_takes_over() {
         .create(&Default::default(), &serde_json::from_value(ns).unwrap())
         .await
         .unwrap();
+    (cluster, client)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_never_lead_at_once_and_the_second_takes_over() {
+    let (_cluster, client) = with_namespace().await;
 
     let first = acquire(client.clone(), &election("replica-a"))
         .await
@@ -65,13 +72,7 @@ async fn two_replicas_never_lead_at_once_and_the_second_takes_over() {
 /// (up to 15 s later): a deleted leader pod hands over at once, and so does the next.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_replica_takes_a_released_lease_at_once() {
-    let cluster = Cluster::new();
-    let client = cluster.client();
-    let ns = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "barbican-system"}});
-    Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
-        .create(&Default::default(), &serde_json::from_value(ns).unwrap())
-        .await
-        .unwrap();
+    let (_cluster, client) = with_namespace().await;
     let leases = Api::<Lease>::namespaced(client.clone(), "barbican-system");
     let replica = |identity: &'static str| {
         let client = client.clone();

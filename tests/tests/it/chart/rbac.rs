@@ -361,12 +361,12 @@ pub(super) async fn rbac_run(watch: &[&str]) {
         async move { acquire(operator, &Election::new(RELEASE_NAMESPACE, "rbac-test")).await }
     });
     env.eventually(Duration::from_secs(10), || async {
-        let user = format!("system:serviceaccount:{RELEASE_NAMESPACE}:{FULLNAME}");
-        let watches = env
-            .cluster
-            .rbac_checks()
-            .into_iter()
-            .any(|c| c.user == user && c.resource == "leases" && c.verb == "watch");
+        let lease_watch = ("coordination.k8s.io", "leases", "watch");
+        let watches = used_by(&env.cluster, FULLNAME).contains(&(
+            lease_watch.0.into(),
+            lease_watch.1.into(),
+            lease_watch.2.into(),
+        ));
         watches
             .then_some(())
             .ok_or_else(|| "the waiting replica does not watch the Lease yet".to_string())
