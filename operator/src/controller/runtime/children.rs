@@ -413,10 +413,22 @@ impl Children {
         let name = desired.meta().name.clone().unwrap_or_default();
         self.keep_dynamic(resource, &name);
         let cached = self.cached_dynamic(resource, true, &name);
-        converge(&self.dynamic(resource), desired, cached, |live| {
+        let before = match &cached {
+            Cached::Present(object) => object.meta().resource_version.clone(),
+            _ => None,
+        };
+        let was_absent = matches!(cached, Cached::Absent);
+        let live = converge(&self.dynamic(resource), desired, cached, |live| {
             self.claim(&resource.kind, live)
         })
-        .await
+        .await?;
+        let namespace = Some(self.owner.namespace.as_str());
+        match (&self.cache, before) {
+            (Some(cache), Some(before)) => cache.wrote_dynamic(resource, namespace, &before, &live),
+            (Some(cache), None) if was_absent => cache.created_dynamic(resource, namespace, &live),
+            _ => {}
+        }
+        Ok(live)
     }
 
     /// Creates `object`; an existing one of the same name is returned as it is when it is this
@@ -475,12 +487,12 @@ impl Children {
         selector: &str,
     ) -> Result<Vec<String>, kube::Error> {
         let api = self.dynamic(resource);
-        let live = match &self.cache {
+        let live: Vec<Arc<DynamicObject>> = match &self.cache {
             Some(cache) => cache
                 .list_dynamic(resource, &self.owner.namespace, selector)
                 .unwrap_or_default(),
             None => match api.list(&ListParams::default().labels(selector)).await {
-                Ok(list) => list.items,
+                Ok(list) => list.items.into_iter().map(Arc::new).collect(),
                 Err(e) if not_found(&e) => Vec::new(),
                 Err(e) => return Err(e),
             },
