@@ -535,15 +535,12 @@ where
     K: Resource + Clone + 'static,
     K::DynamicType: Eq + std::hash::Hash + Clone,
 {
-    let mut found: Vec<Arc<K>> = store
-        .state()
-        .into_iter()
-        // Borrowed comparisons only: every pass lists this way, over every cached object of
-        // the kind, so an allocation per object made the lists quadratic in the CRs.
-        .filter(|o| {
-            o.meta().namespace.as_deref() == Some(namespace) && selector.matches(o.labels())
-        })
-        .collect();
+    // Filtered under the store's lock, borrowed comparisons only: every pass lists this way,
+    // over every cached object of the kind, so an allocation (or an `Arc` of the whole
+    // store's snapshot) per object made the lists quadratic in the CRs.
+    let mut found = store.state_filter(|o| {
+        o.meta().namespace.as_deref() == Some(namespace) && selector.matches(o.labels())
+    });
     // The API server lists by name; so does the cache, so decisions do not depend on hash
     // order.
     found.sort_by(|a, b| a.meta().name.cmp(&b.meta().name));

@@ -126,14 +126,14 @@ where
         if !self.listed() {
             return None;
         }
+        // Filtered under the metadata store's lock: thousands of other applications' Secrets
+        // share the namespaces, and a snapshot of them all per pass was quadratic in the CRs.
+        let selected = self.metadata.state_filter(|metadata| {
+            metadata.metadata.namespace.as_deref() == Some(namespace) && select(metadata.labels())
+        });
         let copies = self.copies();
         let mut found = Vec::new();
-        for metadata in self.metadata.state() {
-            if metadata.metadata.namespace.as_deref() != Some(namespace)
-                || !select(metadata.labels())
-            {
-                continue;
-            }
+        for metadata in selected {
             let copy = copies.get(&key_of(metadata.as_ref()))?;
             if copy.meta().resource_version != metadata.metadata.resource_version {
                 return None;
