@@ -391,15 +391,15 @@ pub(super) fn list(
                 .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?,
         ),
     };
+    // etcd refuses a revision it has not reached, and kube-apiserver answers it so.
+    let too_large = |rv: u64| ApiError {
+        code: 504,
+        reason: "Timeout",
+        message: format!("Timeout: Too large resource version: {rv}, current: {current}"),
+        details: None,
+    };
     match (q.get("resourceVersionMatch").map(String::as_str), requested) {
-        (_, Some(rv)) if rv > current => {
-            return Err(ApiError {
-                code: 504,
-                reason: "Timeout",
-                message: format!("Timeout: Too large resource version: {rv}, current: {current}"),
-                details: None,
-            });
-        }
+        (_, Some(rv)) if rv > current => return Err(too_large(rv)),
         (Some("Exact"), Some(rv)) if rv != current => {
             return Err(ApiError::gone(format!(
                 "resourceVersion {rv} can no longer be listed exactly (current {current}); list again"
@@ -436,6 +436,9 @@ pub(super) fn list(
     };
     let (snapshot, objects) = match continued {
         None => (current, state.store.presented_in(&target.t, namespace).collect::<Vec<_>>()),
+        // Only a forged token names a version the store has not reached: refused, never
+        // served as the current state under that version.
+        Some((rv, _)) if rv > current => return Err(too_large(rv)),
         Some((rv, _)) => (
             rv,
             state.store.presented_at(&target.t, namespace, rv).ok_or_else(|| {

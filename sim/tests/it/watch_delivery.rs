@@ -227,3 +227,37 @@ async fn a_continue_token_past_the_history_is_gone() {
         other => panic!("a continued list past the history: {other:?}"),
     }
 }
+
+/// A continue token naming a version the store has not reached (only a forged one can) is
+/// refused as a list at that version is, never served as today's state under that version.
+#[tokio::test]
+async fn a_continue_token_from_the_future_is_refused() {
+    let cluster = Cluster::new();
+    let maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "default");
+    for i in 0..2 {
+        let map: ConfigMap =
+            serde_json::from_value(json!({"metadata": {"name": format!("m-{i}")}})).unwrap();
+        maps.create(&PostParams::default(), &map).await.unwrap();
+    }
+    let first = maps.list(&ListParams::default().limit(1)).await.unwrap();
+    let token = first.metadata.continue_.unwrap();
+    let (rv, after) = token.split_once(':').unwrap();
+    let future = rv.parse::<u64>().unwrap() + 1000;
+    let forged = format!("{future}:{after}");
+    match maps
+        .list(&ListParams::default().limit(1).continue_token(&forged))
+        .await
+    {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!(e.code, 504, "{e:?}");
+            assert!(e.message.contains("Too large resource version"), "{e:?}");
+        }
+        other => panic!("a continued list from the future: {other:?}"),
+    }
+    // The genuine token still pages on.
+    let second = maps
+        .list(&ListParams::default().limit(1).continue_token(&token))
+        .await
+        .unwrap();
+    assert_eq!(second.items.len(), 1);
+}
