@@ -213,16 +213,21 @@ fn a_list_filters_by_namespace_and_equality_labels_in_name_order() {
     );
 }
 
-#[test]
-fn a_dynamic_kind_is_found_by_group_and_kind() {
-    let cache = Cache::default();
-    let resource = ApiResource {
+/// A MariaDB operator kind, known to the operator only at run time.
+fn mariadb(kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
         group: "k8s.mariadb.com".into(),
         version: "v1alpha1".into(),
         api_version: "k8s.mariadb.com/v1alpha1".into(),
-        kind: "MariaDB".into(),
-        plural: "mariadbs".into(),
-    };
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+#[test]
+fn a_dynamic_kind_is_found_by_group_and_kind() {
+    let cache = Cache::default();
+    let resource = mariadb("MariaDB", "mariadbs");
     let mut writer = cache.dynamic_writer(&resource);
     writer.apply_watcher_event(&Event::Init);
     writer.apply_watcher_event(&Event::InitApply(
@@ -247,13 +252,7 @@ fn a_dynamic_kind_is_found_by_group_and_kind() {
 #[test]
 fn a_created_dynamic_child_is_found_until_the_watch_delivers_it() {
     let cache = Cache::default();
-    let resource = ApiResource {
-        group: "k8s.mariadb.com".into(),
-        version: "v1alpha1".into(),
-        api_version: "k8s.mariadb.com/v1alpha1".into(),
-        kind: "Grant".into(),
-        plural: "grants".into(),
-    };
+    let resource = mariadb("Grant", "grants");
     let grant = |version: &str| {
         let mut g = DynamicObject::new("kms", &resource).within("openstack");
         g.metadata.resource_version = Some(version.into());
@@ -300,13 +299,7 @@ fn a_created_dynamic_child_is_found_until_the_watch_delivers_it() {
 #[test]
 fn a_dynamic_list_shares_the_cached_objects() {
     let cache = Cache::default();
-    let resource = ApiResource {
-        group: "k8s.mariadb.com".into(),
-        version: "v1alpha1".into(),
-        api_version: "k8s.mariadb.com/v1alpha1".into(),
-        kind: "Database".into(),
-        plural: "databases".into(),
-    };
+    let resource = mariadb("Database", "databases");
     let mut writer = cache.dynamic_writer(&resource);
     writer.apply_watcher_event(&Event::Init);
     for name in ["b", "a", "c"] {
