@@ -342,7 +342,7 @@ impl Store {
             match self.type_of(&storage_key, &namespace, &name) {
                 Some(t) if orphaned => {
                     // Deleted as it now stands: the deletion reads the stored object.
-                    self.put(&storage_key, &namespace, &name, Arc::new(object));
+                    let _ = self.put(&storage_key, &namespace, &name, Arc::new(object));
                     let _ = self.delete(&t, &namespace, &name, Propagation::Background, false);
                 }
                 _ => {

@@ -238,8 +238,14 @@ impl Store {
             .collect()
     }
 
-    /// Stores an object, keeping the owner index in step.
-    fn put(&mut self, storage_key: &str, namespace: &str, name: &str, object: Arc<Value>) {
+    /// Stores an object, keeping the owner index in step; returns the object it replaced.
+    fn put(
+        &mut self,
+        storage_key: &str,
+        namespace: &str,
+        name: &str,
+        object: Arc<Value>,
+    ) -> Option<Arc<Value>> {
         let id = (
             storage_key.to_string(),
             namespace.to_string(),
@@ -266,7 +272,7 @@ impl Store {
         self.objects
             .entry(id.0.clone())
             .or_default()
-            .insert((id.1, id.2), object);
+            .insert((id.1, id.2), object)
     }
 
     fn mark_changed(&mut self, storage_key: &str) {
@@ -399,14 +405,6 @@ impl Store {
             .collect()
     }
 
-    /// The stored object under `storage_key`, shared.
-    fn stored_at(&self, storage_key: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
-        self.objects
-            .get(storage_key)
-            .and_then(|m| m.get(&(namespace.to_string(), name.to_string())))
-            .cloned()
-    }
-
     /// Records the deletion of `object`, the stored copy before it being `taken`.
     fn record_deletion(
         &mut self,
@@ -455,12 +453,12 @@ impl Store {
         previous: Option<Arc<Value>>,
     ) -> Arc<Value> {
         let shared = Arc::new(object);
+        let replaced = self.put(storage_key, namespace, name, Arc::clone(&shared));
         // An update always carries what it replaced: a continued list reads the past from it.
-        let previous = previous.or_else(|| match kind {
-            EventType::Modified => self.stored_at(storage_key, namespace, name),
+        let previous = previous.or(match kind {
+            EventType::Modified => replaced,
             _ => None,
         });
-        self.put(storage_key, namespace, name, Arc::clone(&shared));
         self.record_change(storage_key, kind, Arc::clone(&shared), previous);
         shared
     }
