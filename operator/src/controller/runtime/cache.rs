@@ -32,6 +32,7 @@
 
 use std::{
     any::{Any, TypeId},
+    borrow::Cow,
     collections::HashMap,
     sync::{Arc, Mutex, RwLock},
 };
@@ -76,11 +77,11 @@ pub struct Cache {
 
 /// A child by its kind (the Rust type's name, or `group/kind` for a kind known only at run
 /// time), namespace and name.
-type WrittenKey = (String, Option<String>, String);
+type WrittenKey = (Cow<'static, str>, Option<String>, String);
 
-/// The [`WrittenKey`] kind of the typed kind `K`.
-fn typed_kind<K: 'static>() -> String {
-    std::any::type_name::<K>().to_string()
+/// The [`WrittenKey`] kind of the typed kind `K` (static: every cached read builds a key).
+fn typed_kind<K: 'static>() -> Cow<'static, str> {
+    Cow::Borrowed(std::any::type_name::<K>())
 }
 
 /// A write the watch may not have delivered yet: the object as the write answered, and the
@@ -322,7 +323,7 @@ impl Cache {
     /// steady state too when the race fell at the end of a convergence).
     fn after_own_write<K>(
         &self,
-        kind: String,
+        kind: Cow<'static, str>,
         namespace: Option<&str>,
         name: &str,
         cached: Cached<K>,
@@ -385,12 +386,13 @@ impl Cache {
         namespace: Option<&str>,
         after: &DynamicObject,
     ) {
-        if read(&self.dynamic).contains_key(&dynamic_key(resource)) {
-            self.record_created(dynamic_key(resource), namespace, after);
+        let kind = dynamic_key(resource);
+        if read(&self.dynamic).contains_key(&kind) {
+            self.record_created(kind.into(), namespace, after);
         }
     }
 
-    fn record_created<K>(&self, kind: String, namespace: Option<&str>, after: &K)
+    fn record_created<K>(&self, kind: Cow<'static, str>, namespace: Option<&str>, after: &K)
     where
         K: Resource + Clone + Send + Sync + 'static,
     {
@@ -441,13 +443,19 @@ impl Cache {
         before: &str,
         after: &DynamicObject,
     ) {
-        if read(&self.dynamic).contains_key(&dynamic_key(resource)) {
-            self.record_write(dynamic_key(resource), namespace, before, after);
+        let kind = dynamic_key(resource);
+        if read(&self.dynamic).contains_key(&kind) {
+            self.record_write(kind.into(), namespace, before, after);
         }
     }
 
-    fn record_write<K>(&self, kind: String, namespace: Option<&str>, before: &str, after: &K)
-    where
+    fn record_write<K>(
+        &self,
+        kind: Cow<'static, str>,
+        namespace: Option<&str>,
+        before: &str,
+        after: &K,
+    ) where
         K: Resource + Clone + Send + Sync + 'static,
     {
         let Some(name) = after.meta().name.clone() else {
@@ -489,12 +497,13 @@ impl Cache {
         namespace: Option<&str>,
         name: &str,
     ) -> Cached<DynamicObject> {
-        let Some(store) = read(&self.dynamic).get(&dynamic_key(resource)).cloned() else {
+        let kind = dynamic_key(resource);
+        let Some(store) = read(&self.dynamic).get(&kind).cloned() else {
             return Cached::Unknown;
         };
         let key = ObjectRef::new_with(name, resource.clone());
         let cached = lookup(&store, &namespace.map_or(key.clone(), |ns| key.within(ns)));
-        self.after_own_write(dynamic_key(resource), namespace, name, cached)
+        self.after_own_write(kind.into(), namespace, name, cached)
     }
 
     /// The objects of `resource` in `namespace` whose labels match `selector` (equality
