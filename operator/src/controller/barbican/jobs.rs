@@ -124,6 +124,14 @@ pub fn pod_spec_hash(template: &PodTemplateSpec) -> String {
     hex(&Sha256::digest(json))
 }
 
+/// What the operator keeps of a Job it read (see
+/// [`crate::controller::runtime::held::Held::trimmed`]): the steps decide on a live Job's
+/// metadata (its recorded hash and attempt, its owner, its creation) and its status, never on
+/// its spec, whose pod template is most of its size.
+pub fn as_read(job: &mut Job) {
+    job.spec = None;
+}
+
 /// The hash recorded on a live Job.
 pub fn recorded_hash(job: &Job) -> Option<&str> {
     job.metadata
@@ -415,6 +423,32 @@ mod tests {
             1,
             "an unreadable number is the first attempt"
         );
+    }
+
+    #[test]
+    fn a_job_as_held_decides_as_the_job_read_whole() {
+        let mut retried = job("h", &[("Failed", "True")]);
+        set_attempt(&mut retried, 3);
+        for whole in [
+            job("h", &[]),
+            job("h", &[("Complete", "True")]),
+            job("h", &[("Failed", "True")]),
+            job("other", &[("Complete", "True")]),
+            retried,
+        ] {
+            let mut held = whole.clone();
+            as_read(&mut held);
+            assert!(held.spec.is_none(), "the pod template is not kept");
+            for wanted in ["h", "other"] {
+                assert_eq!(
+                    sync_action(Some(&held), wanted),
+                    sync_action(Some(&whole), wanted)
+                );
+            }
+            assert_eq!(attempt(&held), attempt(&whole));
+            assert_eq!(duration_seconds(&held), duration_seconds(&whole));
+            assert_eq!(recorded_hash(&held), recorded_hash(&whole));
+        }
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub struct Wiring {
 /// watched by that label and the Deployments and Services of other applications never reach
 /// the operator. Jobs are watched as metadata, with copies of the operator's own held (see
 /// [`crate::controller::runtime::held`]): the db-sync Job has no labels (as the reference makes it).
+/// The held Jobs keep what the steps read of them ([`super::jobs::as_read`]).
 pub fn own_children(controller: Controller<Barbican>, w: &Wiring) -> Controller<Barbican> {
     let (client, scope, cache) = (&w.client, &w.scope, &w.cache);
     let config = &own_children_config(&w.config);
@@ -72,7 +73,7 @@ pub fn own_children(controller: Controller<Barbican>, w: &Wiring) -> Controller<
             scope
                 .events(typed::<PartialObjectMeta<Job>>(client), &w.config)
                 .inspect(cache.forget_deleted::<Job>()),
-            cache.metadata_writer::<Job>(),
+            cache.trimmed_metadata_writer::<Job>(super::jobs::as_read),
         ))
 }
 

@@ -245,10 +245,22 @@ impl Cache {
     where
         K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
     {
+        self.trimmed_metadata_writer(|_| {})
+    }
+
+    /// As [`Cache::metadata_writer`], each held copy keeping only what `trim` leaves of it
+    /// (see [`Held::trimmed`]).
+    pub fn trimmed_metadata_writer<K>(&self, trim: fn(&mut K)) -> Writer<PartialObjectMeta<K>>
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
         let writer = Writer::<PartialObjectMeta<K>>::default();
         let store = writer.as_reader();
         self.await_list(store.clone());
-        write(&self.held).insert(TypeId::of::<K>(), Box::new(Arc::new(Held::new(store))));
+        write(&self.held).insert(
+            TypeId::of::<K>(),
+            Box::new(Arc::new(Held::trimmed(store, trim))),
+        );
         writer
     }
 

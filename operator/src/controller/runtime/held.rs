@@ -36,7 +36,11 @@ pub enum Cached<K> {
 /// The held copies of one kind, beside the store its metadata watch fills.
 pub struct Held<K: Resource<DynamicType = ()> + 'static> {
     metadata: Store<PartialObjectMeta<K>>,
-    copies: Mutex<HashMap<(String, String), K>>,
+    /// Boxed: a map's table is sized for twice its entries at worst, and a typed object's
+    /// inline size is kilobytes (a Job's, with its pod template's every optional field).
+    copies: Mutex<HashMap<(String, String), Box<K>>>,
+    /// What a copy keeps of what was read (see [`Held::trimmed`]).
+    trim: fn(&mut K),
 }
 
 /// The key of an object: its namespace (empty when cluster-scoped) and name.
@@ -54,13 +58,22 @@ where
 {
     /// Held copies checked against `metadata`, the store of the kind's metadata watch.
     pub fn new(metadata: Store<PartialObjectMeta<K>>) -> Self {
+        Self::trimmed(metadata, |_| {})
+    }
+
+    /// Held copies with only what `trim` leaves of each object: for a kind whose passes read
+    /// less than the whole object (a Job's decisions read its metadata and status, never its
+    /// pod template), so the copies cost what is read. A read from the cache answers with
+    /// the trimmed copy.
+    pub fn trimmed(metadata: Store<PartialObjectMeta<K>>, trim: fn(&mut K)) -> Self {
         Self {
             metadata,
             copies: Mutex::new(HashMap::new()),
+            trim,
         }
     }
 
-    fn copies(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), K>> {
+    fn copies(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Box<K>>> {
         self.copies.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -104,15 +117,17 @@ where
         };
         match self.copies().get(&key(namespace, name)) {
             Some(copy) if copy.meta().resource_version.as_deref() == Some(version.as_str()) => {
-                Cached::Present(copy.clone())
+                Cached::Present(K::clone(copy))
             }
             _ => Cached::Unknown,
         }
     }
 
-    /// Keeps `object`, as read from or written to the API server (slimmed), for later reads.
-    pub fn hold(&self, object: K) {
-        self.copies().insert(key_of(&object), object);
+    /// Keeps `object`, as read from or written to the API server (slimmed), for later reads,
+    /// trimmed to what passes read.
+    pub fn hold(&self, mut object: K) {
+        (self.trim)(&mut object);
+        self.copies().insert(key_of(&object), Box::new(object));
     }
 
     /// The held objects in `namespace` whose labels `select`s, by name; `None` when one of
@@ -138,7 +153,7 @@ where
             if copy.meta().resource_version != metadata.metadata.resource_version {
                 return None;
             }
-            found.push(copy.clone());
+            found.push(K::clone(copy));
         }
         found.sort_by_key(|o| o.name_any());
         Some(found)
@@ -287,6 +302,23 @@ mod tests {
             held.forget(&event);
         }
         assert_eq!(held.len(), 1, "the relist no longer has the other one");
+    }
+
+    #[test]
+    fn a_trimmed_kind_keeps_and_answers_only_what_its_trim_leaves() {
+        let mut writer = Writer::default();
+        let held = Held::trimmed(writer.as_reader(), |s: &mut Secret| s.data = None);
+        writer.apply_watcher_event(&Event::Init);
+        writer.apply_watcher_event(&Event::InitApply(metadata("db", "5", &[])));
+        writer.apply_watcher_event(&Event::InitDone);
+        let mut read = secret("db", "5");
+        read.data = Some([("password".to_string(), Default::default())].into());
+        held.hold(read);
+        let Cached::Present(copy) = held.get(Some("openstack"), "db") else {
+            panic!("held at the current version");
+        };
+        assert_eq!(copy, secret("db", "5"), "the data was trimmed away");
+        assert_eq!(held.list("openstack", |_| true), Some(vec![copy]));
     }
 
     #[test]
