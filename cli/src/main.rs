@@ -188,6 +188,11 @@ enum Command {
         /// when the steady state is not quiet).
         #[arg(long, value_name = "PATH")]
         steady_log: Option<PathBuf>,
+        /// With --barbicans: write the operator's requests other than watches while it
+        /// converges here, as --steady-log does (the sim's audit keeps the last 20,000, so
+        /// this is for a few hundred Barbicans at most).
+        #[arg(long, value_name = "PATH")]
+        converging_log: Option<PathBuf>,
         /// With --barbicans: Helm release Secrets of other applications, created first and
         /// spread over ten namespaces and the Barbicans' own.
         #[arg(long, value_name = "N", default_value_t = 0)]
@@ -693,6 +698,7 @@ fn main() -> ExitCode {
                 operator,
                 json,
                 steady_log,
+                converging_log,
                 foreign_secrets,
                 foreign_secret_bytes,
                 foreign_deployments,
@@ -703,6 +709,7 @@ fn main() -> ExitCode {
                     steady,
                     timeout,
                     steady_log,
+                    converging_log,
                     foreign: operator_bench::Foreign {
                         secrets: foreign_secrets,
                         secret_bytes: foreign_secret_bytes,

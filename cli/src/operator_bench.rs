@@ -55,6 +55,9 @@ pub struct Options {
     pub operator: PathBuf,
     /// Where to write the operator's steady-state requests other than watches.
     pub steady_log: Option<PathBuf>,
+    /// Where to write the operator's requests other than watches while it converges (the
+    /// audit keeps a client's last 20,000, so at N of a few hundred or less).
+    pub converging_log: Option<PathBuf>,
     /// What else the cluster holds that the operator never reads.
     pub foreign: Foreign,
 }
@@ -496,6 +499,7 @@ pub async fn run(options: &Options) -> Result<Report, String> {
 
     // The operator's requests from its first one: its own count is checked against them.
     let before = cluster.request_tally();
+    let converging_mark = cluster.audit_mark();
     let endings_before = cluster.watch_endings();
     let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -558,6 +562,9 @@ pub async fn run(options: &Options) -> Result<Report, String> {
     let converged = cluster.request_tally();
     let endings_converged = cluster.watch_endings();
     let steady_mark = cluster.audit_mark();
+    if let Some(path) = &options.converging_log {
+        write(path, &steady_log(&cluster.requests_since(converging_mark)))?;
+    }
     let owned = owned_objects(&client).await?;
 
     let steady_started = Instant::now();

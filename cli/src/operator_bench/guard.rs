@@ -27,6 +27,7 @@ pub async fn run(
         timeout,
         operator,
         steady_log,
+        converging_log: None,
         foreign: base.foreign(),
     };
     let report = super::run(&options).await?;

@@ -250,6 +250,7 @@ fn the_operator_benchmark_converges_and_reports_a_quiet_steady_state() {
     let dir = std::env::temp_dir().join(format!("bench-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("report.json");
+    let converging = dir.join("converging.log");
     let output = Command::new(env!("CARGO_BIN_EXE_barbican-sim"))
         .args([
             "bench",
@@ -264,6 +265,8 @@ fn the_operator_benchmark_converges_and_reports_a_quiet_steady_state() {
         .arg(operator_binary())
         .arg("--json")
         .arg(&json)
+        .arg("--converging-log")
+        .arg(&converging)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -302,6 +305,16 @@ fn the_operator_benchmark_converges_and_reports_a_quiet_steady_state() {
         report["operator_counted_writes"].as_u64().unwrap() as f64 >= 3.0 * minimum,
         "{report}"
     );
+    // The convergence's requests, each Barbican's status writes with their bodies.
+    let log = std::fs::read_to_string(&converging).unwrap();
+    for n in 0..3 {
+        let status = format!(
+            "PATCH /apis/barbican.openstack.c5c3.io/v1alpha1/namespaces/bench/barbicans/b-{n}/status"
+        );
+        assert!(log.contains(&status), "{status} missing from\n{log}");
+    }
+    assert!(log.contains("    {\"status\":{\"conditions\""), "{log}");
+    assert!(!log.contains("watch=true"), "watches are left out: {log}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
