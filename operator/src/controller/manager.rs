@@ -8,7 +8,7 @@ use futures::{FutureExt, StreamExt, channel::mpsc};
 use k8s_openapi::api::core::v1::Secret;
 use kube::core::PartialObjectMeta;
 use kube::{
-    Client, ResourceExt,
+    Client, Resource, ResourceExt,
     api::DynamicObject,
     runtime::{
         Controller, WatchStreamExt,
@@ -36,6 +36,7 @@ use super::{
         cache::{Cache, slim},
         env::Env,
         fanout::{WatchEvents, fan_out},
+        held,
         scheduling::{Requeues, Runtime, forget_deleted},
         scope::{WatchScope, dynamic, typed},
         supervision::{Stopped, supervise},
@@ -209,6 +210,13 @@ pub async fn run_barbican_controller(
         scope
             .events(typed::<PartialObjectMeta<Secret>>(&client), &config)
             .modify(slim)
+            .modify(|secret| {
+                held::forget_foreign_labels(
+                    secret,
+                    super::barbican::labels::MANAGED_BY,
+                    &Barbican::group(&()),
+                )
+            })
             .reflect(cache.metadata_writer::<Secret>())
             .inspect(cache.forget_deleted::<Secret>()),
     );

@@ -190,6 +190,32 @@ where
     }
 }
 
+/// Drops the labels and annotations of an object the operator neither labelled as its own
+/// (`app.kubernetes.io/managed-by: <managed_by>`) nor owns through one of its kinds (an owner
+/// reference into API group `group`): a held kind's metadata watch keeps thousands of other
+/// applications' objects (Helm keeps every release as a labelled Secret) only to know their
+/// names, owners and versions. A pass that reads such an object reads it whole (and holds it
+/// so); a list of the kind by label answers among the operator's own objects, as the lists
+/// of the kinds watched by that label do.
+pub fn forget_foreign_labels<K: Resource>(object: &mut K, managed_by: &str, group: &str) {
+    let meta = object.meta();
+    let labelled = meta
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("app.kubernetes.io/managed-by"))
+        .is_some_and(|v| v == managed_by);
+    let owned = meta.owner_references.iter().flatten().any(|o| {
+        o.api_version
+            .strip_prefix(group)
+            .is_some_and(|rest| rest.starts_with('/'))
+    });
+    if !labelled && !owned {
+        let meta = object.meta_mut();
+        meta.labels = None;
+        meta.annotations = None;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,6 +345,54 @@ mod tests {
         };
         assert_eq!(copy, secret("db", "5"), "the data was trimmed away");
         assert_eq!(held.list("openstack", |_| true), Some(vec![copy]));
+    }
+
+    #[test]
+    fn other_applications_objects_keep_no_labels_or_annotations() {
+        let group = "barbican.openstack.c5c3.io";
+        let helm = || {
+            let mut m = metadata("sh.helm.release.v1.app.v3", "4", &[("owner", "helm")]);
+            m.metadata.annotations = Some([("note".to_string(), "x".to_string())].into());
+            m
+        };
+        let mut foreign = helm();
+        forget_foreign_labels(&mut foreign, "barbican-operator", group);
+        assert_eq!(
+            (foreign.metadata.labels, foreign.metadata.annotations),
+            (None, None)
+        );
+        assert_eq!(foreign.metadata.resource_version.as_deref(), Some("4"));
+
+        let mut own = metadata(
+            "kms-config-1",
+            "5",
+            &[("app.kubernetes.io/managed-by", "barbican-operator")],
+        );
+        let before = own.clone();
+        forget_foreign_labels(&mut own, "barbican-operator", group);
+        assert_eq!(
+            own.metadata, before.metadata,
+            "the operator's own keep their labels"
+        );
+
+        for api_version in [format!("{group}/v1alpha1"), "other.example/v1".to_string()] {
+            let mut owned = helm();
+            owned.metadata.owner_references = Some(vec![
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                    api_version: api_version.clone(),
+                    kind: "BarbicanSecretStore".into(),
+                    name: "s".into(),
+                    uid: "u".into(),
+                    ..Default::default()
+                },
+            ]);
+            forget_foreign_labels(&mut owned, "barbican-operator", group);
+            assert_eq!(
+                owned.metadata.annotations.is_some(),
+                api_version.starts_with(group),
+                "an owner of the operator's kinds keeps them ({api_version})"
+            );
+        }
     }
 
     #[test]
