@@ -13,19 +13,24 @@ use kube::{
 };
 use serde_json::json;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_watcher_ends_with_what_a_list_says_after_racing_writes() {
-    let client = Cluster::new().client();
-    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    const N: usize = 1000;
-    const ROUNDS: usize = 20;
-    for i in 0..N {
+/// Creates the ConfigMaps `m-0` .. `m-{n-1}` in `maps`, each with `round: "0"`.
+async fn create_maps(maps: &Api<ConfigMap>, n: usize) {
+    for i in 0..n {
         let map: ConfigMap = serde_json::from_value(
             json!({"metadata": {"name": format!("m-{i}")}, "data": {"round": "0"}}),
         )
         .unwrap();
         maps.create(&PostParams::default(), &map).await.unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_watcher_ends_with_what_a_list_says_after_racing_writes() {
+    let client = Cluster::new().client();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    const N: usize = 1000;
+    const ROUNDS: usize = 20;
+    create_maps(&maps, N).await;
     // The watcher follows from here, as the bench's does.
     let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeMap::<String, String>::new()));
     let follower = tokio::spawn({
@@ -115,13 +120,7 @@ async fn a_watcher_ends_with_what_a_list_says_after_racing_writes() {
 async fn the_pages_of_a_list_are_one_snapshot_and_the_watch_after_it_misses_nothing() {
     let client = Cluster::new().client();
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    for i in 0..5 {
-        let map: ConfigMap = serde_json::from_value(
-            json!({"metadata": {"name": format!("m-{i}")}, "data": {"round": "0"}}),
-        )
-        .unwrap();
-        maps.create(&PostParams::default(), &map).await.unwrap();
-    }
+    create_maps(&maps, 5).await;
     let first = maps.list(&ListParams::default().limit(2)).await.unwrap();
     let names = |list: &kube::core::ObjectList<ConfigMap>| -> Vec<String> {
         list.items
@@ -204,11 +203,7 @@ async fn the_pages_of_a_list_are_one_snapshot_and_the_watch_after_it_misses_noth
 async fn a_continue_token_past_the_history_is_gone() {
     let cluster = Cluster::new();
     let maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "default");
-    for i in 0..3 {
-        let map: ConfigMap =
-            serde_json::from_value(json!({"metadata": {"name": format!("m-{i}")}})).unwrap();
-        maps.create(&PostParams::default(), &map).await.unwrap();
-    }
+    create_maps(&maps, 3).await;
     let first = maps.list(&ListParams::default().limit(1)).await.unwrap();
     maps.patch(
         "m-2",
@@ -234,11 +229,7 @@ async fn a_continue_token_past_the_history_is_gone() {
 async fn a_continue_token_from_the_future_is_refused() {
     let cluster = Cluster::new();
     let maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "default");
-    for i in 0..2 {
-        let map: ConfigMap =
-            serde_json::from_value(json!({"metadata": {"name": format!("m-{i}")}})).unwrap();
-        maps.create(&PostParams::default(), &map).await.unwrap();
-    }
+    create_maps(&maps, 2).await;
     let first = maps.list(&ListParams::default().limit(1)).await.unwrap();
     let token = first.metadata.continue_.unwrap();
     let (rv, after) = token.split_once(':').unwrap();
