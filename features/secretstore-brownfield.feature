@@ -94,7 +94,7 @@ Feature: A brownfield store is validated against a server the operator never wri
     Then within 2 minutes the Barbican "barbican" in "openstack" reports:
       | condition | status | reason   |
       | Ready     | True   | AllReady |
-    When applying the following is refused with "option values must not contain control characters":
+    When applying the following is refused with "spec.extraOptions.timeout in body should match":
       """
       apiVersion: barbican.openstack.c5c3.io/v1alpha1
       kind: BarbicanSecretStore

@@ -78,10 +78,13 @@ fn section_schema() -> serde_json::Value {
     serde_json::json!({
         "type": "object",
         "maxProperties": MAX_SECTION_OPTIONS,
-        "additionalProperties": {"type": "string", "maxLength": MAX_OPTION_VALUE_LENGTH},
+        "additionalProperties": {
+            "type": "string",
+            "maxLength": MAX_OPTION_VALUE_LENGTH,
+            "pattern": config_grammar::OPTION_VALUE_PATTERN,
+        },
         "x-kubernetes-validations": [
             {"rule": config_grammar::OPTION_NAMES_RULE, "message": config_grammar::OPTION_NAMES_MESSAGE},
-            {"rule": config_grammar::OPTION_VALUES_RULE, "message": config_grammar::OPTION_VALUES_MESSAGE},
         ],
     })
 }

@@ -174,9 +174,11 @@ pub struct BarbicanSecretStoreSpec {
     /// structural wiring keys are refused by the webhook; at most 32 entries, keys up to 256
     /// and values up to 1024 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("maxProperties" = EXTRA_OPTIONS_MAX_PROPERTIES))]
+    #[schemars(extend(
+        "maxProperties" = EXTRA_OPTIONS_MAX_PROPERTIES,
+        "additionalProperties" = {"type": "string", "pattern": super::config_grammar::OPTION_VALUE_PATTERN},
+    ))]
     #[x_kube(validation = (EXTRA_OPTIONS_BOUNDS_RULE, EXTRA_OPTIONS_BOUNDS_MESSAGE))]
-    #[x_kube(validation = (super::config_grammar::OPTION_VALUES_RULE, super::config_grammar::OPTION_VALUES_MESSAGE))]
     pub extra_options: Option<BTreeMap<String, String>>,
 }
 
