@@ -142,7 +142,8 @@ pub fn openbao_cluster() -> Vec<Value> {
     )]
 }
 
-/// Gateway API: Gateway, HTTPRoute and BackendTLSPolicy.
+/// Gateway API: Gateway, HTTPRoute and BackendTLSPolicy. Its group is one the Kubernetes
+/// project owns, so each definition carries the approval annotation, as the published ones do.
 pub fn gateway_api() -> Vec<Value> {
     let group = "gateway.networking.k8s.io";
     let reference = json!({"type": "object", "properties": {
@@ -177,6 +178,14 @@ pub fn gateway_api() -> Vec<Value> {
             "rules": {"type": "array", "items": open_object()}}}),
         ),
     ]
+    .into_iter()
+    .map(|mut definition| {
+        definition["metadata"]["annotations"] = json!({
+            "api-approved.kubernetes.io": "https://github.com/kubernetes-sigs/gateway-api/pull/3328"
+        });
+        definition
+    })
+    .collect()
 }
 
 /// cert-manager: Issuer, ClusterIssuer and Certificate.

@@ -18,6 +18,9 @@ pub fn admit(t: &ResourceType, object: &Value, old: Option<&Value>) -> Result<()
     if t.group == "events.k8s.io" && t.kind == "Event" {
         causes.extend(event_note_causes(object));
     }
+    if t.group == "apiextensions.k8s.io" && t.kind == "CustomResourceDefinition" {
+        causes.extend(definition_causes(object, old));
+    }
     if let Some((path, pod)) = pod_spec(t, object) {
         causes.extend(pod_name_causes(&path, pod));
         causes.extend(pod_field_causes(&path, pod));
@@ -530,6 +533,47 @@ fn event_note_causes(object: &Value) -> Vec<Cause> {
         format!("Too long: may not be more than {EVENT_NOTE_LIMIT} bytes"),
         "FieldValueTooLong".to_string(),
     )]
+}
+
+/// The annotation a CRD of a protected API group must carry.
+pub const API_APPROVED_ANNOTATION: &str = "api-approved.kubernetes.io";
+
+/// Whether `group` is one the Kubernetes project owns (`k8s.io`, `kubernetes.io` and their
+/// subdomains): a CRD in it needs [`API_APPROVED_ANNOTATION`].
+fn protected_group(group: &str) -> bool {
+    ["k8s.io", "kubernetes.io"]
+        .iter()
+        .any(|g| group == *g || group.ends_with(&format!(".{g}")))
+}
+
+/// What kube-apiserver refuses of a CustomResourceDefinition itself: a name other than
+/// `<plural>.<group>`, and a protected group without the approval annotation (unless the
+/// stored definition already lacked it, which an update may keep).
+fn definition_causes(object: &Value, old: Option<&Value>) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let group = object["spec"]["group"].as_str().unwrap_or_default();
+    let plural = object["spec"]["names"]["plural"]
+        .as_str()
+        .unwrap_or_default();
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    if name != format!("{plural}.{group}") {
+        causes.push((
+            "metadata.name".to_string(),
+            format!("Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"),
+            "FieldValueInvalid".to_string(),
+        ));
+    }
+    let approved = |crd: &Value| !crd["metadata"]["annotations"][API_APPROVED_ANNOTATION].is_null();
+    if protected_group(group) && !approved(object) && old.is_none_or(approved) {
+        causes.push((
+            format!("metadata.annotations[{API_APPROVED_ANNOTATION}]"),
+            format!(
+                "Required value: protected groups must have approval annotation \"{API_APPROVED_ANNOTATION}\", see https://github.com/kubernetes/enhancements/pull/1111"
+            ),
+            "FieldValueRequired".to_string(),
+        ));
+    }
+    causes
 }
 
 /// A ConfigMap's `data` and `binaryData` keys and a Secret's `data` and `stringData` keys:

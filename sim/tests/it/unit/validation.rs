@@ -194,3 +194,53 @@ fn pod_template_ports_probes_and_grace_are_validated() {
         );
     }
 }
+
+/// kube-apiserver refuses a CRD of a group the Kubernetes project owns without the approval
+/// annotation (the Gateway API's carry it), and one whose name is not `<plural>.<group>`.
+#[test]
+fn a_definition_of_a_protected_group_needs_the_approval_annotation() {
+    let definitions = builtin("customresourcedefinitions");
+    let definition = |group: &str, annotations: Value| {
+        json!({"metadata": {"name": format!("widgets.{group}"), "annotations": annotations},
+            "spec": {"group": group, "names": {"plural": "widgets", "kind": "Widget"}}})
+    };
+    for group in ["gateway.networking.k8s.io", "k8s.io", "x.kubernetes.io"] {
+        let refused = admit(&definitions, &definition(group, json!({})), None).unwrap_err();
+        assert_eq!(refused.code, 422);
+        assert!(
+            refused.message.contains(
+                "metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must have approval annotation"
+            ),
+            "{}",
+            refused.message
+        );
+        let approved = definition(
+            group,
+            json!({API_APPROVED_ANNOTATION: "https://github.com/kubernetes-sigs/gateway-api/pull/3328"}),
+        );
+        assert!(admit(&definitions, &approved, None).is_ok(), "{group}");
+        // An update of a definition stored without it (before this check) may keep lacking it.
+        let unapproved = definition(group, json!({}));
+        assert!(admit(&definitions, &unapproved, Some(&unapproved)).is_ok());
+    }
+    for group in [
+        "barbican.openstack.c5c3.io",
+        "k8s.io.example.com",
+        "notk8s.io",
+    ] {
+        assert!(
+            admit(&definitions, &definition(group, json!({})), None).is_ok(),
+            "{group}"
+        );
+    }
+    let misnamed = json!({"metadata": {"name": "gadgets.example.com"},
+        "spec": {"group": "example.com", "names": {"plural": "widgets", "kind": "Widget"}}});
+    let refused = admit(&definitions, &misnamed, None).unwrap_err();
+    assert!(
+        refused.message.contains(
+            "metadata.name: Invalid value: \"gadgets.example.com\": must be spec.names.plural+\".\"+spec.group"
+        ),
+        "{}",
+        refused.message
+    );
+}
