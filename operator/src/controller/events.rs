@@ -148,6 +148,28 @@ pub struct Events {
     clock: Arc<dyn Clock>,
     instance: String,
     series: Arc<Mutex<HashMap<SeriesKey, Series>>>,
+    /// Events named so far, for [`event_name`]'s sequence.
+    named: Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// The longest object name the API server accepts (a DNS subdomain).
+const MAX_NAME: usize = 253;
+
+/// The name of a new Event about `regarding`: `<regarding>.<hex time><hex sequence>`, as
+/// client-go names Events (`<name>.<hex UnixNano>`), with four hex digits of this process's
+/// sequence so two Events at one instant (a virtual clock stands still) do not collide. A
+/// long object name is cut so the whole stays a DNS subdomain. Not a `generateName` of
+/// `<regarding>.`: kube-apiserver validates the prefix itself and refuses one ending in '.'.
+pub fn event_name(regarding: &str, time: Timestamp, sequence: u64) -> String {
+    let suffix = format!(".{:x}{:04x}", time.as_nanosecond(), sequence & 0xffff);
+    let mut base = regarding
+        .get(..MAX_NAME.saturating_sub(suffix.len()))
+        .unwrap_or(regarding);
+    base = base.trim_end_matches(['-', '.']);
+    if base.is_empty() {
+        base = "event";
+    }
+    format!("{base}{suffix}")
 }
 
 /// The most bytes an Event's note may hold: events.k8s.io/v1 validates `note` at 1 KiB of
@@ -179,6 +201,7 @@ impl Events {
             clock,
             instance: instance.to_string(),
             series: Arc::default(),
+            named: Arc::default(),
         }
     }
 
@@ -236,7 +259,12 @@ impl Events {
         }
         let event = Event {
             metadata: ObjectMeta {
-                generate_name: Some(format!("{}.", regarding.name.clone().unwrap_or_default())),
+                name: Some(event_name(
+                    regarding.name.as_deref().unwrap_or_default(),
+                    now,
+                    self.named
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                )),
                 namespace: Some(namespace.clone()),
                 ..ObjectMeta::default()
             },
@@ -284,6 +312,32 @@ pub fn describe<K: Resource>(object: &K) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_is_named_as_client_go_names_it_and_stays_a_valid_unique_name() {
+        let at = Timestamp::from_second(1_800_000_000).unwrap();
+        let name = event_name("barbican", at, 1);
+        assert_eq!(name, format!("barbican.{:x}0001", at.as_nanosecond()));
+        // One instant, two Events: two names.
+        assert_ne!(event_name("barbican", at, 1), event_name("barbican", at, 2));
+        // The longest object name, and one whose cut would end in '-' or '.'.
+        for regarding in [
+            "a".repeat(253),
+            format!("{}-b", "a".repeat(229)),
+            format!("{}.b", "a".repeat(229)),
+        ] {
+            let name = event_name(&regarding, at, 7);
+            assert!(name.len() <= 253, "{}", name.len());
+            let first_label_end = name.find('.').unwrap_or(name.len());
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.'),
+                "{name}"
+            );
+            assert!(!name.contains("-.") && !name.contains(".."), "{name}");
+            assert!(first_label_end > 0);
+        }
+    }
 
     #[test]
     fn a_note_is_cut_at_one_kib_of_utf8_on_a_character_boundary() {

@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// The longest generateName prefix kube-apiserver keeps (63 less the 5 of the suffix).
+const MAX_GENERATED_PREFIX: usize = 58;
+
 impl Store {
     /// A new Service: kube-apiserver's defaults ([`crate::defaults::service`]), then its IP
     /// family and a cluster IP from the allocator (kept when the Service names its own).
@@ -66,8 +69,34 @@ impl Store {
             Some(name) => name.to_string(),
             None => match text(&object, "/metadata/generateName") {
                 Some(prefix) => {
+                    // kube-apiserver validates the prefix itself (a trailing '-' allowed), so
+                    // `barbican.` is refused though every name made from it would be valid,
+                    // and cuts it to 58 characters before the 5 of the suffix.
+                    let masked = match prefix.strip_suffix('-') {
+                        Some(head) if !head.is_empty() => format!("{head}a"),
+                        _ => prefix.to_string(),
+                    };
                     self.names_issued += 1;
-                    format!("{prefix}{}", suffix(self.names_issued))
+                    let generated = format!(
+                        "{}{}",
+                        prefix.get(..MAX_GENERATED_PREFIX).unwrap_or(prefix),
+                        suffix(self.names_issued)
+                    );
+                    if !crate::validation::is_dns_subdomain(&masked) {
+                        return Err(ApiError::invalid_object(
+                            &t.kind,
+                            &t.group,
+                            &generated,
+                            &[(
+                                "metadata.generateName".into(),
+                                format!(
+                                    "Invalid value: \"{prefix}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+                                ),
+                                "FieldValueInvalid".into(),
+                            )],
+                        ));
+                    }
+                    generated
                 }
                 None => {
                     return Err(name_error(

@@ -130,3 +130,53 @@ fn a_write_is_one_copy_shared_by_the_store_and_the_watch_events() {
         &second
     ));
 }
+
+/// kube-apiserver validates a generateName prefix itself, a trailing '-' allowed: `barbican.`
+/// is refused though every name made from it would be valid (the operator's Events were, on a
+/// real API server), and a long prefix is cut to 58 characters before the suffix.
+#[test]
+fn a_generate_name_prefix_is_validated_as_kube_apiserver_validates_it() {
+    let registry = Registry::with_builtins();
+    let maps = registry.get("", "v1", "configmaps").unwrap().clone();
+    let mut store = Store::new(100);
+    store
+        .create(
+            &barbican_sim::resources::namespace_type(),
+            "",
+            json!({"metadata": {"name": "a"}}),
+            false,
+        )
+        .unwrap();
+    let create = |store: &mut Store, prefix: &str| {
+        store.create(
+            &maps,
+            "a",
+            json!({"metadata": {"generateName": prefix}}),
+            false,
+        )
+    };
+    for refused in ["barbican.", "Barbican-", ".x", "-"] {
+        let error = create(&mut store, refused).unwrap_err();
+        assert_eq!(error.code, 422, "{refused}");
+        assert!(
+            error.message.contains(&format!(
+                "metadata.generateName: Invalid value: \"{refused}\": a lowercase RFC 1123 subdomain"
+            )),
+            "{refused}: {}",
+            error.message
+        );
+    }
+    for admitted in ["barbican-", "barbican", "barbican.x-"] {
+        let created = create(&mut store, admitted).unwrap();
+        let name = created["metadata"]["name"].as_str().unwrap();
+        assert!(
+            name.starts_with(admitted) && name.len() == admitted.len() + 5,
+            "{name}"
+        );
+    }
+    let long = format!("{}-", "a".repeat(70));
+    let created = create(&mut store, &long).unwrap();
+    let name = created["metadata"]["name"].as_str().unwrap();
+    assert_eq!(name.len(), 63, "{name}");
+    assert!(name.starts_with(&"a".repeat(58)), "{name}");
+}
