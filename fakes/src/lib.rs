@@ -8,7 +8,8 @@
 //!   outages, finalizers with a slow teardown;
 //! - [`gateway_api`]: HTTPRoute status;
 //! - [`barbican_api`]: `/healthcheck` for every barbican Service;
-//! - [`keystone`]: identity v3 for keystonemiddleware's `authtoken` and a test user.
+//! - [`keystone`]: identity v3 for keystonemiddleware's `authtoken` and a test user;
+//! - [`volumes`]: PersistentVolumes for claims where the API server has no provisioner.
 
 pub mod barbican_api;
 pub mod cert_manager;
@@ -22,3 +23,4 @@ pub mod mariadb_server;
 pub mod openbao;
 pub mod openbao_cluster;
 pub mod tls;
+pub mod volumes;

@@ -31,6 +31,9 @@ pub struct Site {
     /// webhook certificate. `None` where the API server brings its own (the served sim the
     /// chart is installed on).
     pub cert_manager: Option<barbican_fakes::cert_manager::CertManager>,
+    /// Volumes for claims, on a real API server without a provisioner (a control plane of
+    /// Kubernetes' own binaries); `None` on the sim and where a storage class provisions.
+    pub volumes: Option<barbican_fakes::volumes::Provisioner>,
 }
 
 /// The parts of a site that run real processes: the kubelet with its pods and the MariaDB
@@ -157,6 +160,7 @@ impl Site {
                 fakes.clone(),
                 clock.clone(),
             )),
+            volumes: None,
             cluster,
         })
     }
@@ -176,7 +180,11 @@ impl Site {
         }
         crate::backend::ensure_crds(&client, definitions).await?;
         let host = Cluster::with_clock(clock.clone());
-        Self::with_fakes(host, client, &clock, gateway_api, cert_manager)
+        let volumes =
+            barbican_fakes::volumes::Provisioner::start_where_served(client.clone()).await;
+        let mut site = Self::with_fakes(host, client, &clock, gateway_api, cert_manager)?;
+        site.volumes = volumes;
+        Ok(site)
     }
 
     pub(super) fn with_fakes(
@@ -197,6 +205,7 @@ impl Site {
             openbao: OpenBaoOperator::start(fakes.clone(), clock.clone(), cluster.services()),
             gateway: gateway_api.then(|| GatewayApi::start(fakes, clock.clone())),
             real: None,
+            volumes: None,
             cluster,
         })
     }
