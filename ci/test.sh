@@ -11,7 +11,7 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # its own timing profile; docs/performance.md records the figures.
 stage() { echo "== $1 [at ${SECONDS}s]"; }
 # A stage that fails ends the run; the Python checks in the background (below) end with it.
-trap 'for job in ${python_checks:-} ${tools_job:-} ${real_run:-}; do kill "$job" 2>/dev/null || true; done
+trap 'for job in ${python_checks:-} ${tools_job:-} ${real_run:-} ${control_plane_job:-} ${plane_runs[@]:-}; do kill "$job" 2>/dev/null || true; done
 echo "== ci/test.sh ended after ${SECONDS}s"' EXIT
 
 stage "cargo fmt --check"
@@ -107,7 +107,19 @@ tools_job=$!
   fi
 ) >"$python_log" 2>&1 &
 python_checks=$!
-stop_python() { kill "$python_checks" "$tools_job" 2>/dev/null || true; }
+
+# A third job builds a real Kubernetes control plane (kube-apiserver, controller-manager,
+# scheduler, etcd, kwok) from the Go module proxy, below the Rust build in the CPU's queue: the
+# features run against it after the tests. About 13 minutes of two cores on a fresh machine;
+# cached outside the clone, keyed by ci/control-plane/ and the Go version, so nothing after.
+control_plane_log=target/ci-control-plane.log
+(
+  renice -n 10 -p "$BASHPID" >/dev/null || true
+  stage "a control plane of Kubernetes' own binaries, from the Go module proxy (cached)"
+  ci/install-control-plane.sh
+) >"$control_plane_log" 2>&1 &
+control_plane_job=$!
+stop_python() { kill "$python_checks" "$tools_job" "$control_plane_job" 2>/dev/null || true; }
 
 # One compilation serves the lints and the tests. clippy-driver is rustc with clippy's lints
 # added, so building every target through it checks what `cargo clippy --workspace
@@ -277,6 +289,27 @@ if [ "$tests_status" -eq 0 ] && cargo nextest --version >/dev/null 2>&1; then
   real_run=$!
 fi
 
+# The features on a control plane of Kubernetes' own binaries (features/src/control_plane.rs):
+# real RBAC, admission, structural schemas, CEL cost budget, controllers; kwok's fake nodes.
+# Two runners, each with a control plane of its own, share the feature files, beside the
+# @real-barbican scenarios; each tears its control plane down and fails if anything is left.
+plane_status=0
+plane_runs=()
+if [ "$tests_status" -eq 0 ]; then
+  stage "waiting for the control plane's binaries"
+  wait "$control_plane_job" || plane_status=$?
+  cat "$control_plane_log"
+  if [ "$plane_status" -eq 0 ]; then
+    plane_dir=$(tail -n 1 "$control_plane_log")
+    stage "the features on a control plane of Kubernetes' own binaries, beside the rest"
+    for shard in $(seq "$e2e_shards"); do
+      BARBICAN_E2E_CONTROL_PLANE="$plane_dir" FEATURES_SHARD="$shard/$e2e_shards" \
+        "$e2e_binary" >"target/control-plane-features-$shard.log" 2>&1 &
+      plane_runs+=($!)
+    done
+  fi
+fi
+
 e2e_status=0
 for shard in $(seq "$e2e_shards"); do
   status=0
@@ -311,6 +344,13 @@ if [ -n "$real_run" ]; then
   stage "nothing a run started is left on this machine"
   "${CARGO_TARGET_DIR:-target}/debug/barbican-sim" leftovers --check || real_status=1
 fi
+for shard in $(seq "${#plane_runs[@]}"); do
+  status=0
+  wait "${plane_runs[$((shard - 1))]}" || status=$?
+  stage "the features on a control plane of Kubernetes' own binaries, shard $shard: their output"
+  cat "target/control-plane-features-$shard.log"
+  [ "$status" -eq 0 ] || plane_status=$status
+done
 # The bench guard (cli/src/operator_bench/guard.rs, docs/performance.md): the operator over
 # 200 Barbicans among foreign objects, held to ci/bench-baseline.json. It runs after the stages
 # above, alone on the machine: a steady-state read or write, writes or GETs per Barbican above
@@ -325,6 +365,10 @@ fi
 if [ "$e2e_status" -ne 0 ]; then
   echo "the features through a kubeconfig failed (exit $e2e_status)" >&2
   exit "$e2e_status"
+fi
+if [ "$plane_status" -ne 0 ]; then
+  echo "the features on a control plane of Kubernetes' own binaries failed (exit $plane_status)" >&2
+  exit "$plane_status"
 fi
 if [ "$tests_status" -ne 0 ]; then
   echo "the tests failed (exit $tests_status)" >&2

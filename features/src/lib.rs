@@ -10,6 +10,7 @@ pub mod barbican_api_steps;
 pub mod chart_identity;
 pub mod check_steps;
 pub mod cluster_steps;
+pub mod control_plane;
 pub mod control_steps;
 pub mod dump_steps;
 pub mod edits;

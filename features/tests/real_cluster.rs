@@ -1,9 +1,12 @@
 //! The feature files on a real Kubernetes API server (see [`barbican_features::backend`]).
 //!
 //! Which server: the cluster `$BARBICAN_E2E_KUBECONFIG` names (for example one made by `kind
-//! create cluster`, or k3s), else a kwok control plane started through testcontainers when a
-//! Docker engine answers. With neither, the run prints one line saying so and passes: CI
-//! machines without Docker compile this binary and skip it.
+//! create cluster`, or k3s); else, with `$BARBICAN_E2E_CONTROL_PLANE` naming the directory
+//! `ci/install-control-plane.sh` printed, a control plane of Kubernetes' own binaries started
+//! here ([`barbican_features::control_plane`]) and torn down after the run, which fails if it
+//! left a process, a port or a file behind; else a kwok control plane started through
+//! testcontainers when a Docker engine answers. With none, the run prints one line saying so
+//! and passes.
 //!
 //! The scenarios tagged `@sim-only` (the virtual clock, the audit log, faults, second
 //! simulated clusters) are left out; the rest run one at a time, each cleaning up after
@@ -25,6 +28,7 @@ use barbican_features::{
         self, Backend, IN_PROCESS_OPERATOR, INSTALLED_OPERATOR_VAR, KUBECONFIG_VAR, REAL_BARBICAN,
         SIM_ONLY,
     },
+    control_plane::{CONTROL_PLANE_VAR, ControlPlane},
     runner::{self, Selection},
 };
 
@@ -86,13 +90,44 @@ fn main() {
         }
     };
     let mut _kwok = None;
-    let chosen = match std::env::var_os(KUBECONFIG_VAR) {
-        Some(path) => Backend::Cluster {
+    let mut control_plane = None;
+    let mut admission = None;
+    let chosen = match (
+        std::env::var_os(KUBECONFIG_VAR),
+        std::env::var_os(CONTROL_PLANE_VAR),
+    ) {
+        (Some(path), _) => Backend::Cluster {
             description: format!("${KUBECONFIG_VAR} ({})", PathBuf::from(&path).display()),
             kubeconfig: path.into(),
             installed_operator: std::env::var(INSTALLED_OPERATOR_VAR).ok(),
         },
-        None => match start_kwok() {
+        (None, Some(binaries)) => match ControlPlane::start(binaries.as_ref()) {
+            Ok(plane) => {
+                let kubeconfig = plane.kubeconfig.clone();
+                control_plane = Some(plane);
+                // Nothing else admits the CRs here: the chart's webhooks, served in this
+                // process, are registered with the API server for the whole run.
+                match barbican_features::admission::serve_for_api_server(&kubeconfig) {
+                    Ok(served) => admission = Some(served),
+                    Err(why) => {
+                        eprintln!("registering the chart's webhooks: {why}");
+                        std::process::exit(1);
+                    }
+                }
+                Backend::Cluster {
+                    kubeconfig,
+                    description: format!(
+                        "a control plane of Kubernetes' own binaries (${CONTROL_PLANE_VAR})"
+                    ),
+                    installed_operator: None,
+                }
+            }
+            Err(why) => {
+                eprintln!("starting the control plane: {why}");
+                std::process::exit(1);
+            }
+        },
+        (None, None) => match start_kwok() {
             Ok(kwok) => {
                 let kubeconfig = kwok.kubeconfig.clone();
                 _kwok = Some(kwok);
@@ -140,7 +175,15 @@ fn main() {
         Err(_) => files.iter().collect(),
     };
     // One scenario at a time: they share the cluster and its namespaces.
-    if runner::run_files(&files, &selection, 1) {
+    let failed = runner::run_files(&files, &selection, 1);
+    drop(admission);
+    if let Some(plane) = control_plane
+        && let Err(left) = plane.stop()
+    {
+        eprintln!("{left}");
+        std::process::exit(1);
+    }
+    if failed {
         std::process::exit(1);
     }
 }

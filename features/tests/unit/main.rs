@@ -7,6 +7,7 @@ mod admission;
 mod backend;
 mod chart_identity;
 mod check_steps;
+mod control_plane;
 mod control_steps;
 mod edits;
 mod edits_compare;
