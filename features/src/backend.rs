@@ -277,6 +277,23 @@ pub async fn client_with_token(
         .map_err(|e| format!("a client for {} with a token: {e}", kubeconfig.display()))
 }
 
+/// [`client_with_token`] as the operator's binary builds its client: each request counted
+/// into `metrics`' `kube_requests_total` by verb, resource and answer (so a 403 is seen).
+pub async fn counted_client_with_token(
+    kubeconfig: &std::path::Path,
+    token: &str,
+    metrics: &barbican_operator::metrics::Metrics,
+) -> Result<kube::Client, String> {
+    let mut config = config(kubeconfig).await?;
+    config.auth_info = kube::config::AuthInfo {
+        token: Some(token.to_string().into()),
+        ..Default::default()
+    };
+    let builder = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| format!("a client for {} with a token: {e}", kubeconfig.display()))?;
+    Ok(builder.with_layer(&metrics.count_requests()).build())
+}
+
 /// The configuration of `kubeconfig`'s current context.
 async fn config(kubeconfig: &std::path::Path) -> Result<kube::Config, String> {
     let parsed = kube::config::Kubeconfig::read_from(kubeconfig)

@@ -133,6 +133,26 @@ async fn template_env(
     );
 }
 
+/// The operator's requests an API server refused with 403 Forbidden, as `(verb, resource,
+/// count)`, from its metrics page `rendered` (`barbican_operator_kube_requests_total`).
+pub fn forbidden_requests(rendered: &str) -> Vec<(String, String, f64)> {
+    let label = |line: &str, name: &str| {
+        let start = line.find(&format!("{name}=\""))? + name.len() + 2;
+        let end = line.get(start..)?.find('"')? + start;
+        line.get(start..end).map(str::to_string)
+    };
+    rendered
+        .lines()
+        .filter(|l| l.starts_with("barbican_operator_kube_requests_total{"))
+        .filter(|l| label(l, "code").as_deref() == Some("403"))
+        .filter_map(|l| {
+            let count: f64 = l.rsplit_once(' ')?.1.parse().ok()?;
+            Some((label(l, "verb")?, label(l, "resource")?, count))
+        })
+        .filter(|(_, _, count)| *count > 0.0)
+        .collect()
+}
+
 /// The value of the sample of `metric` whose labels include every `k=v` of `labels`, from the
 /// Prometheus text `rendered`.
 pub fn metric_value(rendered: &str, metric: &str, labels: &str) -> Option<f64> {

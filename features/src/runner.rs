@@ -261,8 +261,28 @@ pub fn run(files: &[&PathBuf], selection: &Selection, concurrency: usize) -> (bo
                     && selection.selects(feature, rule, scenario)
             }),
     );
-    let failed = result.execution_has_failed() || result.parsing_errors() > 0;
-    (failed, take_outcomes())
+    let outcomes = take_outcomes();
+    // A scenario whose steps passed may still have failed after them (a refused request).
+    let failed = result.execution_has_failed()
+        || result.parsing_errors() > 0
+        || outcomes.iter().any(|o| o.failure.is_some());
+    (failed, outcomes)
+}
+
+/// The failure of a scenario in which the API server refused the operator `forbidden`
+/// requests (`(verb, resource, count)`), naming each; `None` when it refused none.
+pub fn forbidden_failure(forbidden: &[(String, String, f64)]) -> Option<String> {
+    if forbidden.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = forbidden
+        .iter()
+        .map(|(verb, resource, count)| format!("{verb} {resource} ({count} times)"))
+        .collect();
+    Some(format!(
+        "the API server refused the operator, the chart's ServiceAccount, with 403 Forbidden: {}; the chart's RBAC (deploy/helm/barbican-operator/templates/) does not grant it",
+        named.join(", ")
+    ))
 }
 
 /// A JUnit document per file: its test name and the document of its outcomes among `all`.
@@ -335,6 +355,26 @@ pub fn after<'a>(
             ScenarioFinished::StepFailed(_, _, error) => Some(error.to_string()),
             ScenarioFinished::BeforeHookFailed(_) => Some("the before hook failed".into()),
             ScenarioFinished::StepPassed | ScenarioFinished::StepSkipped => None,
+        };
+        // On a real API server the operator runs as the chart's ServiceAccount under the
+        // chart's RBAC: a request refused there is a rule the chart lacks, whatever the steps
+        // saw (the operator may have gone around it).
+        let forbidden = world
+            .as_ref()
+            .and_then(|w| w.env_opt())
+            .filter(|env| env.on_real_cluster())
+            .and_then(|env| {
+                forbidden_failure(&crate::check_steps::forbidden_requests(
+                    &env.metrics.render(),
+                ))
+            });
+        if let Some(forbidden) = &forbidden {
+            println!("\n  Scenario {:?}: {forbidden}", scenario.name);
+        }
+        // A step that failed for want of a permission says so too.
+        let failure = match (failure, forbidden) {
+            (Some(step), Some(forbidden)) => Some(format!("{step}\n{forbidden}")),
+            (step, forbidden) => step.or(forbidden),
         };
         let took = world
             .as_ref()

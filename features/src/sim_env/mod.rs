@@ -301,6 +301,7 @@ impl SimEnv {
 
     async fn start_with(gateway_api: bool, mut in_process: bool) -> Result<Self, Error> {
         let backend = crate::backend::current().clone();
+        let metrics = Arc::new(Metrics::new());
         // What stands for the operator in this process when it runs elsewhere.
         let mut stand_in = None;
         let (site, client, operator_client, admission) = match &backend {
@@ -359,14 +360,15 @@ impl SimEnv {
                         &crate::chart_identity::StoreGrants::new(),
                     )
                     .await?;
-                    let operator = crate::backend::client_with_token(kubeconfig, &token).await?;
+                    let operator =
+                        crate::backend::counted_client_with_token(kubeconfig, &token, &metrics)
+                            .await?;
                     (site, client, operator, None)
                 }
             }
         };
         let site = Arc::new(site);
         let cluster = site.cluster.clone();
-        let metrics = Arc::new(Metrics::new());
         let clock_seam = Arc::new(SimClock(cluster.clock().clone()));
         let operator = match in_process {
             true => start_operator(

@@ -28,3 +28,26 @@ fn a_metric_is_found_by_name_and_a_subset_of_its_labels() {
     assert_eq!(metric_value(text, "x_total", "barbican=c"), None);
     assert_eq!(metric_value(text, "x_total_other", ""), Some(9.0));
 }
+
+#[test]
+fn the_requests_refused_with_403_are_read_from_the_metrics_page() {
+    let page = "# HELP barbican_operator_kube_requests_total Requests\n\
+barbican_operator_kube_requests_total{code=\"200\",resource=\"secrets\",verb=\"get\"} 7\n\
+barbican_operator_kube_requests_total{code=\"403\",resource=\"horizontalpodautoscalers.autoscaling\",verb=\"list\"} 2\n\
+barbican_operator_kube_requests_total{code=\"403\",resource=\"events.events.k8s.io\",verb=\"create\"} 1\n\
+barbican_operator_kube_requests_total{code=\"404\",resource=\"secrets\",verb=\"get\"} 3\n\
+barbican_operator_kube_requests_total{code=\"403\",resource=\"leases.coordination.k8s.io\",verb=\"get\"} 0\n\
+barbican_operator_reconcile_panics_total{code=\"403\"} 4\n";
+    assert_eq!(
+        forbidden_requests(page),
+        vec![
+            (
+                "list".to_string(),
+                "horizontalpodautoscalers.autoscaling".to_string(),
+                2.0
+            ),
+            ("create".into(), "events.events.k8s.io".into(), 1.0),
+        ]
+    );
+    assert!(forbidden_requests("").is_empty());
+}

@@ -194,3 +194,26 @@ fn one_run_takes_the_chosen_files_and_reports_each_on_its_own() {
     assert!(reports[1].1.contains("name=\"b one\""), "{}", reports[1].1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_refused_request_fails_the_scenario_naming_verb_and_resource() {
+    assert_eq!(forbidden_failure(&[]), None);
+    let failure = forbidden_failure(&[
+        (
+            "list".into(),
+            "horizontalpodautoscalers.autoscaling".into(),
+            2.0,
+        ),
+        ("create".into(), "events.events.k8s.io".into(), 1.0),
+    ])
+    .unwrap();
+    assert!(failure.contains("403 Forbidden"), "{failure}");
+    assert!(
+        failure.contains("list horizontalpodautoscalers.autoscaling (2 times)"),
+        "{failure}"
+    );
+    assert!(
+        failure.contains("create events.events.k8s.io (1 times)"),
+        "{failure}"
+    );
+}
