@@ -5,6 +5,7 @@
 //! clusters; [`seams`] hands the operator the sim's clock and names.
 
 pub mod admission;
+pub mod api_differential;
 pub mod backend;
 pub mod barbican_api_steps;
 pub mod chart_identity;

@@ -73,6 +73,42 @@ fn start_kwok() -> Result<Kwok, String> {
     })
 }
 
+/// Whether this runner is the first (or only) of its shards.
+fn first_shard() -> bool {
+    std::env::var(runner::SHARD_VAR).map_or(true, |spec| spec.starts_with("1/"))
+}
+
+/// Runs the API differential corpus against the control plane `kubeconfig` names and the sim,
+/// printing the report; whether they answered alike (or as allowed).
+fn api_differential(kubeconfig: &std::path::Path) -> bool {
+    use barbican_features::api_differential::{allowlist, compare, report};
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("api differential: {e}");
+            return false;
+        }
+    };
+    let compared = runtime.block_on(async {
+        let client = backend::client(kubeconfig).await?;
+        compare(&client).await
+    });
+    match (compared, allowlist()) {
+        (Ok(compared), Ok(allowed)) => {
+            let (text, failed) = report(&compared, &allowed);
+            print!("{text}");
+            !failed
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("api differential: {e}");
+            false
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |f: &str| args.iter().any(|a| a == f);
@@ -92,6 +128,7 @@ fn main() {
     let mut _kwok = None;
     let mut control_plane = None;
     let mut admission = None;
+    let mut differs = false;
     let chosen = match (
         std::env::var_os(KUBECONFIG_VAR),
         std::env::var_os(CONTROL_PLANE_VAR),
@@ -104,6 +141,9 @@ fn main() {
         (None, Some(binaries)) => match ControlPlane::start(binaries.as_ref()) {
             Ok(plane) => {
                 let kubeconfig = plane.kubeconfig.clone();
+                // The API itself is compared with the sim's first, before the webhooks
+                // stand in front of it (features/src/api_differential.rs).
+                differs = first_shard() && !api_differential(&kubeconfig);
                 control_plane = Some(plane);
                 // Nothing else admits the CRs here: the chart's webhooks, served in this
                 // process, are registered with the API server for the whole run.
@@ -175,7 +215,7 @@ fn main() {
         Err(_) => files.iter().collect(),
     };
     // One scenario at a time: they share the cluster and its namespaces.
-    let failed = runner::run_files(&files, &selection, 1);
+    let failed = runner::run_files(&files, &selection, 1) || differs;
     drop(admission);
     if let Some(plane) = control_plane
         && let Err(left) = plane.stop()

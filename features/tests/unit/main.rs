@@ -4,6 +4,7 @@
 //! compiled a second time as a test harness (docs/performance.md, "the lib-test units").
 
 mod admission;
+mod api_differential;
 mod backend;
 mod chart_identity;
 mod check_steps;
