@@ -263,23 +263,10 @@ pub async fn client(kubeconfig: &std::path::Path) -> Result<kube::Client, String
 }
 
 /// A client for the cluster `kubeconfig` names that authenticates with the bearer `token`
-/// instead of the kubeconfig's user (a ServiceAccount's, say).
+/// instead of the kubeconfig's user (a ServiceAccount's, say), built as the operator's binary
+/// builds its client: each request counted into `metrics`' `kube_requests_total` by verb,
+/// resource and answer (so a 403 is seen).
 pub async fn client_with_token(
-    kubeconfig: &std::path::Path,
-    token: &str,
-) -> Result<kube::Client, String> {
-    let mut config = config(kubeconfig).await?;
-    config.auth_info = kube::config::AuthInfo {
-        token: Some(token.to_string().into()),
-        ..Default::default()
-    };
-    kube::Client::try_from(config)
-        .map_err(|e| format!("a client for {} with a token: {e}", kubeconfig.display()))
-}
-
-/// [`client_with_token`] as the operator's binary builds its client: each request counted
-/// into `metrics`' `kube_requests_total` by verb, resource and answer (so a 403 is seen).
-pub async fn counted_client_with_token(
     kubeconfig: &std::path::Path,
     token: &str,
     metrics: &barbican_operator::metrics::Metrics,

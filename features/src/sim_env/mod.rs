@@ -361,8 +361,7 @@ impl SimEnv {
                     )
                     .await?;
                     let operator =
-                        crate::backend::counted_client_with_token(kubeconfig, &token, &metrics)
-                            .await?;
+                        crate::backend::client_with_token(kubeconfig, &token, &metrics).await?;
                     (site, client, operator, None)
                 }
             }
@@ -439,46 +438,48 @@ impl SimEnv {
             .iter()
             .filter(|a| a.namespace.is_none() && !is_cr(a))
             .collect();
-        let namespaces: Vec<String> = cluster_scoped
+        self.delete_and_wait(&crs).await?;
+        // Pods go at once (grace 0) before their namespaces: a namespace's deletion otherwise
+        // waits out its pods' grace periods, which on a control plane took about 15 s a
+        // scenario.
+        let namespaces: Vec<&str> = cluster_scoped
             .iter()
             .filter(|a| a.resource.kind == "Namespace")
-            .map(|a| a.name.clone())
+            .map(|a| a.name.as_str())
             .collect();
-        for (step, batch) in [crs, cluster_scoped].into_iter().enumerate() {
-            if step == 1 {
-                // Pods go at once (grace 0) before their namespaces: a namespace's deletion
-                // otherwise waits out its pods' grace periods, which on a control plane took
-                // about 15 s a scenario.
-                self.delete_pods_now(&namespaces).await;
-            }
-            for object in &batch {
-                match object
-                    .api(self.client.clone())
-                    .delete(&object.name, &Default::default())
-                    .await
-                {
-                    Ok(_) => {}
-                    Err(kube::Error::Api(status)) if status.code == 404 => {}
-                    Err(e) => {
-                        return Err(format!(
-                            "deleting {} {}: {e}",
-                            object.resource.kind, object.name
-                        ));
-                    }
+        self.delete_pods_now(&namespaces).await;
+        self.delete_and_wait(&cluster_scoped).await
+    }
+
+    /// Deletes each of `objects` and waits until all are gone (180 s at most).
+    async fn delete_and_wait(&self, objects: &[&Applied]) -> Result<(), Error> {
+        for object in objects {
+            match object
+                .api(self.client.clone())
+                .delete(&object.name, &Default::default())
+                .await
+            {
+                Ok(_) => {}
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(e) => {
+                    return Err(format!(
+                        "deleting {} {}: {e}",
+                        object.resource.kind, object.name
+                    ));
                 }
             }
-            let deadline = std::time::Instant::now() + Duration::from_secs(180);
-            for object in &batch {
-                let api = object.api(self.client.clone());
-                while api.get_opt(&object.name).await.map_err(text)?.is_some() {
-                    if std::time::Instant::now() > deadline {
-                        return Err(format!(
-                            "{} {} is still there 180 s after its deletion",
-                            object.resource.kind, object.name
-                        ));
-                    }
-                    tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(180);
+        for object in objects {
+            let api = object.api(self.client.clone());
+            while api.get_opt(&object.name).await.map_err(text)?.is_some() {
+                if std::time::Instant::now() > deadline {
+                    return Err(format!(
+                        "{} {} is still there 180 s after its deletion",
+                        object.resource.kind, object.name
+                    ));
                 }
+                tokio::time::sleep(Duration::from_millis(250)).await;
             }
         }
         Ok(())
@@ -486,7 +487,7 @@ impl SimEnv {
 
     /// Deletes every pod of `namespaces` with a grace period of 0; a failure is left to the
     /// namespace's deletion, which takes them in time.
-    async fn delete_pods_now(&self, namespaces: &[String]) {
+    async fn delete_pods_now(&self, namespaces: &[&str]) {
         for namespace in namespaces {
             let pods: Api<k8s_openapi::api::core::v1::Pod> =
                 Api::namespaced(self.client.clone(), namespace);
