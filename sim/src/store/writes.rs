@@ -90,7 +90,8 @@ impl Store {
                             &[(
                                 "metadata.generateName".into(),
                                 format!(
-                                    "Invalid value: \"{prefix}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+                                    "Invalid value: \"{prefix}\": {}",
+                                    crate::validation::DNS_SUBDOMAIN
                                 ),
                                 "FieldValueInvalid".into(),
                             )],

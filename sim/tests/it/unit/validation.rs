@@ -6,6 +6,18 @@ use barbican_sim::validation::*;
 
 use super::builtin_type as builtin;
 
+/// Asserts that `admit` refuses the creation of `object` with 422 and a message containing
+/// `expected`.
+fn assert_refused(t: &barbican_sim::resources::ResourceType, object: &Value, expected: &str) {
+    let refused = admit(t, object, None).unwrap_err();
+    assert_eq!(refused.code, 422, "{}", refused.message);
+    assert!(
+        refused.message.contains(expected),
+        "{expected}\n{}",
+        refused.message
+    );
+}
+
 /// kube-apiserver refuses invalid label keys and values and invalid data keys with 422.
 #[test]
 fn labels_and_data_keys_are_validated_as_kube_apiserver_validates_them() {
@@ -60,14 +72,10 @@ fn an_event_note_past_one_kib_of_utf8_is_refused() {
         .unwrap();
     let event = |note: String| json!({"metadata": {"name": "e"}, "note": note});
     assert!(admit(&events, &event("a".repeat(1024)), None).is_ok());
-    let refused = admit(&events, &event("é".repeat(1024)), None).unwrap_err();
-    assert_eq!(refused.code, 422);
-    assert!(
-        refused
-            .message
-            .contains("note: Too long: may not be more than 1024 bytes"),
-        "{}",
-        refused.message
+    assert_refused(
+        &events,
+        &event("é".repeat(1024)),
+        "note: Too long: may not be more than 1024 bytes",
     );
     assert!(admit(&events, &event("é".repeat(512)), None).is_ok());
 }
@@ -83,19 +91,10 @@ fn pod_template_names_are_dns1123_labels() {
             "volumes": [{"name": volume, "emptyDir": {}}]}}}})
     };
     assert!(admit(&jobs, &job("api", "config"), None).is_ok());
-    let refused = admit(
+    assert_refused(
         &jobs,
         &job("../../../../../../var/log/dpkg", "config"),
-        None,
-    )
-    .unwrap_err();
-    assert_eq!(refused.code, 422);
-    assert!(
-        refused.message.contains(
-            "spec.template.spec.containers[0].name: Invalid value: \"../../../../../../var/log/dpkg\": a lowercase RFC 1123 label"
-        ),
-        "{}",
-        refused.message
+        "spec.template.spec.containers[0].name: Invalid value: \"../../../../../../var/log/dpkg\": a lowercase RFC 1123 label",
     );
     assert!(
         admit(&jobs, &job("api", "Config_Volume"), None)
@@ -185,13 +184,7 @@ fn pod_template_ports_probes_and_grace_are_validated() {
         ),
     ];
     for (container, pod, expected) in cases {
-        let refused = admit(&jobs, &job(container, pod), None).unwrap_err();
-        assert_eq!(refused.code, 422);
-        assert!(
-            refused.message.contains(expected),
-            "{expected}\n{}",
-            refused.message
-        );
+        assert_refused(&jobs, &job(container, pod), expected);
     }
 }
 
@@ -205,14 +198,10 @@ fn a_definition_of_a_protected_group_needs_the_approval_annotation() {
             "spec": {"group": group, "names": {"plural": "widgets", "kind": "Widget"}}})
     };
     for group in ["gateway.networking.k8s.io", "k8s.io", "x.kubernetes.io"] {
-        let refused = admit(&definitions, &definition(group, json!({})), None).unwrap_err();
-        assert_eq!(refused.code, 422);
-        assert!(
-            refused.message.contains(
-                "metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must have approval annotation"
-            ),
-            "{}",
-            refused.message
+        assert_refused(
+            &definitions,
+            &definition(group, json!({})),
+            "metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must have approval annotation",
         );
         let approved = definition(
             group,
@@ -235,12 +224,9 @@ fn a_definition_of_a_protected_group_needs_the_approval_annotation() {
     }
     let misnamed = json!({"metadata": {"name": "gadgets.example.com"},
         "spec": {"group": "example.com", "names": {"plural": "widgets", "kind": "Widget"}}});
-    let refused = admit(&definitions, &misnamed, None).unwrap_err();
-    assert!(
-        refused.message.contains(
-            "metadata.name: Invalid value: \"gadgets.example.com\": must be spec.names.plural+\".\"+spec.group"
-        ),
-        "{}",
-        refused.message
+    assert_refused(
+        &definitions,
+        &misnamed,
+        "metadata.name: Invalid value: \"gadgets.example.com\": must be spec.names.plural+\".\"+spec.group",
     );
 }
