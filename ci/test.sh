@@ -248,6 +248,7 @@ installed_run=$!
 # The tests' status is kept until the kubeconfig features have printed theirs, so a failure
 # of either is in the log with its output.
 tests_status=0
+tests_log=target/tests.log
 # What runs barbican for real: the @real-barbican scenarios and the tests named as theirs are
 # (`demo --installed`); they run in a stage of their own after the rest.
 real_barbican='binary(real_barbican) | test(/::real_barbican_/)'
@@ -263,9 +264,12 @@ if cargo nextest --version >/dev/null 2>&1; then
   # Three tests per core: most of a test's time is waiting (real pauses between virtual
   # seconds, timeouts), and at nextest's default of one per core the run took 128 s of wall
   # time for 84 CPU-s; at three per core 56 s (docs/performance.md).
+  # Its output is kept too: a failing test's steps and panics are printed again at the end of
+  # the log, where a CI system that shows only the log's tail shows them (stop 73 failed with
+  # a feature's FAIL line and nothing of why).
   FEATURES_JUNIT_DIR="${CARGO_TARGET_DIR:-$PWD/target}/features-junit" \
     cargo nextest run --workspace --locked --no-fail-fast -E "not ($real_barbican)" \
-    --test-threads "$(( $(nproc) * 3 ))" || tests_status=$?
+    --test-threads "$(( $(nproc) * 3 ))" 2>&1 | tee "$tests_log" || tests_status=${PIPESTATUS[0]}
 else
   cargo test --workspace --locked --no-fail-fast || tests_status=$?
 fi
@@ -371,6 +375,9 @@ if [ "$plane_status" -ne 0 ]; then
   exit "$plane_status"
 fi
 if [ "$tests_status" -ne 0 ]; then
+  stage "the tests that failed: their failed steps and panics (all of their output is above)"
+  grep -E '^\s*FAIL ' "$tests_log" || true
+  grep -a -E -A 14 '✘|panicked at' "$tests_log" | head -n 400 || true
   echo "the tests failed (exit $tests_status)" >&2
   exit "$tests_status"
 fi

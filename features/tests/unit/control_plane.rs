@@ -26,7 +26,16 @@ fn processes_are_found_by_the_directory_their_command_line_names() {
         .arg("30")
         .spawn()
         .unwrap();
-    let found = processes_naming(&dir);
+    // Until the child has exec'd, its command line is this test binary's: look until it shows
+    // (a look at once failed under load in a full run).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let found = loop {
+        let found = processes_naming(&dir);
+        if found.iter().any(|(pid, _)| *pid == child.id()) || std::time::Instant::now() > deadline {
+            break found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     child.kill().unwrap();
     child.wait().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
