@@ -69,8 +69,17 @@ pub(super) fn check_plugins(
                 config,
             );
         }
+        // A section or option name refused is refused alone: the checks below quote the names,
+        // and a refused name may hold "; ", which separates violations in the message.
+        if section_name_problem(section).is_some() {
+            continue;
+        }
         for (key, value) in plugin.config.iter().flatten() {
-            if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
+            if let Some(problem) = key_problem(key) {
+                verdict.require(format!("spec.plugins[{i}].config"), problem);
+                continue;
+            }
+            if let Some(problem) = value_problem(value) {
                 verdict.require(format!("spec.plugins[{i}].config"), problem);
             }
             if let Some(problem) = config_ownership::value_problem(release, section, key, value) {
@@ -147,7 +156,12 @@ pub(super) fn check_extra_config(
             continue;
         }
         for (key, value) in options {
-            if let Some(problem) = key_problem(key).or_else(|| value_problem(value)) {
+            // A refused option name is refused alone (see the plugins' loop above).
+            if let Some(problem) = key_problem(key) {
+                verdict.require(format!("spec.extraConfig[{section}]"), problem);
+                continue;
+            }
+            if let Some(problem) = value_problem(value) {
                 verdict.require(format!("spec.extraConfig[{section}]"), problem);
             }
             let release = &new.spec.open_stack_release;

@@ -760,3 +760,25 @@ fn the_finalizer_release_of_a_deleting_barbican_is_admitted() {
         ["spec.deployment.priorityClassName"]
     );
 }
+
+/// A refused section or option name is refused alone: the option checks quote the names, and a
+/// name holding "; " (which separates violations in the message) would split one violation in
+/// two (found by render_properties' generated specs: a plugin section "=; " with a
+/// transport_url carrying credentials).
+#[test]
+fn a_refused_name_is_refused_alone_and_never_quoted_into_another_violation() {
+    check(&[
+        (
+            json!({"plugins": [{"name": "p", "configSection": "=; ", "config": {"transport_url": "rabbit://u:p@h"}}]}),
+            &["spec.plugins[0].configSection"],
+        ),
+        (
+            json!({"extraConfig": {"DEFAULT": {"a; b_url": "https://u:p@h"}}}),
+            &["spec.extraConfig[DEFAULT]"],
+        ),
+        (
+            json!({"plugins": [{"name": "p", "configSection": "vault_plugin", "config": {"a; b_url": "https://u:p@h"}}]}),
+            &["spec.plugins[0].config"],
+        ),
+    ]);
+}
