@@ -115,8 +115,81 @@ pub fn normalise(answer: &Value) -> Value {
                 .collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(normalise).collect()),
+        Value::String(text) => Value::String(mask_uids(text)),
         other => other.clone(),
     }
+}
+
+/// `answer` with every name generated from `prefix` (the prefix and five characters of the
+/// generator's alphabet) written `<prefix><suffix>` wherever it stands: a refused create names
+/// the name it generated in its message and details.
+pub fn mask_generated(answer: &Value, prefix: Option<&str>) -> Value {
+    const ALPHABET: &str = "bcdfghjklmnpqrstvwxz2456789";
+    let Some(prefix) = prefix.filter(|p| !p.is_empty()) else {
+        return answer.clone();
+    };
+    match answer {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), mask_generated(v, Some(prefix))))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| mask_generated(v, Some(prefix)))
+                .collect(),
+        ),
+        Value::String(text) => {
+            let mut out = String::new();
+            let mut rest = text.as_str();
+            while let Some(at) = rest.find(prefix) {
+                let after = &rest[at + prefix.len()..];
+                let suffix: String = after.chars().take(5).collect();
+                out.push_str(&rest[..at + prefix.len()]);
+                if suffix.len() == 5 && suffix.chars().all(|c| ALPHABET.contains(c)) {
+                    out.push_str("<suffix>");
+                    rest = &after[5..];
+                } else {
+                    rest = after;
+                }
+            }
+            out.push_str(rest);
+            Value::String(out)
+        }
+        other => other.clone(),
+    }
+}
+
+/// `text` with every UUID in it (`8-4-4-4-12` hex digits, as a uid is written) replaced by
+/// `<uid>`: a message that names the stored object's uid names a server-made value.
+pub fn mask_uids(text: &str) -> String {
+    const GROUPS: [usize; 5] = [8, 4, 4, 4, 12];
+    let is_uuid = |candidate: &[u8]| {
+        let mut at = 0;
+        GROUPS.iter().enumerate().all(|(i, len)| {
+            let group = &candidate[at..at + len];
+            at += len;
+            let dash = i == GROUPS.len() - 1 || candidate.get(at) == Some(&b'-');
+            at += 1;
+            dash && group.iter().all(u8::is_ascii_hexdigit)
+        })
+    };
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes.len() - i >= 36 && is_uuid(&bytes[i..i + 36]) {
+            out.push_str("<uid>");
+            i += 36;
+        } else {
+            // Copy one whole character: a UUID is ASCII, so it starts at a char boundary.
+            let c = text[i..].chars().next().unwrap_or_default();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
 }
 
 /// Sends `case` through `client`: the answer's code and its body (JSON, or the text as a
@@ -155,7 +228,12 @@ pub async fn send(client: &Client, case: &Case) -> Result<(u16, Value), String> 
         .to_bytes();
     let body = serde_json::from_slice(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-    Ok((code, normalise(&body)))
+    let generate_name = case
+        .body
+        .as_ref()
+        .and_then(|b| b.pointer("/metadata/generateName"))
+        .and_then(Value::as_str);
+    Ok((code, mask_generated(&normalise(&body), generate_name)))
 }
 
 /// Prepares a server for the corpus: the operator's CRDs (established) and the namespace.

@@ -59,31 +59,43 @@ fn item_key(item: &Value, keys: &[String]) -> String {
 
 /// Fields the server owns or that never take part in apply.
 fn ignored(path: &[String]) -> bool {
-    matches!(
-        path.first().map(String::as_str),
-        Some("f:apiVersion" | "f:kind")
-    ) || (path.first().map(String::as_str) == Some("f:metadata")
-        && matches!(
-            path.get(1).map(String::as_str),
-            Some(
-                "f:managedFields"
-                    | "f:resourceVersion"
-                    | "f:uid"
-                    | "f:creationTimestamp"
-                    | "f:generation"
-                    | "f:name"
-                    | "f:namespace"
-                    | "f:deletionTimestamp"
-                    | "f:deletionGracePeriodSeconds"
-                    | "f:selfLink"
-            )
-        ))
+    // metadata itself is always there; the field manager strips its own membership.
+    path == ["f:metadata", "."]
+        || matches!(
+            path.first().map(String::as_str),
+            Some("f:apiVersion" | "f:kind")
+        )
+        || (path.first().map(String::as_str) == Some("f:metadata")
+            && matches!(
+                path.get(1).map(String::as_str),
+                Some(
+                    "f:managedFields"
+                        | "f:resourceVersion"
+                        | "f:uid"
+                        | "f:creationTimestamp"
+                        | "f:generation"
+                        | "f:name"
+                        | "f:namespace"
+                        | "f:deletionTimestamp"
+                        | "f:deletionGracePeriodSeconds"
+                        | "f:selfLink"
+                )
+            ))
 }
 
 /// Every leaf field path of `value` (FieldsV1 path elements: `f:`, `k:`, `v:`, `.`).
 pub fn leaves(value: &Value, schema: Option<&Value>) -> BTreeSet<Vec<String>> {
     let mut out = BTreeSet::new();
-    walk(value, schema, "", &mut Vec::new(), &mut out);
+    walk(value, schema, "", &mut Vec::new(), &mut out, false);
+    out.retain(|p| !ignored(p));
+    out
+}
+
+/// The leaves of `value` and, as `<path>/.`, every map, struct and associative list under the
+/// root that holds something: what an ordinary write can own (see [`crate::zero_values`]).
+fn members(value: &Value, schema: Option<&Value>) -> BTreeSet<Vec<String>> {
+    let mut out = BTreeSet::new();
+    walk(value, schema, "", &mut Vec::new(), &mut out, true);
     out.retain(|p| !ignored(p));
     out
 }
@@ -94,17 +106,28 @@ fn walk(
     field: &str,
     path: &mut Vec<String>,
     out: &mut BTreeSet<Vec<String>>,
+    maps: bool,
 ) {
     match value {
         Value::Object(map) if !map.is_empty() => {
+            if maps && !path.is_empty() {
+                path.push(".".into());
+                out.insert(path.clone());
+                path.pop();
+            }
             for (k, v) in map {
                 path.push(format!("f:{k}"));
-                walk(v, child_schema(schema, k), k, path, out);
+                walk(v, child_schema(schema, k), k, path, out, maps);
                 path.pop();
             }
         }
         Value::Array(items) if !items.is_empty() => match list_kind(schema, field, items) {
             ListKind::Map(keys) => {
+                if maps {
+                    path.push(".".into());
+                    out.insert(path.clone());
+                    path.pop();
+                }
                 let item_schema = schema.and_then(|s| s.get("items"));
                 for item in items {
                     path.push(item_key(item, &keys));
@@ -114,7 +137,7 @@ fn walk(
                     if let Value::Object(fields) = item {
                         for (k, v) in fields {
                             path.push(format!("f:{k}"));
-                            walk(v, child_schema(item_schema, k), k, path, out);
+                            walk(v, child_schema(item_schema, k), k, path, out, maps);
                             path.pop();
                         }
                     }
@@ -122,6 +145,11 @@ fn walk(
                 }
             }
             ListKind::Set => {
+                if maps {
+                    path.push(".".into());
+                    out.insert(path.clone());
+                    path.pop();
+                }
                 for item in items {
                     path.push(format!("v:{item}"));
                     out.insert(path.clone());
@@ -417,10 +445,28 @@ pub fn managed(object: &Value) -> Vec<Managed> {
         .collect()
 }
 
-/// Writes `metadata.managedFields`, dropping managers that own nothing.
+/// Writes `metadata.managedFields`, dropping managers that own nothing, in kube-apiserver's
+/// order (`sortEncodedManagedFields`): `Apply` entries before `Update` ones, then by time, by
+/// manager and by subresource.
 pub fn set_managed(object: &mut Value, entries: &[Managed], api_version: &str, now: &str) {
-    let list: Vec<Value> = entries
-        .iter()
+    let mut sorted: Vec<&Managed> = entries.iter().collect();
+    sorted.sort_by(|a, b| {
+        let time = |e: &Managed| e.time.clone().unwrap_or_else(|| now.to_string());
+        (
+            a.operation.as_str(),
+            time(a),
+            a.manager.as_str(),
+            &a.subresource,
+        )
+            .cmp(&(
+                b.operation.as_str(),
+                time(b),
+                b.manager.as_str(),
+                &b.subresource,
+            ))
+    });
+    let list: Vec<Value> = sorted
+        .into_iter()
         .filter(|e| !e.fields.is_empty())
         .map(|e| {
             let time = e.time.as_deref().unwrap_or(now);
@@ -444,18 +490,45 @@ pub fn set_managed(object: &mut Value, entries: &[Managed], api_version: &str, n
 /// A field another manager owns with a different value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Conflict {
-    /// The other manager.
+    /// The other manager's name.
     pub manager: String,
-    /// The field, as a dotted path.
+    /// The other manager as kube-apiserver names it in a conflict: `"name"`, with
+    /// `with subresource "status"` and, for an `Update` entry, `using <apiVersion> at <time>`.
+    pub described: String,
+    /// The field as structured-merge-diff prints a path: `.data.k`, `.spec.ports[port=80]`.
     pub field: String,
 }
 
-fn dotted(path: &[String]) -> String {
-    path.iter()
-        .filter(|p| *p != ".")
-        .map(|p| p.strip_prefix("f:").unwrap_or(p).to_string())
-        .collect::<Vec<_>>()
-        .join(".")
+/// A path as structured-merge-diff prints it: `.field`, `[key="value",…]` for a list-map item,
+/// `[=value]` for a set item.
+fn smd_path(path: &[String]) -> String {
+    let mut out = String::new();
+    for element in path.iter().filter(|p| *p != ".") {
+        if let Some(field) = element.strip_prefix("f:") {
+            out.push('.');
+            out.push_str(field);
+        } else if let Some(key) = element.strip_prefix("k:") {
+            let key: Map<String, Value> = serde_json::from_str(key).unwrap_or_default();
+            let parts: Vec<String> = key.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            out.push_str(&format!("[{}]", parts.join(",")));
+        } else if let Some(value) = element.strip_prefix("v:") {
+            out.push_str(&format!("[={value}]"));
+        }
+    }
+    out
+}
+
+/// A manager's entry as kube-apiserver's conflict message names it (`printManager`).
+fn described(entry: &Managed, api_version: &str, now: &str) -> String {
+    let mut text = format!("{:?}", entry.manager);
+    if let Some(sub) = &entry.subresource {
+        text.push_str(&format!(" with subresource {sub:?}"));
+    }
+    if entry.operation == "Update" {
+        let time = entry.time.as_deref().unwrap_or(now);
+        text.push_str(&format!(" using {api_version} at {time}"));
+    }
+    text
 }
 
 /// Applies `applied` for `manager` to `live` (None: the object does not exist yet).
@@ -500,9 +573,11 @@ pub fn apply(
             }
             let differs = value_at(&result, &path) != value_at(applied, &path);
             if differs && !force {
+                let api_version = applied["apiVersion"].as_str().unwrap_or_default();
                 conflicts.push(Conflict {
                     manager: entry.manager.clone(),
-                    field: dotted(&path),
+                    described: described(entry, api_version, now),
+                    field: smd_path(&path),
                 });
             } else if differs {
                 entry.fields.remove(&path);
@@ -596,12 +671,32 @@ fn record(
     schema: Option<&Value>,
     now: &str,
 ) {
-    let old_leaves = before.map(|b| leaves(b, schema)).unwrap_or_default();
-    let new_leaves = leaves(after, schema);
+    // What the write is compared with: the stored object, or for a create the kind's zero
+    // value, in which a map or struct that is there is not "added" (crate::zero_values).
+    let zero;
+    let baseline = match before {
+        Some(before) => before,
+        None => {
+            zero = match schema {
+                Some(_) => json!({}),
+                None => crate::zero_values::zero_object(
+                    after["apiVersion"].as_str().unwrap_or_default(),
+                    after["kind"].as_str().unwrap_or_default(),
+                ),
+            };
+            &zero
+        }
+    };
+    let old_leaves = members(baseline, schema);
+    let new_leaves = members(after, schema);
     let changed: BTreeSet<Vec<String>> = new_leaves
         .iter()
         .filter(|p| {
-            !old_leaves.contains(*p) || before.and_then(|b| value_at(b, p)) != value_at(after, p)
+            if p.last().map(String::as_str) == Some(".") {
+                // A member of its own is added, never modified: its fields carry the changes.
+                return value_at(baseline, &p[..p.len() - 1]).is_none();
+            }
+            !old_leaves.contains(*p) || value_at(baseline, p) != value_at(after, p)
         })
         .cloned()
         .collect();

@@ -16,6 +16,8 @@ pub fn apply(t: &ResourceType, object: &mut Value) {
         ("", "Service") => service(object),
         ("", "Pod") => pod(object),
         ("apps", "Deployment") => deployment(object),
+        // A PodTemplate's template is defaulted as a workload's is.
+        ("", "PodTemplate") => template(object),
         ("batch", "Job") => {
             if let Some(spec) = object.get_mut("spec") {
                 job_spec(spec);

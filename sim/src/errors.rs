@@ -30,6 +30,17 @@ impl ApiError {
     pub fn not_found(resource: &str, name: &str) -> Self {
         Self::new(404, "NotFound", format!("{resource} \"{name}\" not found")).about(resource, name)
     }
+    /// 404 for a path no resource is served at: kube-apiserver's router answers it, with the
+    /// generic message and empty details.
+    pub fn no_route() -> Self {
+        let mut error = Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        );
+        error.details = Some(json!({}));
+        error
+    }
     /// 409 on create of an existing name.
     pub fn already_exists(resource: &str, name: &str) -> Self {
         Self::new(
@@ -39,6 +50,45 @@ impl ApiError {
         )
         .about(resource, name)
     }
+    /// A server-side apply refused for fields other managers own (kube-apiserver's
+    /// `NewConflictError`): one `FieldManagerConflict` cause per field; the message names one
+    /// conflict inline and several grouped by manager, managers sorted.
+    pub fn apply_conflict(conflicts: &[crate::apply::Conflict]) -> Self {
+        let causes: Vec<serde_json::Value> = conflicts
+            .iter()
+            .map(|c| {
+                json!({"reason": "FieldManagerConflict", "message": format!("conflict with {}", c.described), "field": c.field})
+            })
+            .collect();
+        let message = match conflicts {
+            [one] => format!(
+                "Apply failed with 1 conflict: conflict with {}: {}",
+                one.described, one.field
+            ),
+            _ => {
+                let mut managers: Vec<&str> =
+                    conflicts.iter().map(|c| c.described.as_str()).collect();
+                managers.sort();
+                managers.dedup();
+                let mut lines = Vec::new();
+                for manager in managers {
+                    lines.push(format!("conflicts with {manager}:"));
+                    for c in conflicts.iter().filter(|c| c.described == manager) {
+                        lines.push(format!("- {}", c.field));
+                    }
+                }
+                format!(
+                    "Apply failed with {} conflicts: {}",
+                    conflicts.len(),
+                    lines.join("\n")
+                )
+            }
+        };
+        let mut error = Self::new(409, "Conflict", message);
+        error.details = Some(json!({ "causes": causes }));
+        error
+    }
+
     /// 409 on a stale resourceVersion.
     pub fn conflict(resource: &str, name: &str) -> Self {
         Self::new(
@@ -49,6 +99,36 @@ impl ApiError {
             ),
         )
         .about(resource, name)
+    }
+
+    /// 409 for a delete whose precondition does not hold (kube-apiserver's `BeforeDelete`):
+    /// about the kind (not the resource), `what` is `UID` or `ResourceVersion`.
+    pub fn precondition_failed(
+        kind: &str,
+        group: &str,
+        name: &str,
+        what: &str,
+        expected: &str,
+        actual: &str,
+    ) -> Self {
+        let qualified = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
+        let consequence = if what == "UID" {
+            "The object might have been deleted and then recreated"
+        } else {
+            "The object might have been modified"
+        };
+        Self::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {qualified} \"{name}\": the {what} in the precondition ({expected}) does not match the {what} in record ({actual}). {consequence}"
+            ),
+        )
+        .about(&qualified, name)
     }
 
     /// With kube-apiserver's `details` of an error about one object: its name, and the
@@ -83,6 +163,21 @@ impl ApiError {
     pub fn unsupported_media_type(message: impl Into<String>) -> Self {
         Self::new(415, "UnsupportedMediaType", message)
     }
+    /// 415 for a patch of a type the resource does not take. A built-in kind's route refuses
+    /// it before any handler (go-restful: the code's text, empty details); a custom resource's
+    /// handler names the types it takes (apiextensions-apiserver's `supportedTypes`).
+    pub fn unsupported_patch_type(builtin: bool) -> Self {
+        if builtin {
+            let mut error = Self::new(415, "UnsupportedMediaType", "415: Unsupported Media Type");
+            error.details = Some(json!({}));
+            return error;
+        }
+        Self::new(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+        )
+    }
     /// 401 without valid credentials.
     pub fn unauthorized() -> Self {
         Self::new(401, "Unauthorized", "Unauthorized")
@@ -110,19 +205,29 @@ impl ApiError {
         } else {
             format!("[{}]", listed.join(", "))
         };
+        let mut details = json!({
+            "name": name,
+            "kind": kind,
+            "causes": causes
+                .iter()
+                .map(|(field, detail, reason)| json!({"reason": reason, "message": detail, "field": field}))
+                .collect::<Vec<_>>(),
+        });
+        // kube-apiserver leaves the core group and an options kind's empty name out
+        // (`omitempty`).
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
+        if name.is_empty()
+            && let Some(map) = details.as_object_mut()
+        {
+            map.remove("name");
+        }
         Self {
             code: 422,
             reason: "Invalid",
             message: format!("{qualified} \"{name}\" is invalid: {summary}"),
-            details: Some(json!({
-                "name": name,
-                "group": group,
-                "kind": kind,
-                "causes": causes
-                    .iter()
-                    .map(|(field, detail, reason)| json!({"reason": reason, "message": detail, "field": field}))
-                    .collect::<Vec<_>>(),
-            })),
+            details: Some(details),
         }
     }
 
@@ -142,4 +247,43 @@ impl ApiError {
         }
         status
     }
+}
+
+/// Whether Go's `unicode.IsPrint` holds for `c`: a graphic character or the ASCII space. Without
+/// Unicode's category tables this leaves out what Rust calls control or white space and the
+/// format characters (U+00AD, U+200B–U+200F, U+202A–U+202E, U+2060–U+2064, U+FEFF); an unassigned
+/// code point counts as printable here, where Go says it is not.
+pub fn go_is_print(c: char) -> bool {
+    if c == ' ' {
+        return true;
+    }
+    let format = matches!(c, '\u{AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}');
+    !(c.is_control() || c.is_whitespace() || format)
+}
+
+/// `text` quoted as Go's `strconv.Quote` (and so `%q`) quotes it, as kube-apiserver writes a
+/// bad value into a message: `\a \b \f \n \r \t \v`, `\xNN` below U+0080, `\uNNNN` and
+/// `\UNNNNNNNN` above, printable characters as they are.
+pub fn go_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if go_is_print(c) => out.push(c),
+            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
 }

@@ -39,8 +39,10 @@ pub mod printers;
 pub mod protobuf;
 pub mod proxy;
 pub mod rbac;
+pub mod request_options;
 pub mod resources;
 pub mod schema;
+pub mod selector_grammar;
 pub mod selectors;
 pub mod services;
 pub mod store;
@@ -53,5 +55,6 @@ pub mod validation;
 pub mod versions;
 pub mod webhooks;
 pub mod wire_order;
+pub mod zero_values;
 
 pub use cluster::Cluster;

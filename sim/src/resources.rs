@@ -115,6 +115,27 @@ impl ResourceType {
         format!("{group}/{plural}")
     }
 
+    /// Whether this is a built-in kind, served from Go types: a CRD's version always has a
+    /// structural schema (apiextensions.k8s.io/v1 requires one), a built-in kind none here.
+    pub fn is_builtin(&self) -> bool {
+        self.schema.is_none()
+    }
+
+    /// The items of a list as kube-apiserver encodes them: a built-in kind's list is a typed
+    /// Go list whose items carry no `apiVersion` and `kind`; a custom resource's list is
+    /// unstructured, each item whole.
+    pub fn list_items(&self, mut items: Vec<Value>) -> Vec<Value> {
+        if self.is_builtin() {
+            for item in &mut items {
+                if let Some(map) = item.as_object_mut() {
+                    map.remove("apiVersion");
+                    map.remove("kind");
+                }
+            }
+        }
+        items
+    }
+
     /// Whether `storage_key` is this type's, compared without building the key.
     pub fn stores(&self, storage_key: &str) -> bool {
         storage_key.split_once('/') == Some(self.storage())
@@ -276,6 +297,7 @@ pub fn builtins() -> Vec<ResourceType> {
         namespace_type(),
         builtin("", "v1", "Secret", "secrets", true, false, &[]),
         builtin("", "v1", "ConfigMap", "configmaps", true, false, &["cm"]),
+        builtin("", "v1", "PodTemplate", "podtemplates", true, false, &[]),
         builtin(
             "",
             "v1",

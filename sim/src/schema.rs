@@ -21,6 +21,40 @@ pub struct SchemaError {
     pub path: String,
     /// What is wrong, in the API server's words.
     pub message: String,
+    /// The `Status` cause's reason (`FieldValueRequired`, `FieldValueTypeInvalid`, …).
+    pub reason: &'static str,
+}
+
+impl SchemaError {
+    /// Whether kube-apiserver skips a CRD's CEL rules for this error (its `hasBlockingErr`):
+    /// a missing, unsupported, too long, too many or mistyped value; a pattern or bound
+    /// violation lets the rules run.
+    pub fn blocks_rules(&self) -> bool {
+        matches!(
+            self.reason,
+            "FieldValueNotSupported"
+                | "FieldValueRequired"
+                | "FieldValueTooLong"
+                | "FieldValueTooMany"
+                | "FieldValueTypeInvalid"
+        )
+    }
+}
+
+/// The reason of a `field.Error` from its message's leading type (`Required value: …`).
+fn reason_of(message: &str) -> &'static str {
+    const REASONS: [(&str, &str); 6] = [
+        ("Required value", "FieldValueRequired"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Internal error", "InternalError"),
+    ];
+    REASONS
+        .iter()
+        .find(|(prefix, _)| message.starts_with(prefix))
+        .map_or("FieldValueInvalid", |(_, reason)| reason)
 }
 
 impl fmt::Display for SchemaError {
@@ -176,6 +210,7 @@ fn remove_undeclared(schema: &Value, value: &mut Value, is_root: bool) {
 }
 
 fn push(errors: &mut Vec<SchemaError>, path: &str, message: String) {
+    let reason = reason_of(&message);
     errors.push(SchemaError {
         path: if path.is_empty() {
             "<root>".into()
@@ -183,6 +218,7 @@ fn push(errors: &mut Vec<SchemaError>, path: &str, message: String) {
             path.into()
         },
         message,
+        reason,
     });
 }
 
@@ -200,7 +236,7 @@ fn flag(schema: &Value, key: &str) -> bool {
 
 fn quoted(value: &Value) -> String {
     match value {
-        Value::String(s) => format!("{s:?}"),
+        Value::String(s) => crate::errors::go_quote(s),
         other => other.to_string(),
     }
 }
@@ -265,6 +301,10 @@ fn walk(schema: &Value, value: &Value, path: &str, errors: &mut Vec<SchemaError>
                 json_type(value)
             ),
         );
+        // A type error reads "Invalid value" but is its own type (`field.TypeInvalid`).
+        if let Some(last) = errors.last_mut() {
+            last.reason = "FieldValueTypeInvalid";
+        }
         return;
     }
 
@@ -334,7 +374,10 @@ fn check_string(schema: &Value, s: &str, path: &str, errors: &mut Vec<SchemaErro
         push(
             errors,
             path,
-            format!("Invalid value: {s:?}: {path} in body should be at least {min} chars long"),
+            format!(
+                "Invalid value: {}: {path} in body should be at least {min} chars long",
+                crate::errors::go_quote(s)
+            ),
         );
     }
     if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
@@ -349,7 +392,10 @@ fn check_string(schema: &Value, s: &str, path: &str, errors: &mut Vec<SchemaErro
                 push(
                     errors,
                     path,
-                    format!("Invalid value: {s:?}: {path} in body should match '{pattern}'"),
+                    format!(
+                        "Invalid value: {}: {path} in body should match '{pattern}'",
+                        crate::errors::go_quote(s)
+                    ),
                 );
             }
             Ok(_) => {}
@@ -494,26 +540,20 @@ fn check_object(
             ),
         );
     }
-    if let Some(required) = schema.get("required").and_then(Value::as_array) {
-        for name in required.iter().filter_map(Value::as_str) {
-            if !map.contains_key(name) {
-                push(errors, &child(path, name), "Required value".into());
-            }
-        }
-    }
+    // kube-openapi's object validator: the fields that are not declared properties first
+    // (against additionalProperties), then the declared ones, then `required`.
     let properties = schema.get("properties").and_then(Value::as_object);
     let additional = schema.get("additionalProperties");
     let preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
-    for (key, field) in map {
+    let declared = |key: &str| properties.is_some_and(|p| p.contains_key(key));
+    for (key, field) in map.iter().filter(|(key, _)| !declared(key)) {
         let field_path = child(path, key);
         // At the root the API server itself owns apiVersion, kind and metadata (ObjectMeta is
         // validated by its own rules), whatever the CRD schema says of them.
         if path.is_empty() && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
             continue;
         }
-        if let Some(prop) = properties.and_then(|p| p.get(key)) {
-            walk(prop, field, &field_path, errors, false);
-        } else if let Some(add) = additional.filter(|a| a.is_object()) {
+        if let Some(add) = additional.filter(|a| a.is_object()) {
             walk(add, field, &field_path, errors, false);
         } else if !(preserve || additional == Some(&Value::Bool(true))) {
             push(
@@ -521,6 +561,21 @@ fn check_object(
                 &field_path,
                 format!("unknown field \"{field_path}\""),
             );
+        }
+    }
+    for (key, field) in map.iter().filter(|(key, _)| declared(key)) {
+        if path.is_empty() && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        if let Some(prop) = properties.and_then(|p| p.get(key)) {
+            walk(prop, field, &child(path, key), errors, false);
+        }
+    }
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !map.contains_key(name) {
+                push(errors, &child(path, name), "Required value".into());
+            }
         }
     }
 }

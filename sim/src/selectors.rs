@@ -4,82 +4,32 @@ use serde_json::Value;
 
 use crate::errors::ApiError;
 
+/// One requirement of a label selector.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Requirement {
+pub(crate) enum Requirement {
     Equals(String, String),
     NotEquals(String, String),
     In(String, Vec<String>),
     NotIn(String, Vec<String>),
     Exists(String),
     DoesNotExist(String),
+    /// `key>n`: the label is there and an integer above `n`.
+    GreaterThan(String, i64),
+    /// `key<n`: the label is there and an integer below `n`.
+    LessThan(String, i64),
 }
 
 /// A parsed label selector: every requirement must hold.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LabelSelector(Vec<Requirement>);
 
-/// Splits at commas outside parentheses.
-fn terms(text: &str) -> Vec<String> {
-    let (mut out, mut current, mut depth) = (Vec::new(), String::new(), 0);
-    for c in text.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(std::mem::take(&mut current));
-                continue;
-            }
-            _ => {}
-        }
-        current.push(c);
-    }
-    if !current.trim().is_empty() {
-        out.push(current);
-    }
-    out
-}
-
-fn set(values: &str) -> Result<Vec<String>, ApiError> {
-    let inner = values
-        .trim()
-        .strip_prefix('(')
-        .and_then(|v| v.strip_suffix(')'))
-        .ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "unable to parse requirement: expected a set in parentheses, found {values:?}"
-            ))
-        })?;
-    Ok(inner
-        .split(',')
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-        .collect())
-}
-
 impl LabelSelector {
-    /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`.
+    /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h,i>1`, as kube-apiserver does
+    /// ([`crate::selector_grammar`]); what it cannot parse is a 400 in its words.
     pub fn parse(text: &str) -> Result<Self, ApiError> {
-        let mut requirements = Vec::new();
-        for term in terms(text) {
-            let term = term.trim();
-            let requirement = if let Some(key) = term.strip_prefix('!') {
-                Requirement::DoesNotExist(key.trim().into())
-            } else if let Some((key, value)) = term.split_once("!=") {
-                Requirement::NotEquals(key.trim().into(), value.trim().into())
-            } else if let Some((key, value)) =
-                term.split_once("==").or_else(|| term.split_once('='))
-            {
-                Requirement::Equals(key.trim().into(), value.trim().into())
-            } else if let Some((key, values)) = term.split_once(" notin ") {
-                Requirement::NotIn(key.trim().into(), set(values)?)
-            } else if let Some((key, values)) = term.split_once(" in ") {
-                Requirement::In(key.trim().into(), set(values)?)
-            } else {
-                Requirement::Exists(term.into())
-            };
-            requirements.push(requirement);
-        }
-        Ok(Self(requirements))
+        crate::selector_grammar::parse(text)
+            .map(Self)
+            .map_err(ApiError::bad_request)
     }
 
     /// A `metav1.LabelSelector` (`matchLabels` and `matchExpressions`), as webhook
@@ -130,6 +80,12 @@ impl LabelSelector {
             Requirement::NotIn(k, vs) => label(k).is_none_or(|l| !vs.iter().any(|v| v == l)),
             Requirement::Exists(k) => label(k).is_some(),
             Requirement::DoesNotExist(k) => label(k).is_none(),
+            Requirement::GreaterThan(k, n) => label(k)
+                .and_then(|l| l.parse::<i64>().ok())
+                .is_some_and(|l| l > *n),
+            Requirement::LessThan(k, n) => label(k)
+                .and_then(|l| l.parse::<i64>().ok())
+                .is_some_and(|l| l < *n),
         })
     }
 }
@@ -162,17 +118,24 @@ impl FieldSelector {
         Ok(Self(out))
     }
 
-    /// Refuses a term naming a field `t` cannot be selected by, as kube-apiserver does (400
-    /// `field label not supported: <field>`): only `metadata.name`, `metadata.namespace` and
-    /// the kind's own selectable fields are.
+    /// Refuses a term naming a field `t` cannot be selected by, as kube-apiserver does (400):
+    /// only `metadata.name`, `metadata.namespace` and the kind's own selectable fields are.
     pub fn check_supported(&self, t: &crate::resources::ResourceType) -> Result<(), ApiError> {
         for (path, _, _) in &self.0 {
             let known = matches!(path.as_str(), "metadata.name" | "metadata.namespace")
                 || t.selectable_fields.iter().any(|f| f == path);
             if !known {
-                return Err(ApiError::bad_request(format!(
-                    "field label not supported: {path}"
-                )));
+                // A built-in kind without field conversions of its own answers with
+                // apimachinery's default; a kind with its own, and a custom resource, with theirs.
+                return Err(ApiError::bad_request(
+                    if t.is_builtin() && t.selectable_fields.is_empty() {
+                        format!(
+                            "{path:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+                        )
+                    } else {
+                        format!("field label not supported: {path}")
+                    },
+                ));
             }
         }
         Ok(())

@@ -32,12 +32,16 @@ pub fn admit(t: &ResourceType, object: &Value, old: Option<&Value>) -> Result<()
         let name = object["metadata"]["name"].as_str().unwrap_or_default();
         return Err(ApiError::invalid_object(&t.kind, &t.group, name, &causes));
     };
+    let structural = crate::schema::validate(schema, object, "");
+    let blocking = structural
+        .iter()
+        .any(crate::schema::SchemaError::blocks_rules);
     causes.extend(
-        crate::schema::validate(schema, object, "")
+        structural
             .into_iter()
-            .map(|e| (e.path, e.message, "FieldValueInvalid".to_string())),
+            .map(|e| (e.path, e.message, e.reason.to_string())),
     );
-    // CEL runs only on a structurally valid object, with the rules compiled at installation.
+    // The rules compiled at installation.
     let cel = || match &t.rules {
         Some(rules) => {
             let mut errors = Vec::new();
@@ -49,15 +53,31 @@ pub fn admit(t: &ResourceType, object: &Value, old: Option<&Value>) -> Result<()
             Err(errors) => errors.into_vec(),
         },
     };
-    if causes.is_empty() {
+    // As kube-apiserver's customResourceStrategy: the rules run unless a structural error
+    // blocks them (a missing, unsupported, too long, too many or mistyped value), which is said.
+    if blocking && has_rules(schema) {
+        causes.push((
+            "<nil>".to_string(),
+            "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".to_string(),
+            "FieldValueInvalid".to_string(),
+        ));
+    } else if !blocking {
         for error in cel() {
             let reason = error
                 .reason
                 .clone()
                 .unwrap_or_else(|| "FieldValueInvalid".into());
+            // kube-apiserver 1.37 leaves the value out of a rule's error (older servers wrote
+            // its type, `Invalid value: "object": …`); the prefix follows the rule's reason.
+            let prefix = match reason.as_str() {
+                "FieldValueRequired" => "Required value",
+                "FieldValueForbidden" => "Forbidden",
+                "FieldValueDuplicate" => "Duplicate value",
+                _ => "Invalid value",
+            };
             causes.push((
                 error.field_path.clone(),
-                format!("Invalid value: \"object\": {}", error.message),
+                format!("{prefix}: {}", error.message),
                 reason,
             ));
         }
@@ -67,6 +87,17 @@ pub fn admit(t: &ResourceType, object: &Value, old: Option<&Value>) -> Result<()
     }
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
     Err(ApiError::invalid_object(&t.kind, &t.group, name, &causes))
+}
+
+/// Whether a schema holds a CEL rule anywhere (kube-apiserver has no CEL validator otherwise).
+fn has_rules(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => {
+            map.contains_key("x-kubernetes-validations") || map.values().any(has_rules)
+        }
+        Value::Array(items) => items.iter().any(has_rules),
+        _ => false,
+    }
 }
 
 /// Runs the CEL rules of `compiled` on `value` (at `path`), as kube-apiserver 1.33 decides
@@ -193,35 +224,64 @@ const LABEL_VALUE: &str = "a valid label must be an empty string or consist of a
 pub(crate) const DNS_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const CONFIG_KEY: &str = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
 
-/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, at most 63 characters.
-fn is_name_part(text: &str) -> bool {
+/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, of any length.
+fn is_name_part_shape(text: &str) -> bool {
     let alnum = |c: char| c.is_ascii_alphanumeric();
-    text.len() <= 63
-        && text.starts_with(alnum)
+    text.starts_with(alnum)
         && text.ends_with(alnum)
         && text
             .chars()
             .all(|c| alnum(c) || matches!(c, '-' | '_' | '.'))
 }
 
-/// Why a label or annotation key is not a qualified name (`[prefix/]name`), if it is not.
-fn qualified_name_error(key: &str) -> Option<String> {
-    let (prefix, name) = match key.split_once('/') {
-        Some((prefix, name)) => (Some(prefix), name),
-        None => (None, key),
+/// Why `key` is not a label key (`[prefix/]name`, apimachinery's `IsLabelKey`): every
+/// reason, in its order and words; none when it is one.
+pub(crate) fn label_key_errors(key: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    let parts: Vec<&str> = key.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errors.push("prefix part must be non-empty".to_string());
+            } else {
+                if prefix.len() > 253 {
+                    errors.push("prefix part must be no more than 253 bytes".to_string());
+                }
+                if !is_dns_subdomain(prefix) {
+                    errors.push(format!("prefix part {DNS_SUBDOMAIN}"));
+                }
+            }
+            name
+        }
+        _ => {
+            return vec![format!(
+                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                NAME_PART.trim_start_matches("name part ")
+            )];
+        }
     };
-    if let Some(prefix) = prefix
-        && !is_dns_subdomain(prefix)
-    {
-        return Some(format!("prefix part {DNS_SUBDOMAIN}"));
-    }
     if name.is_empty() {
-        return Some("name part must be non-empty".to_string());
+        errors.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        errors.push("name part must be no more than 63 bytes".to_string());
     }
-    if name.len() > 63 {
-        return Some("name part must be no more than 63 characters".to_string());
+    if !is_name_part_shape(name) {
+        errors.push(NAME_PART.to_string());
     }
-    (!is_name_part(name)).then(|| NAME_PART.to_string())
+    errors
+}
+
+/// Why `value` is not a label value (apimachinery's `IsLabelValue`); none when it is one.
+pub(crate) fn label_value_errors(value: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if value.len() > 63 {
+        errors.push("must be no more than 63 bytes".to_string());
+    }
+    if !value.is_empty() && !is_name_part_shape(value) {
+        errors.push(LABEL_VALUE.to_string());
+    }
+    errors
 }
 
 /// kube-apiserver's checks of `metadata.labels` (qualified keys, label values) and
@@ -231,25 +291,28 @@ fn metadata_causes(object: &Value) -> Vec<Cause> {
     let invalid = |field: &str, value: &str, why: &str| {
         (
             field.to_string(),
-            format!("Invalid value: {}: {why}", Value::String(value.to_string())),
+            format!("Invalid value: {}: {why}", crate::errors::go_quote(value)),
             "FieldValueInvalid".to_string(),
         )
     };
     if let Some(labels) = object["metadata"]["labels"].as_object() {
         for (key, value) in labels {
-            if let Some(why) = qualified_name_error(key) {
-                causes.push(invalid("metadata.labels", key, &why));
+            let key_errors = label_key_errors(key);
+            if !key_errors.is_empty() {
+                causes.push(invalid("metadata.labels", key, &key_errors.join("; ")));
             }
             let value = value.as_str().unwrap_or_default();
-            if !value.is_empty() && !is_name_part(value) {
-                causes.push(invalid("metadata.labels", value, LABEL_VALUE));
+            let value_errors = label_value_errors(value);
+            if !value_errors.is_empty() {
+                causes.push(invalid("metadata.labels", value, &value_errors.join("; ")));
             }
         }
     }
     if let Some(annotations) = object["metadata"]["annotations"].as_object() {
         for key in annotations.keys() {
-            if let Some(why) = qualified_name_error(&key.to_ascii_lowercase()) {
-                causes.push(invalid("metadata.annotations", key, &why));
+            let key_errors = label_key_errors(&key.to_ascii_lowercase());
+            if !key_errors.is_empty() {
+                causes.push(invalid("metadata.annotations", key, &key_errors.join("; ")));
             }
         }
     }

@@ -320,14 +320,10 @@ impl Case {
         }
         if let Some(fields) = expectations["fields"].as_array() {
             // Field paths are the prefixes of the "; "-joined violations, before ": ".
-            let got: Vec<&str> = if message.is_empty() {
-                vec![]
-            } else {
-                message
-                    .split("; ")
-                    .map(|v| v.split(": ").next().unwrap())
-                    .collect()
-            };
+            let got: Vec<&str> = violations(message)
+                .into_iter()
+                .map(|v| v.split(": ").next().unwrap_or_default())
+                .collect();
             let want: Vec<&str> = fields.iter().map(|f| f.as_str().unwrap()).collect();
             if got != want {
                 problems.push(format!("fields {got:?}, expected {want:?}"));
@@ -403,4 +399,30 @@ pub fn coverage(cases: &[Case]) -> BTreeMap<String, (usize, usize)> {
         }
     }
     coverage
+}
+
+/// The violations of a `"; "`-joined denial. A violation's own text may hold `"; "` (an API
+/// server's "…was invalid; correct the existing errors…"), so a `"; "` separates two only where
+/// a field path (no spaces) and `": "` follow it.
+pub fn violations(message: &str) -> Vec<&str> {
+    if message.is_empty() {
+        return Vec::new();
+    }
+    let starts_violation = |rest: &str| {
+        rest.split_once(": ")
+            .is_some_and(|(path, _)| !path.is_empty() && !path.contains(' '))
+    };
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut search = 0;
+    while let Some(at) = message[search..].find("; ") {
+        let split = search + at;
+        if starts_violation(&message[split + 2..]) {
+            out.push(&message[start..split]);
+            start = split + 2;
+        }
+        search = split + 2;
+    }
+    out.push(&message[start..]);
+    out
 }

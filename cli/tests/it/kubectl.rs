@@ -1185,7 +1185,10 @@ fn kubectl_patch_uses_strategic_merge_on_built_in_kinds() {
         ],
     );
     assert!(
-        !patched && text.contains("strategic merge patch is not supported for custom resources"),
+        !patched
+            && text.contains(
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json"
+            ),
         "{text}"
     );
 }

@@ -85,3 +85,39 @@ fn the_report_counts_and_fails_on_an_unexpected_difference_or_a_stale_entry() {
     assert!(failed);
     assert!(text.contains("STALE allowlist entry: differs"), "{text}");
 }
+
+/// A uid in a message (a failed uid precondition names the stored object's) is a server-made
+/// value: masked wherever it stands, and nothing else is.
+#[test]
+fn uids_in_messages_are_masked_and_nothing_else() {
+    assert_eq!(
+        mask_uids("the UID in record (ade75041-b633-48c2-a8a6-55f1fd4b61e7). The object"),
+        "the UID in record (<uid>). The object"
+    );
+    assert_eq!(
+        normalise(&json!({"message": "a 98c475f0-f066-49ce-8016-000000000016 é"})),
+        json!({"message": "a <uid> é"})
+    );
+    for kept in [
+        "no uid here",
+        "98c475f0-f066-49ce-8016",
+        "98c475f0f06649ce8016000000000016abcd",
+        "zzc475f0-f066-49ce-8016-000000000016",
+    ] {
+        assert_eq!(mask_uids(kept), kept);
+    }
+}
+
+/// A refused create names the name it generated (`gen.2hvwf`) in its message and details:
+/// masked there, a prefix followed by anything else kept.
+#[test]
+fn a_generated_name_is_masked_wherever_it_is_named() {
+    let answer = json!({"message": "ConfigMap \"gen.2hvwf\" is invalid: \"gen.\"", "details": {"name": "gen.2hvwf"}});
+    assert_eq!(
+        mask_generated(&answer, Some("gen.")),
+        json!({"message": "ConfigMap \"gen.<suffix>\" is invalid: \"gen.\"", "details": {"name": "gen.<suffix>"}})
+    );
+    assert_eq!(mask_generated(&answer, None), answer);
+    let kept = json!("gen.aaaaa and gen.2hv");
+    assert_eq!(mask_generated(&kept, Some("gen.")), kept);
+}

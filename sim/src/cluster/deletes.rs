@@ -8,8 +8,9 @@ use super::*;
 /// The built-in kinds whose registry answers a delete with the deleted object
 /// (`ReturnDeletedObject` in kube-apiserver's registries), as custom resources' does; every
 /// other built-in kind answers a `Status` once the object is gone.
-const RETURNS_DELETED_OBJECT: [(&str, &str); 5] = [
+const RETURNS_DELETED_OBJECT: [(&str, &str); 6] = [
     ("", "pods"),
+    ("", "podtemplates"),
     // The official Python client reads a Service delete's answer as a Service (its e2e tests
     // fail on a Status), as kube-apiserver's service registry returns it.
     ("", "services"),
@@ -60,14 +61,13 @@ impl DeleteOptions {
     /// kube-apiserver's 409 when a precondition does not hold for `current`.
     pub fn check(&self, t: &ResourceType, name: &str, current: &Value) -> Result<(), ApiError> {
         let failed = |what: &str, expected: &str, actual: &Value| {
-            ApiError::new(
-                409,
-                "Conflict",
-                format!(
-                    "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: {what} in precondition: {expected}, {what} in object meta: {}",
-                    resource_name(t),
-                    actual.as_str().unwrap_or_default()
-                ),
+            ApiError::precondition_failed(
+                &t.kind,
+                &t.group,
+                name,
+                what,
+                expected,
+                actual.as_str().unwrap_or_default(),
             )
         };
         if let Some(uid) = &self.uid
@@ -162,6 +162,6 @@ pub(super) async fn delete_collection(
         "kind": format!("{}List", t.kind),
         "apiVersion": t.api_version(),
         "metadata": {"resourceVersion": revision.to_string()},
-        "items": deleted,
+        "items": t.list_items(deleted),
     }))
 }

@@ -221,17 +221,13 @@ impl Cluster {
             }
             other => (String::new(), other.to_vec()),
         };
-        let plural = rest
-            .first()
-            .ok_or_else(|| ApiError::not_found("path", ""))?;
+        let plural = rest.first().ok_or_else(ApiError::no_route)?;
         let state = self.lock();
         let t = state
             .registry
             .get(group, version, plural)
             .cloned()
-            .ok_or_else(|| {
-                ApiError::not_found("resource", &format!("{group}/{version}/{plural}"))
-            })?;
+            .ok_or_else(ApiError::no_route)?;
         Ok(Target {
             t,
             namespace,

@@ -82,12 +82,11 @@ pub(super) fn server_side_apply(
     status_write: bool,
 ) -> Result<(Option<Value>, Value), ApiError> {
     let t = &target.t;
+    // An apply without one was refused with the request's options (crate::request_options).
     let manager = q
         .get("fieldManager")
-        .filter(|m| !m.is_empty())
-        .ok_or_else(|| {
-            ApiError::bad_request("PATCH requests with the apply content type require fieldManager")
-        })?;
+        .map(String::as_str)
+        .unwrap_or_default();
     let force = flag(q, "force");
     let text = std::str::from_utf8(body)
         .map_err(|_| ApiError::bad_request("the applied configuration is not UTF-8"))?;
@@ -119,23 +118,7 @@ pub(super) fn server_side_apply(
         t.schema.as_deref(),
         &cluster.clock.rfc3339(),
     )
-    .map_err(|conflicts| {
-        let list: Vec<String> = conflicts
-            .iter()
-            .map(|c| format!("conflict with \"{}\": .{}", c.manager, c.field))
-            .collect();
-        ApiError {
-            code: 409,
-            reason: "Conflict",
-            message: format!(
-                "Apply failed with {} conflict{}: {}",
-                conflicts.len(),
-                if conflicts.len() == 1 { "" } else { "s" },
-                list.join(", ")
-            ),
-            details: None,
-        }
-    })?;
+    .map_err(|conflicts| crate::errors::ApiError::apply_conflict(&conflicts))?;
     conform(t, &mut result);
     match current {
         Some(current) => {
@@ -227,26 +210,24 @@ pub(super) fn patch(
     let media = content_type.split(';').next().unwrap_or("").trim();
     match media {
         "application/merge-patch+json" => json_patch::merge(&mut next, patch),
-        "application/strategic-merge-patch+json" if target.t.schema.is_none() => {
+        "application/strategic-merge-patch+json" if target.t.is_builtin() => {
             crate::strategic::apply(&mut next, patch)
-        }
-        "application/strategic-merge-patch+json" => {
-            // As kube-apiserver: custom resources have no strategic merge metadata.
-            return Err(ApiError::unsupported_media_type(
-                "strategic merge patch is not supported for custom resources; use a merge or JSON patch",
-            ));
         }
         "application/json-patch+json" => {
             let ops: json_patch::Patch = serde_json::from_value(patch.clone())
                 .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-            json_patch::patch(&mut next, &ops)
-                .map_err(|e| ApiError::invalid(format!("the JSON patch does not apply: {e}")))?;
+            // kube-apiserver answers a patch that does not apply (a failed `test`, a missing
+            // path) with NewGenericServerResponse(422): a generic message, empty details.
+            json_patch::patch(&mut next, &ops).map_err(|_| {
+                let mut error = ApiError::invalid(
+                    "the server rejected our request due to an error in our request",
+                );
+                error.details = Some(serde_json::json!({}));
+                error
+            })?;
         }
-        other => {
-            return Err(ApiError::unsupported_media_type(format!(
-                "the sim does not implement {other} patches yet (merge, JSON and strategic merge patches are supported)"
-            )));
-        }
+        // Refused before the body was read (verbs.rs).
+        _ => return Err(ApiError::unsupported_patch_type(target.t.is_builtin())),
     }
     decodable(&next)?;
     conform(&target.t, &mut next);

@@ -44,6 +44,16 @@ pub(super) async fn serve_resource(
     } else {
         body
     };
+    // The options first, as kube-apiserver decodes and validates them before the body.
+    let delete_options = (method == Method::DELETE && !body.is_empty())
+        .then(|| serde_json::from_slice::<Value>(&body).ok())
+        .flatten();
+    crate::request_options::validate(
+        method.as_str(),
+        &q,
+        delete_options.as_ref(),
+        content_type.starts_with("application/apply-patch"),
+    )?;
     let json = |body: &Bytes| -> Result<Value, ApiError> {
         serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))
@@ -51,6 +61,9 @@ pub(super) async fn serve_resource(
     let parse = |body: &Bytes| -> Result<Value, ApiError> {
         let mut object = json(body)?;
         decodable(&object)?;
+        if target.subresource.is_none() {
+            of_the_paths_kind(t, &object)?;
+        }
         conform(t, &mut object);
         Ok(object)
     };
@@ -191,6 +204,19 @@ pub(super) async fn serve_resource(
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("");
             let apply = content_type.starts_with("application/apply-patch");
+            // The patch type is checked before the body is read: a custom resource takes no
+            // strategic merge patch (it has no patch strategies).
+            let media = content_type.split(';').next().unwrap_or("").trim();
+            let strategic = t.is_builtin() && media == "application/strategic-merge-patch+json";
+            if !apply
+                && !strategic
+                && !matches!(
+                    media,
+                    "application/merge-patch+json" | "application/json-patch+json"
+                )
+            {
+                return Err(ApiError::unsupported_patch_type(t.is_builtin()));
+            }
             let precondition = serde_json::from_slice::<Value>(&body)
                 .is_ok_and(|patch| names_resource_version(&patch));
             // As kube-apiserver's GuaranteedUpdate: a patch is applied to the object as it is
@@ -288,6 +314,29 @@ pub(super) async fn serve_resource(
 /// and `annotations` maps of strings, `finalizers` a list of strings and `ownerReferences` a
 /// list of objects. Anything else is a 400 naming the field, never a write (nor a panic of the
 /// handler that indexes into it).
+/// Refuses a body of a built-in kind other than the path's, as kube-apiserver's decoder does
+/// (it decodes the body's kind, then finds no conversion to the path's internal type). A body
+/// without a kind is read as the path's.
+fn of_the_paths_kind(t: &ResourceType, object: &Value) -> Result<(), ApiError> {
+    let Some(kind) = object["kind"].as_str().filter(|k| !k.is_empty()) else {
+        return Ok(());
+    };
+    if !t.is_builtin() || kind == t.kind {
+        return Ok(());
+    }
+    let api_version = object["apiVersion"].as_str().unwrap_or(&t.version);
+    let version = api_version.rsplit('/').next().unwrap_or(api_version);
+    // The internal package: `core` for the core group, else the group's first label.
+    let internal = match t.group.split('.').next() {
+        None | Some("") => "core",
+        Some(group) => group,
+    };
+    Err(ApiError::bad_request(format!(
+        "{kind} in version {version:?} cannot be handled as a {}: converting ({version}.{kind}) to ({internal}.{}): unknown conversion",
+        t.kind, t.kind
+    )))
+}
+
 pub(super) fn decodable(object: &Value) -> Result<(), ApiError> {
     let refused = |what: &str| {
         Err(ApiError::bad_request(format!(
@@ -479,8 +528,13 @@ pub(super) fn list(
         if let Some(last) = items.last() {
             metadata["continue"] = json!(format!("{snapshot}:{}", key(last)));
         }
-        metadata["remainingItemCount"] = json!(remaining);
+        // kube-apiserver counts what is left only when no selector filtered the list.
+        let selects = |key: &str| q.get(key).is_some_and(|s| !s.is_empty());
+        if !selects("labelSelector") && !selects("fieldSelector") {
+            metadata["remainingItemCount"] = json!(remaining);
+        }
     }
+    let items = target.t.list_items(items);
     Ok(
         json!({"kind": format!("{}List", target.t.kind), "apiVersion": target.t.api_version(), "metadata": metadata, "items": items}),
     )

@@ -19,10 +19,10 @@ impl Store {
         if dry_run {
             return Ok(current);
         }
-        if propagation == Propagation::Foreground
-            && t.kind != "Namespace"
-            && !self.dependents(&current).is_empty()
-        {
+        // As kube-apiserver: a foreground delete always marks the object with the
+        // `foregroundDeletion` finalizer (and answers it so marked); the garbage collector
+        // releases it once no dependent blocks it, at once when it has none.
+        if propagation == Propagation::Foreground && t.kind != "Namespace" {
             return self.delete_foreground(t, namespace, name, current);
         }
         let orphan = propagation == Propagation::Orphan;

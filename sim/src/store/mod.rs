@@ -135,9 +135,12 @@ fn same_spec(a: &Value, b: &Value) -> bool {
 
 /// Whether kube-apiserver keeps a `metadata.generation` for objects of `t`: custom resources,
 /// and the built-in kinds whose strategies set it (workloads, autoscalers, disruption budgets,
-/// network policies, webhook configurations, CRDs). A ConfigMap, Secret, Service or Pod has
-/// none.
+/// network policies, webhook configurations, CRDs, and in the core group pod templates and
+/// replication controllers). A ConfigMap, Secret, Service or Pod has none.
 fn has_generation(t: &ResourceType) -> bool {
+    if t.group.is_empty() && matches!(t.kind.as_str(), "PodTemplate" | "ReplicationController") {
+        return true;
+    }
     const WITH_GENERATION: [&str; 7] = [
         "apps",
         "batch",

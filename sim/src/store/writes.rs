@@ -115,7 +115,8 @@ impl Store {
                 &name,
                 "FieldValueInvalid",
                 format!(
-                    "Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+                    "Invalid value: \"{name}\": {}",
+                    crate::validation::DNS_SUBDOMAIN
                 ),
             ));
         }
@@ -276,7 +277,7 @@ impl Store {
         if text(&object, "/metadata/name").is_some_and(|n| n != name) {
             return Err(ApiError::bad_request(format!(
                 "the name of the object ({}) does not match the name on the URL ({name})",
-                object["metadata"]["name"]
+                object["metadata"]["name"].as_str().unwrap_or_default()
             )));
         }
         let mut next = if status_write {

@@ -210,7 +210,8 @@ async fn applying_what_another_manager_created_co_owns_it_without_conflict() {
         .into_iter()
         .filter_map(|m| m.manager)
         .collect();
-    assert_eq!(managers, ["creator", "applier"]);
+    // kube-apiserver sorts the entries: Apply before Update (sortEncodedManagedFields).
+    assert_eq!(managers, ["applier", "creator"]);
     // A different value still conflicts.
     let mut changed = manifest;
     changed["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.16");

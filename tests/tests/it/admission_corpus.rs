@@ -92,3 +92,18 @@ fn every_rule_has_an_accepted_and_a_rejected_case() {
         "cases name rules the test does not list: {unknown:?}"
     );
 }
+
+/// A violation whose own text holds "; " (kube-apiserver's note that rules were not checked)
+/// stays one violation; "; " before a field path separates two.
+#[test]
+fn violations_split_where_a_field_path_follows() {
+    let message = "spec.a: Too long: may not be more than 4096 bytes; <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
+    assert_eq!(
+        barbican_tests::corpus::violations(message),
+        [
+            "spec.a: Too long: may not be more than 4096 bytes",
+            "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
+        ]
+    );
+    assert!(barbican_tests::corpus::violations("").is_empty());
+}

@@ -108,7 +108,8 @@ fn managers_conflict_on_different_values_until_forced_and_share_equal_ones() {
         conflict,
         vec![Conflict {
             manager: "a".into(),
-            field: "spec.replicas".into()
+            described: "\"a\"".into(),
+            field: ".spec.replicas".into()
         }]
     );
     let shared = apply(
@@ -277,4 +278,154 @@ fn an_applied_list_maps_order_wins_and_live_only_items_keep_their_place() {
     let mut live = json!(["a", "c"]);
     merge(&mut live, &json!(["a", "b", "c"]), Some(&set), "finalizers");
     assert_eq!(live, json!(["a", "b", "c"]));
+}
+
+/// kube-apiserver's field manager compares an ordinary write with the object before it (for a
+/// create, the kind's zero value): a map or struct it adds is owned as a member of its own
+/// (`.`), one the zero value already holds is not (tests/corpus/api, "create a ConfigMap").
+#[test]
+fn an_ordinary_write_owns_the_maps_it_adds_as_members() {
+    let mut config_map = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "one", "labels": {"tier": "a"}}, "data": {"k": "v"}});
+    record_update(None, &mut config_map, "m", None, None, NOW);
+    assert_eq!(
+        config_map["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:data": {".": {}, "f:k": {}}, "f:metadata": {"f:labels": {".": {}, "f:tier": {}}}})
+    );
+    // A Deployment's spec, template and strategy are Go struct values, there before any write,
+    // and its containers a list without `omitempty`, null there; its selector is a pointer
+    // and its labels a map: added.
+    let mut deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"app": "d"}}, "strategy": {"type": "Recreate"},
+            "template": {"metadata": {"labels": {"app": "d"}},
+                "spec": {"restartPolicy": "Always", "containers": [{"name": "c", "image": "i"}]}}}});
+    record_update(None, &mut deployment, "m", None, None, NOW);
+    assert_eq!(
+        deployment["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"],
+        json!({"f:selector": {".": {}, "f:matchLabels": {".": {}, "f:app": {}}},
+            "f:strategy": {"f:type": {}},
+            "f:template": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                "f:spec": {"f:restartPolicy": {},
+                    "f:containers": {"k:{\"name\":\"c\"}": {".": {}, "f:name": {}, "f:image": {}}}}}})
+    );
+    // A custom resource's zero value is empty: its spec is added too.
+    let mut custom = json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "x"},
+        "spec": {"replicas": 3}});
+    record_update(None, &mut custom, "m", None, Some(&schema()), NOW);
+    assert_eq!(
+        custom["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:spec": {".": {}, "f:replicas": {}}})
+    );
+    // An update that adds a field to a map already there takes the field, not the map.
+    let mut updated = config_map.clone();
+    updated["data"]["added"] = json!("x");
+    record_update(Some(&config_map), &mut updated, "other", None, None, NOW);
+    let entries = managed(&updated);
+    assert_eq!(entries.len(), 2);
+    assert!(
+        entries[0]
+            .fields
+            .contains(&vec!["f:data".to_string(), ".".to_string()])
+    );
+    // A set-like list an update adds is a member of its own too.
+    let mut finalized = config_map.clone();
+    finalized["metadata"]["finalizers"] = json!(["x/y"]);
+    record_update(Some(&config_map), &mut finalized, "f", None, None, NOW);
+    let finalizing = managed(&finalized);
+    assert_eq!(finalizing[0].manager, "f");
+    let owned: Vec<Vec<&str>> = finalizing[0]
+        .fields
+        .iter()
+        .map(|p| p.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(
+        owned,
+        [
+            vec!["f:metadata", "f:finalizers", "."],
+            vec!["f:metadata", "f:finalizers", "v:\"x/y\""]
+        ]
+    );
+    assert_eq!(
+        entries[1].fields.iter().cloned().collect::<Vec<_>>(),
+        [vec!["f:data".to_string(), "f:added".to_string()]]
+    );
+}
+
+/// kube-apiserver names each conflicting field as a `FieldManagerConflict` cause, an `Update`
+/// manager with its API version and time, and sorts the entries (Apply first, then by time and
+/// manager), not by when a manager last wrote.
+#[test]
+fn a_conflict_names_the_manager_as_kube_apiserver_does_and_entries_keep_their_order() {
+    let mut base = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+        "data": {"a": "1", "b": "2"}});
+    record_update(None, &mut base, "kubectl-edit", None, None, NOW);
+    let conflict = apply(
+        Some(&base),
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "9", "b": "8"}}),
+        "applier",
+        None,
+        false,
+        None,
+        NOW,
+    )
+    .unwrap_err();
+    let described = format!("\"kubectl-edit\" using v1 at {NOW}");
+    assert_eq!(
+        conflict
+            .iter()
+            .map(|c| (c.described.as_str(), c.field.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            (described.as_str(), ".data.a"),
+            (described.as_str(), ".data.b")
+        ]
+    );
+    let error = barbican_sim::errors::ApiError::apply_conflict(&conflict);
+    assert_eq!(
+        error.message,
+        format!("Apply failed with 2 conflicts: conflicts with {described}:\n- .data.a\n- .data.b")
+    );
+    assert_eq!(
+        error.details.unwrap()["causes"][1],
+        json!({"reason": "FieldManagerConflict", "message": format!("conflict with {described}"), "field": ".data.b"})
+    );
+    // Two appliers; the first re-applies after the second took its field, and still comes
+    // first; an Update entry comes after both.
+    let cm = |data: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "data": data});
+    let first = apply(
+        None,
+        &cm(json!({"a": "1"})),
+        "first",
+        None,
+        false,
+        None,
+        NOW,
+    )
+    .unwrap();
+    let taken = apply(
+        Some(&first),
+        &cm(json!({"a": "2"})),
+        "second",
+        None,
+        true,
+        None,
+        NOW,
+    )
+    .unwrap();
+    let mut again = apply(
+        Some(&taken),
+        &cm(json!({"c": "3"})),
+        "first",
+        None,
+        false,
+        None,
+        NOW,
+    )
+    .unwrap();
+    let before = again.clone();
+    again["data"]["d"] = json!("4");
+    record_update(Some(&before), &mut again, "an-editor", None, None, NOW);
+    let order: Vec<String> = managed(&again).into_iter().map(|m| m.manager).collect();
+    assert_eq!(order, ["first", "second", "an-editor"]);
 }

@@ -60,7 +60,11 @@ async fn preconditions_that_do_not_hold_are_a_409_and_keep_the_object() {
             Err(kube::Error::Api(status)) => {
                 assert_eq!(status.code, 409, "{status:?}");
                 assert!(
-                    status.message.contains("Precondition failed"),
+                    status.message.contains("in the precondition")
+                        && status.message.contains("does not match")
+                        && status
+                            .message
+                            .starts_with("Operation cannot be fulfilled on ConfigMap \"guarded\""),
                     "{}",
                     status.message
                 );

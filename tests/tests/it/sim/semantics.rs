@@ -966,11 +966,11 @@ async fn server_side_apply_owns_fields_removes_dropped_ones_and_reports_conflict
         .map(|c| c.type_.clone())
         .collect();
     assert_eq!(types, ["SecretsReady", "DatabaseReady"]);
-    // Apply without a field manager is refused.
+    // Apply without a field manager is refused, as an invalid PatchOptions.
     let no_manager = barbicans
         .patch("barbican", &PatchParams::default(), &Patch::Apply(&config))
         .await;
-    assert_eq!(api_error(no_manager).0, 400);
+    assert_eq!(api_error(no_manager).0, 422);
 }
 
 #[tokio::test]
@@ -1214,7 +1214,13 @@ async fn custom_resources_are_admitted_by_schema_and_cel_with_api_server_errors(
             )
             .await,
     );
-    assert!(refused.message.contains("spec.image: Invalid value: \"object\": exactly one of image.tag or image.digest must be set"), "{}", refused.message);
+    assert!(
+        refused.message.contains(
+            "spec.image: Invalid value: exactly one of image.tag or image.digest must be set"
+        ),
+        "{}",
+        refused.message
+    );
 
     // A valid object passes; a CEL transition rule sees the stored object.
     barbicans
