@@ -161,7 +161,6 @@ Feature: The API serves HTTPS with a certificate cert-manager issues or a Secret
       | HTTPRouteReady | True   | HTTPRouteNotRequired |
       | Ready          | True   | AllReady             |
 
-  @sim-only
   Scenario: without cert-manager an issuer cannot be asked, and the condition says what to install
     When the apiextensions.k8s.io/v1/CustomResourceDefinition "certificates.cert-manager.io" in "" is deleted
     And the Barbican "barbican" in "openstack" is patched with:

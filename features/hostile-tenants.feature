@@ -1,4 +1,3 @@
-@sim-only
 Feature: Hostile tenants: one CR can never stop, leak or delete another's
 
   Many tenants share one operator. Whatever one of them writes into a CR, a Secret or a
@@ -20,6 +19,7 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
       | password | keystone-user-pw |
     And the OpenBaoCluster "openbao-instance" in "openstack" is running
 
+  @in-process-operator
   Scenario: a store whose namespace would break a header is refused, and the other tenant's Barbican reaches Ready
     When applying the following is refused with "spec.openBao.namespace":
       """
@@ -53,6 +53,7 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
     And the operator's metric "barbican_operator_reconcile_panics_total" with "controller=barbican" reads 0
     And "planted-url-password" appears nowhere in "openstack"
 
+  @in-process-operator
   Scenario: a brownfield server answering with a token no header can carry fails its own store only
     Given the namespace "tenant-b"
     And the external OpenBao "vault" serves "vault" in "legacy" with the mount "secret-barbican" in the namespace "tenant-a"
@@ -98,6 +99,7 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
       | Ready     | True   | AllReady |
     And the operator's metric "barbican_operator_reconcile_panics_total" with "controller=secretstore" reads 0
 
+  @in-process-operator
   Scenario: a root token slipped into a plugin section is never rendered, and nothing planted leaks
     # The webhook refuses it at admission (admission.feature); this is the renderer's own
     # defence, for a Barbican written while the webhooks were not installed.
@@ -166,6 +168,8 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
     And the Database "keystone" in "openstack" has "/spec/name" set to "keystone"
     And the User "keystone" in "openstack" has "/spec/name" set to "keystone"
 
+  # @sim-only: the virtual clock (ten minutes pass) and a mariadb-operator slowed by the sim.
+  @sim-only
   Scenario: a Database that never goes holds the Barbican for ten minutes at most, then a warning names it
     Given the mariadb-operator takes 30 minutes to tear a database down
     And the example "barbicansecretstore-managed.yaml" is applied
@@ -183,6 +187,7 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
     And within 1 minute a Warning event "DatabaseAbandoned" about "barbican" in "openstack" mentions "left behind"
     And within 1 minute the Database "barbican" in "openstack" exists
 
+  @in-process-operator
   Scenario: a registration whose kubeconfig does not parse names the line, never the credentials
     Given the target cluster "edge-1" is registered with the kubeconfig:
       """
@@ -252,6 +257,8 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
       | SecretsReady | False  | TargetClusterUnavailable |
     And within 1 minute the SecretsReady condition of the Barbican "barbican" in "openstack" mentions "refused"
 
+  # @sim-only: the virtual clock (six minutes pass).
+  @sim-only
   Scenario: a health endpoint that answers without end is read only up to its bound
     Given the example "barbicansecretstore-managed.yaml" is applied
     And the example "barbican.yaml" is applied
@@ -272,6 +279,8 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
   # The ownership rule, one child kind at a time: team B's object under the name a child of
   # the Barbican takes is never modified or deleted, and the step that wanted the name says
   # which object is in its way.
+  # @sim-only: the virtual clock (minutes pass to show nothing changes).
+  @sim-only
   Scenario Outline: team B's <kind> under a child's name is left as it is, and <condition> names it
     Given team B's <kind> "<name>" in "openstack"
     And the example "barbicansecretstore-managed.yaml" is applied
@@ -299,6 +308,8 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
 
   # Children the spec does not ask for: the operator deletes its own when a field goes away,
   # but a foreign object under the name is not its own, so it stays and the Barbican is Ready.
+  # @sim-only: the virtual clock (minutes pass to show nothing changes).
+  @sim-only
   Scenario: team B's HPA, NetworkPolicy and HTTPRoute under the Barbican's name stay as they are
     Given team B's HorizontalPodAutoscaler "barbican" in "openstack"
     And team B's NetworkPolicy "barbican" in "openstack"
@@ -315,6 +326,8 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
 
   # The sweep after each pass deletes the Barbican's children it no longer asks for; team B's
   # objects that copy those children's labels under names of their own are not its children.
+  # @sim-only: the virtual clock (minutes pass to show nothing changes).
+  @sim-only
   Scenario: team B's objects carrying the labels of the Barbican's children survive every sweep
     Given team B's NetworkPolicy "team-b-policy" in "openstack" carries the labels of the Barbican "barbican"'s children
     And team B's Secret "barbican-config-0123456789" in "openstack" carries the labels of the Barbican "barbican"'s children
@@ -334,6 +347,8 @@ Feature: Hostile tenants: one CR can never stop, leak or delete another's
     When 5 minutes pass
     Then team B's objects are untouched
 
+  # @sim-only: the virtual clock (minutes pass to show nothing changes).
+  @sim-only
   Scenario: team B's Secret under a store's credentials name is neither read nor overwritten
     Given team B's Secret "openbao-primary-approle" in "openstack"
     When the example "barbicansecretstore-managed.yaml" is applied

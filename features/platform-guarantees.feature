@@ -41,7 +41,6 @@ Feature: What a platform team relies on: deletion takes exactly what was made, s
     And within 1 minute the BarbicanSecretStore "openbao-primary" in "openstack" exists
     And within 1 minute the MariaDB "openstack-mariadb" in "openstack" exists
 
-  @sim-only
   Scenario: scaling 3 to 5 to 1 reaches the pods, and the disruption budget follows
     Then within 1 minute the Deployment "barbican" in "openstack" has "/status/readyReplicas" set to "3"
     And the PodDisruptionBudget "barbican" in "openstack" has "/spec/minAvailable" set to "1"
@@ -74,6 +73,8 @@ Feature: What a platform team relies on: deletion takes exactly what was made, s
 
   # Each of the three hashes changes with its own input only: the pods roll for a rotated
   # credential, and only then.
+  # @sim-only: the virtual clock (the revoked secret ID is re-minted on the store's requeue,
+  # minutes of real time on a real cluster).
   @sim-only
   Scenario: each credential hash on the pod template changes only when its own input does
     Given the pod-template annotation "barbican.c5c3.io/db-connection-hash" of the Deployment "barbican" in "openstack" is noted
