@@ -9,6 +9,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use crate::field_conflicts::smd_path;
+pub use crate::field_conflicts::{Conflict, conflict_error};
+
 /// How a list merges.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum ListKind {
@@ -485,37 +488,6 @@ pub fn set_managed(object: &mut Value, entries: &[Managed], api_version: &str, n
     } else {
         object["metadata"]["managedFields"] = json!(list);
     }
-}
-
-/// A field another manager owns with a different value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Conflict {
-    /// The other manager's name.
-    pub manager: String,
-    /// The other manager as kube-apiserver names it in a conflict: `"name"`, with
-    /// `with subresource "status"` and, for an `Update` entry, `using <apiVersion> at <time>`.
-    pub described: String,
-    /// The field as structured-merge-diff prints a path: `.data.k`, `.spec.ports[port=80]`.
-    pub field: String,
-}
-
-/// A path as structured-merge-diff prints it: `.field`, `[key="value",…]` for a list-map item,
-/// `[=value]` for a set item.
-fn smd_path(path: &[String]) -> String {
-    let mut out = String::new();
-    for element in path.iter().filter(|p| *p != ".") {
-        if let Some(field) = element.strip_prefix("f:") {
-            out.push('.');
-            out.push_str(field);
-        } else if let Some(key) = element.strip_prefix("k:") {
-            let key: Map<String, Value> = serde_json::from_str(key).unwrap_or_default();
-            let parts: Vec<String> = key.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            out.push_str(&format!("[{}]", parts.join(",")));
-        } else if let Some(value) = element.strip_prefix("v:") {
-            out.push_str(&format!("[={value}]"));
-        }
-    }
-    out
 }
 
 /// A manager's entry as kube-apiserver's conflict message names it (`printManager`).

@@ -50,45 +50,6 @@ impl ApiError {
         )
         .about(resource, name)
     }
-    /// A server-side apply refused for fields other managers own (kube-apiserver's
-    /// `NewConflictError`): one `FieldManagerConflict` cause per field; the message names one
-    /// conflict inline and several grouped by manager, managers sorted.
-    pub fn apply_conflict(conflicts: &[crate::apply::Conflict]) -> Self {
-        let causes: Vec<serde_json::Value> = conflicts
-            .iter()
-            .map(|c| {
-                json!({"reason": "FieldManagerConflict", "message": format!("conflict with {}", c.described), "field": c.field})
-            })
-            .collect();
-        let message = match conflicts {
-            [one] => format!(
-                "Apply failed with 1 conflict: conflict with {}: {}",
-                one.described, one.field
-            ),
-            _ => {
-                let mut managers: Vec<&str> =
-                    conflicts.iter().map(|c| c.described.as_str()).collect();
-                managers.sort();
-                managers.dedup();
-                let mut lines = Vec::new();
-                for manager in managers {
-                    lines.push(format!("conflicts with {manager}:"));
-                    for c in conflicts.iter().filter(|c| c.described == manager) {
-                        lines.push(format!("- {}", c.field));
-                    }
-                }
-                format!(
-                    "Apply failed with {} conflicts: {}",
-                    conflicts.len(),
-                    lines.join("\n")
-                )
-            }
-        };
-        let mut error = Self::new(409, "Conflict", message);
-        error.details = Some(json!({ "causes": causes }));
-        error
-    }
-
     /// 409 on a stale resourceVersion.
     pub fn conflict(resource: &str, name: &str) -> Self {
         Self::new(

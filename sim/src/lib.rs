@@ -28,6 +28,7 @@ pub mod defaults;
 pub mod durations;
 pub mod errors;
 pub mod faults;
+pub mod field_conflicts;
 pub mod field_validation;
 pub mod kubelet;
 pub mod leftovers;

@@ -10,7 +10,20 @@
 //! `>`, `<`, greedily), `in` and `notin` are keywords only where an operator stands, and every
 //! key and value is validated as a label key and label value.
 
-use crate::selectors::Requirement;
+/// One requirement of a label selector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Requirement {
+    Equals(String, String),
+    NotEquals(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    DoesNotExist(String),
+    /// `key>n`: the label is there and an integer above `n`.
+    GreaterThan(String, i64),
+    /// `key<n`: the label is there and an integer below `n`.
+    LessThan(String, i64),
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Token {

@@ -3,21 +3,7 @@
 use serde_json::Value;
 
 use crate::errors::ApiError;
-
-/// One requirement of a label selector.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Requirement {
-    Equals(String, String),
-    NotEquals(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    DoesNotExist(String),
-    /// `key>n`: the label is there and an integer above `n`.
-    GreaterThan(String, i64),
-    /// `key<n`: the label is there and an integer below `n`.
-    LessThan(String, i64),
-}
+use crate::selector_grammar::Requirement;
 
 /// A parsed label selector: every requirement must hold.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -322,19 +322,24 @@ fn metadata_causes(object: &Value) -> Vec<Cause> {
 /// The pod spec a built-in workload carries, with its field path: a Pod's own, the template of a
 /// Deployment, ReplicaSet, StatefulSet, DaemonSet or Job, a CronJob's job template's.
 fn pod_spec<'a>(t: &ResourceType, object: &'a Value) -> Option<(String, &'a Value)> {
-    let path = match (t.group.as_str(), t.kind.as_str()) {
-        ("", "Pod") => "spec",
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
-            "spec.template.spec"
-        }
-        ("batch", "CronJob") => "spec.jobTemplate.spec.template.spec",
-        _ => return None,
-    };
+    let path = pod_spec_path(&t.group, &t.kind)?;
     let pointer = format!("/{}", path.replace('.', "/"));
     object
         .pointer(&pointer)
         .filter(|v| v.is_object())
         .map(|spec| (path.to_string(), spec))
+}
+
+/// Where a Pod or a workload of `group` and `kind` holds its pod spec, dotted.
+pub(crate) fn pod_spec_path(group: &str, kind: &str) -> Option<&'static str> {
+    match (group, kind) {
+        ("", "Pod") => Some("spec"),
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
+            Some("spec.template.spec")
+        }
+        ("batch", "CronJob") => Some("spec.jobTemplate.spec.template.spec"),
+        _ => None,
+    }
 }
 
 /// What kube-apiserver says of a name that is not a DNS-1123 label.

@@ -14,119 +14,72 @@
 
 use serde_json::{Map, Value};
 
-/// A pod template's value-typed structs, relative to the field that holds the template.
-const TEMPLATE: &[&str] = &["template", "template.metadata", "template.spec"];
+/// Where a kind holds a pod spec: the shared table of the workloads
+/// ([`crate::validation::pod_spec_path`]) and a PodTemplate's own.
+fn pod_spec_path(group: &str, kind: &str) -> Option<&'static str> {
+    crate::validation::pod_spec_path(group, kind).or_else(|| {
+        (group, kind)
+            .eq(&("", "PodTemplate"))
+            .then_some("template.spec")
+    })
+}
 
 /// The lists a kind's zero value holds as `null`: Go fields without `omitempty` (a pod spec's
 /// `containers`, a role's `rules`). A write that fills one does not add it as a member.
 fn null_lists(group: &str, kind: &str) -> Vec<String> {
-    let pod_spec = match (group, kind) {
-        ("", "Pod") => Some("spec"),
-        ("", "PodTemplate") => Some("template.spec"),
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
-            Some("spec.template.spec")
-        }
-        ("batch", "CronJob") => Some("spec.jobTemplate.spec.template.spec"),
-        _ => None,
-    };
-    match (group, kind, pod_spec) {
-        (_, _, Some(spec)) => vec![format!("{spec}.containers")],
-        ("rbac.authorization.k8s.io", "Role" | "ClusterRole", _) => vec!["rules".into()],
-        ("discovery.k8s.io", "EndpointSlice", _) => vec!["endpoints".into()],
+    if let Some(spec) = pod_spec_path(group, kind) {
+        return vec![format!("{spec}.containers")];
+    }
+    match (group, kind) {
+        ("rbac.authorization.k8s.io", "Role" | "ClusterRole") => vec!["rules".into()],
+        ("discovery.k8s.io", "EndpointSlice") => vec!["endpoints".into()],
         _ => Vec::new(),
     }
 }
 
-/// The value-typed struct fields of a built-in `kind`, as dotted paths from the object's root.
+/// The value-typed struct fields of a built-in `kind`, as dotted paths from the object's root;
+/// a path's parents are struct values too (made by [`zero_object`]).
 fn value_structs(group: &str, kind: &str) -> Vec<String> {
-    let spec_status = || vec!["spec".to_string(), "status".to_string()];
-    let under = |prefix: &str, paths: &[&str]| -> Vec<String> {
-        paths.iter().map(|p| format!("{prefix}.{p}")).collect()
-    };
-    let mut paths = match (group, kind) {
-        ("", "Pod" | "Namespace" | "PersistentVolume" | "ReplicationController")
-        | ("", "ResourceQuota")
-        | ("policy", "PodDisruptionBudget") => spec_status(),
-        ("", "LimitRange") | ("coordination.k8s.io", "Lease") => vec!["spec".into()],
-        ("", "PersistentVolumeClaim") => {
-            let mut p = spec_status();
-            p.push("spec.resources".into());
-            p
-        }
-        ("", "Service") | ("networking.k8s.io", "Ingress") => {
-            let mut p = spec_status();
-            p.push("status.loadBalancer".into());
-            p
-        }
-        ("", "Node") => {
-            let mut p = spec_status();
-            p.extend(
-                [
-                    "status.daemonEndpoints",
-                    "status.daemonEndpoints.kubeletEndpoint",
-                ]
-                .map(String::from),
-            );
-            p.push("status.nodeInfo".into());
-            p
-        }
-        ("", "PodTemplate") => TEMPLATE.iter().map(|p| p.to_string()).collect(),
-        ("", "Event") => vec!["involvedObject".into(), "source".into()],
-        ("events.k8s.io", "Event") => vec!["regarding".into()],
-        ("apps", "Deployment") => {
-            let mut p = spec_status();
-            p.extend(under("spec", TEMPLATE));
-            p.push("spec.strategy".into());
-            p
-        }
-        ("apps", "ReplicaSet") | ("batch", "Job") => {
-            let mut p = spec_status();
-            p.extend(under("spec", TEMPLATE));
-            p
-        }
-        ("apps", "StatefulSet" | "DaemonSet") => {
-            let mut p = spec_status();
-            p.extend(under("spec", TEMPLATE));
-            p.push("spec.updateStrategy".into());
-            p
-        }
-        ("batch", "CronJob") => {
-            let mut p = spec_status();
-            p.extend(
-                [
-                    "spec.jobTemplate",
-                    "spec.jobTemplate.metadata",
-                    "spec.jobTemplate.spec",
-                ]
-                .map(String::from),
-            );
-            p.extend(under("spec.jobTemplate.spec", TEMPLATE));
-            p
-        }
-        ("autoscaling", "HorizontalPodAutoscaler") => {
-            let mut p = spec_status();
-            p.push("spec.scaleTargetRef".into());
-            p
-        }
-        ("networking.k8s.io", "NetworkPolicy") => vec!["spec".into(), "spec.podSelector".into()],
-        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
-            vec!["roleRef".into()]
-        }
+    let own: &[&str] = match (group, kind) {
+        (
+            "",
+            "Pod" | "Namespace" | "PersistentVolume" | "ReplicationController" | "ResourceQuota",
+        )
+        | ("policy", "PodDisruptionBudget") => &["spec", "status"],
+        ("", "LimitRange") | ("coordination.k8s.io", "Lease") => &["spec"],
+        ("", "PersistentVolumeClaim") => &["spec.resources", "status"],
+        ("", "Service") | ("networking.k8s.io", "Ingress") => &["spec", "status.loadBalancer"],
+        ("", "Node") => &[
+            "spec",
+            "status.daemonEndpoints.kubeletEndpoint",
+            "status.nodeInfo",
+        ],
+        ("", "Event") => &["involvedObject", "source"],
+        ("events.k8s.io", "Event") => &["regarding"],
+        ("apps", "Deployment") => &["spec.strategy", "status"],
+        ("apps", "ReplicaSet") | ("batch", "Job") => &["status"],
+        ("apps", "StatefulSet" | "DaemonSet") => &["spec.updateStrategy", "status"],
+        ("batch", "CronJob") => &["spec.jobTemplate.metadata", "status"],
+        ("autoscaling", "HorizontalPodAutoscaler") => &["spec.scaleTargetRef", "status"],
+        ("networking.k8s.io", "NetworkPolicy") => &["spec.podSelector"],
+        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => &["roleRef"],
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
-            let mut p = spec_status();
-            p.extend(["spec.names", "status.acceptedNames"].map(String::from));
-            p
+            &["spec.names", "status.acceptedNames"]
         }
-        _ => Vec::new(),
+        _ => &[],
     };
-    paths.sort();
+    let mut paths: Vec<String> = own.iter().map(|p| p.to_string()).collect();
+    // A pod template's metadata and spec are values wherever one is held.
+    if let Some(template) = pod_spec_path(group, kind).and_then(|s| s.strip_suffix(".spec")) {
+        paths.extend([format!("{template}.metadata"), format!("{template}.spec")]);
+    }
     paths
 }
 
 /// The zero value of a built-in kind as its JSON shows the value-typed structs and the `null`
-/// lists: each struct an object (empty unless something lies under it). `None` for a kind whose zero value
-/// holds none (a ConfigMap, a Secret) and for a group and kind the table does not know: an
-/// empty object.
+/// lists: each struct an object (empty unless something lies under it). A kind whose zero
+/// value holds none (a ConfigMap, a Secret), and a group and kind the table does not know,
+/// get an empty object.
 pub fn zero_object(api_version: &str, kind: &str) -> Value {
     let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
     let mut root = Map::new();

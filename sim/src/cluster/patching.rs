@@ -118,7 +118,7 @@ pub(super) fn server_side_apply(
         t.schema.as_deref(),
         &cluster.clock.rfc3339(),
     )
-    .map_err(|conflicts| crate::errors::ApiError::apply_conflict(&conflicts))?;
+    .map_err(|conflicts| crate::apply::conflict_error(&conflicts))?;
     conform(t, &mut result);
     match current {
         Some(current) => {

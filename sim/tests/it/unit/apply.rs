@@ -381,7 +381,7 @@ fn a_conflict_names_the_manager_as_kube_apiserver_does_and_entries_keep_their_or
             (described.as_str(), ".data.b")
         ]
     );
-    let error = barbican_sim::errors::ApiError::apply_conflict(&conflict);
+    let error = conflict_error(&conflict);
     assert_eq!(
         error.message,
         format!("Apply failed with 2 conflicts: conflicts with {described}:\n- .data.a\n- .data.b")
@@ -392,40 +392,44 @@ fn a_conflict_names_the_manager_as_kube_apiserver_does_and_entries_keep_their_or
     );
     // Two appliers; the first re-applies after the second took its field, and still comes
     // first; an Update entry comes after both.
-    let cm = |data: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "data": data});
-    let first = apply(
-        None,
-        &cm(json!({"a": "1"})),
-        "first",
-        None,
-        false,
-        None,
-        NOW,
-    )
-    .unwrap();
-    let taken = apply(
-        Some(&first),
-        &cm(json!({"a": "2"})),
-        "second",
-        None,
-        true,
-        None,
-        NOW,
-    )
-    .unwrap();
-    let mut again = apply(
-        Some(&taken),
-        &cm(json!({"c": "3"})),
-        "first",
-        None,
-        false,
-        None,
-        NOW,
-    )
-    .unwrap();
+    let cm_apply = |live: Option<&Value>, data: Value, manager: &str, force: bool| {
+        let applied = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": data});
+        apply(live, &applied, manager, None, force, None, NOW).unwrap()
+    };
+    let first = cm_apply(None, json!({"a": "1"}), "first", false);
+    let taken = cm_apply(Some(&first), json!({"a": "2"}), "second", true);
+    let mut again = cm_apply(Some(&taken), json!({"c": "3"}), "first", false);
     let before = again.clone();
     again["data"]["d"] = json!("4");
     record_update(Some(&before), &mut again, "an-editor", None, None, NOW);
     let order: Vec<String> = managed(&again).into_iter().map(|m| m.manager).collect();
     assert_eq!(order, ["first", "second", "an-editor"]);
+}
+
+/// The zero values an ordinary create is compared with: the value-typed structs and the null
+/// lists of the Go types, parents included.
+#[test]
+fn the_zero_values_hold_the_go_struct_values_and_null_lists() {
+    use barbican_sim::zero_values::zero_object;
+    assert_eq!(
+        zero_object("apps/v1", "Deployment"),
+        json!({"spec": {"strategy": {}, "template": {"metadata": {}, "spec": {"containers": null}}}, "status": {}})
+    );
+    assert_eq!(
+        zero_object("batch/v1", "CronJob"),
+        json!({"spec": {"jobTemplate": {"metadata": {}, "spec": {"template": {"metadata": {}, "spec": {"containers": null}}}}}, "status": {}})
+    );
+    assert_eq!(
+        zero_object("v1", "PodTemplate"),
+        json!({"template": {"metadata": {}, "spec": {"containers": null}}})
+    );
+    assert_eq!(
+        zero_object("v1", "Node"),
+        json!({"spec": {}, "status": {"daemonEndpoints": {"kubeletEndpoint": {}}, "nodeInfo": {}}})
+    );
+    assert_eq!(zero_object("v1", "ConfigMap"), json!({}));
+    assert_eq!(
+        zero_object("rbac.authorization.k8s.io/v1", "Role"),
+        json!({"rules": null})
+    );
 }
